@@ -1,0 +1,48 @@
+// Bundles the CLI/MCP entry, the parse worker, the VS Code extension and the webview, and
+// copies the WebAssembly grammars and tree-sitter queries next to the bundles.
+import * as esbuild from 'esbuild';
+import { cpSync, mkdirSync, readdirSync, existsSync, chmodSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+
+const require = createRequire(import.meta.url);
+const watch = process.argv.includes('--watch');
+const out = 'dist';
+mkdirSync(join(out, 'wasm'), { recursive: true });
+
+const node = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  sourcemap: true,
+  logLevel: 'warning',
+  // sql.js and web-tree-sitter locate their .wasm files at run time; we pass the path explicitly.
+  external: ['vscode'],
+};
+
+const entries = [
+  { ...node, entryPoints: { cli: 'src/cli/main.ts' }, outdir: out, banner: { js: '#!/usr/bin/env node' } },
+  { ...node, entryPoints: { 'parse-worker': 'src/core/parse/worker.ts' }, outdir: out },
+];
+if (existsSync('src/vscode/extension.ts')) entries.push({ ...node, entryPoints: { extension: 'src/vscode/extension.ts' }, outdir: out });
+if (existsSync('webview/main.ts')) entries.push({ bundle: true, platform: 'browser', format: 'iife', target: 'es2022', entryPoints: { webview: 'webview/main.ts' }, outdir: out, sourcemap: true });
+
+// Grammars and runtimes: copied so that the bundles do not depend on node_modules layout.
+const copyWasm = (pkg, files) => {
+  const dir = dirname(require.resolve(`${pkg}/package.json`));
+  for (const f of files ?? readdirSync(dir).filter((f) => f.endsWith('.wasm'))) cpSync(join(dir, f), join(out, 'wasm', f));
+};
+copyWasm('web-tree-sitter', ['web-tree-sitter.wasm']);
+copyWasm('sql.js', []);
+cpSync(join(dirname(require.resolve('sql.js/package.json')), 'dist', 'sql-wasm.wasm'), join(out, 'wasm', 'sql-wasm.wasm'));
+cpSync(join(dirname(require.resolve('@repomix/tree-sitter-wasms/package.json')), 'out'), join(out, 'wasm'), { recursive: true, filter: (s) => !s.endsWith('.json') && !s.endsWith('.md') && !s.endsWith('LICENSE') });
+copyWasm('@tree-sitter-grammars/tree-sitter-kotlin', ['tree-sitter-kotlin.wasm']);
+if (existsSync('src/core/parse/queries')) cpSync('src/core/parse/queries', join(out, 'queries'), { recursive: true });
+
+if (watch) {
+  for (const e of entries) await (await esbuild.context(e)).watch();
+} else {
+  await Promise.all(entries.map((e) => esbuild.build(e)));
+  if (existsSync(join(out, 'cli.js'))) chmodSync(join(out, 'cli.js'), 0o755);
+}

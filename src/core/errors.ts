@@ -1,0 +1,45 @@
+/**
+ * The one error type of the engine. Every failure a user can cause or meet carries a
+ * stable string `code` from {@link ERROR_CODES}; hosts translate it (CLI exit code and one
+ * stderr line, MCP `isError` result, webview `{type: "error"}` message).
+ */
+export const ERROR_CODES = {
+  USAGE: 'bad usage of a command or tool',
+  PATH_NOT_FOUND: 'path does not exist',
+  NOT_A_DIRECTORY: 'path is not a directory',
+  PATH_OUTSIDE_WORKSPACE: 'path escapes the workspace',
+  CONFIG_INVALID: 'vlt.toml is invalid',
+  INDEX_LOCKED: 'another process is writing the index',
+  INDEX_CORRUPT: 'the index file is corrupt',
+  INDEX_MISSING: 'the workspace has no index yet',
+  PARSER_UNAVAILABLE: 'no parser for this language',
+  EMBEDDING_FAILED: 'the embedding provider failed',
+  IO: 'file system error',
+  CANCELLED: 'operation cancelled',
+  INTERNAL: 'internal error',
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export class VltError extends Error {
+  override readonly name = 'VltError';
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: Record<string, unknown>,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+export function isVltError(e: unknown): e is VltError {
+  return e instanceof VltError;
+}
+
+/** Wraps any thrown value as a VltError, keeping VltErrors as they are. */
+export function toVltError(e: unknown, code: ErrorCode = 'INTERNAL'): VltError {
+  if (e instanceof VltError) return e;
+  const message = e instanceof Error ? e.message : String(e);
+  return new VltError(code, message, undefined, { cause: e });
+}

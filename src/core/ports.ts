@@ -1,0 +1,68 @@
+/**
+ * Narrow interfaces through which the engine reaches the outside world. Each host
+ * (CLI, MCP server, VS Code extension) supplies implementations; tests supply fakes.
+ */
+
+export interface Logger {
+  debug(msg: string, ...args: unknown[]): void;
+  info(msg: string, ...args: unknown[]): void;
+  warn(msg: string, ...args: unknown[]): void;
+  error(msg: string, ...args: unknown[]): void;
+}
+
+export const silentLogger: Logger = {
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+};
+
+/** Progress of a long operation: `done` out of `total` units of `phase`. */
+export interface ProgressEvent {
+  phase: 'discover' | 'parse' | 'index' | 'embed' | 'persist';
+  done: number;
+  total: number;
+  message?: string;
+}
+
+export type ProgressSink = (ev: ProgressEvent) => void;
+
+export interface Clock {
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };
+
+/** Directory entry kinds the discovery walker cares about. */
+export type EntryKind = 'file' | 'dir' | 'symlink' | 'other';
+
+export interface DirEntry {
+  name: string;
+  kind: EntryKind;
+}
+
+export interface FileStat {
+  size: number;
+  mtimeMs: number;
+  kind: EntryKind;
+}
+
+/**
+ * Read-only access to workspace files. Paths are absolute. Implementations throw
+ * NodeJS-style errors (with `code` such as ENOENT or EACCES) which callers turn into
+ * skip reasons.
+ */
+export interface WorkspaceFs {
+  readDir(absPath: string): Promise<DirEntry[]>;
+  stat(absPath: string): Promise<FileStat>;
+  /** Follows symlinks. */
+  realpath(absPath: string): Promise<string>;
+  readFile(absPath: string): Promise<Uint8Array>;
+}
+
+/** Turns texts into vectors. Implemented over an OpenAI-compatible endpoint. */
+export interface EmbeddingProvider {
+  readonly model: string;
+  readonly dimensions: number | undefined;
+  embed(texts: string[], signal?: AbortSignal): Promise<number[][]>;
+}

@@ -1,0 +1,262 @@
+/**
+ * The hybrid search index: an Orama database whose full-text component is the compact
+ * {@link CodeTextIndex} and whose documents store keeps only slim metadata. Chunk text lives
+ * in the sql.js store; Orama holds what search needs in memory: postings, the language and
+ * kind filters, and (when embeddings are on) the vectors.
+ */
+import {
+  create,
+  insert,
+  remove,
+  search,
+  searchVector,
+  save,
+  load,
+  count,
+  type AnyOrama,
+  type IIndex,
+  type IDocumentsStore,
+  type Tokenizer,
+} from '@orama/orama';
+import { index as oramaIndex, documentsStore as oramaDocuments } from '@orama/orama/components';
+import { serialize as v8serialize, deserialize as v8deserialize } from 'node:v8';
+import { CodeTextIndex, TEXT_FIELDS, type TextField } from './text-index';
+import { tokenize, tokenizePath, tokenizeQuery } from './tokenizer';
+
+/** What the search index knows about one chunk. `id` is the chunk's row id in the store. */
+export interface ChunkDoc {
+  id: number;
+  path: string;
+  language: string;
+  kind: string;
+  /** Symbol names defined in the chunk, qualified and plain. */
+  name: string;
+  /** Signature, enclosing container header, decorators and docstring. */
+  sig: string;
+  body: string;
+}
+
+/** Field boosts: a symbol's name says what a chunk is far better than any word of its body. */
+export const DEFAULT_BOOST: Record<TextField, number> = { name: 4, path: 1.5, sig: 2, body: 1 };
+
+/** The slim form kept in Orama's documents store. */
+interface StoredDoc {
+  id: string;
+  path: string;
+  language: string;
+  kind: string;
+}
+
+type CodeIndexStore = ReturnType<typeof oramaIndex.create> & { text: CodeTextIndex };
+
+/** Above this many distinct terms a query is treated as a pasted document. */
+export const LONG_QUERY_TERMS = 12;
+
+const TEXT_FIELD_SET = new Set<string>(TEXT_FIELDS);
+
+function fieldTokens(prop: string, value: string): string[] {
+  return prop === 'path' ? tokenizePath(value) : tokenize(value);
+}
+
+function codeIndexComponent(): IIndex<CodeIndexStore> {
+  const base = oramaIndex.createIndex();
+  return {
+    ...(base as unknown as IIndex<CodeIndexStore>),
+    create(orama, shared, schema) {
+      const store = base.create(orama, shared, schema) as CodeIndexStore;
+      store.text = new CodeTextIndex();
+      return store;
+    },
+    insert(impl, store, prop, id, internalId, value, schemaType, language, tokenizer, docsCount, options) {
+      if (TEXT_FIELD_SET.has(prop)) {
+        store.text.add(internalId, { [prop]: fieldTokens(prop, String(value)) });
+        return;
+      }
+      base.insert(impl as never, store, prop, id, internalId, value, schemaType, language, tokenizer, docsCount, options);
+    },
+    remove(impl, store, prop, id, internalId, value, schemaType, language, tokenizer, docsCount) {
+      // The slim documents store keeps `path` but not the other text fields, so Orama only
+      // calls us for `path` among them: that call removes the whole document's postings.
+      if (prop === 'path') store.text.remove(internalId);
+      if (TEXT_FIELD_SET.has(prop)) return true;
+      return base.remove(impl as never, store, prop, id, internalId, value, schemaType, language, tokenizer, docsCount);
+    },
+    search(store, term, _tokenizer, _language, props, _exact, _tolerance, boost, _relevance, _docsCount, whereIds) {
+      const s = store as CodeIndexStore;
+      const fieldBoost: Partial<Record<TextField, number>> = {};
+      for (const f of TEXT_FIELDS) fieldBoost[f] = props.includes(f) ? ((boost as Record<string, number>)[f] ?? 1) : 0;
+      const terms = tokenizeQuery(term);
+      const hits = s.text.search(terms, {
+        boost: fieldBoost,
+        accept: whereIds ? (slot: number) => whereIds.has(slot) : undefined,
+        // A pasted bug report has hundreds of words; the ones found in most chunks add
+        // nothing to the ranking but cost a full posting scan each.
+        maxDocFrequency: terms.length > LONG_QUERY_TERMS ? 0.25 : 1,
+      });
+      return hits.map((h): [number, number] => [h.slot, h.score]);
+    },
+    save(store) {
+      // Vectors are not part of the snapshot: they are reloaded from the embedding cache.
+      const vectorless = { ...store, vectorIndexes: emptyVectorIndexes(store) };
+      return { base: base.save(vectorless as never), text: store.text.serialize() } as never;
+    },
+    load(shared, raw) {
+      const r = raw as { base: unknown; text: Uint8Array };
+      const store = base.load(shared, r.base) as CodeIndexStore;
+      store.text = CodeTextIndex.deserialize(r.text);
+      return store;
+    },
+  };
+}
+
+function emptyVectorIndexes(store: CodeIndexStore): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [prop, v] of Object.entries(store.vectorIndexes as Record<string, { node: { size: number } }>)) {
+    out[prop] = { ...v, node: { toJSON: () => ({ size: v.node.size, vectors: [] }) } };
+  }
+  return out;
+}
+
+function slimDocumentsStore(): IDocumentsStore {
+  const base = oramaDocuments.createDocumentsStore();
+  return {
+    ...base,
+    store(store, id, internalId, doc) {
+      const d = doc as unknown as StoredDoc;
+      return base.store(store as never, id, internalId, { id: d.id, path: d.path, language: d.language, kind: d.kind });
+    },
+  } as IDocumentsStore;
+}
+
+/** Orama calls the tokenizer only through our index component, which tokenizes itself. */
+const passThroughTokenizer: Tokenizer = {
+  language: 'english',
+  normalizationCache: new Map(),
+  tokenize: (raw: string) => tokenize(raw),
+};
+
+function createOrama(dimensions: number | undefined): AnyOrama {
+  const schema: Record<string, string> = {
+    path: 'string',
+    name: 'string',
+    sig: 'string',
+    body: 'string',
+    language: 'enum',
+    kind: 'enum',
+  };
+  if (dimensions) schema.embedding = `vector[${dimensions}]`;
+  return create({
+    schema: schema as never,
+    sort: { enabled: false },
+    components: {
+      tokenizer: passThroughTokenizer,
+      index: codeIndexComponent() as never,
+      documentsStore: slimDocumentsStore() as never,
+    },
+  }) as unknown as AnyOrama;
+}
+
+export interface ScoredChunk {
+  id: number;
+  score: number;
+}
+
+export class SearchIndex {
+  private constructor(
+    private db: AnyOrama,
+    readonly dimensions: number | undefined,
+  ) {}
+
+  static create(dimensions?: number): SearchIndex {
+    return new SearchIndex(createOrama(dimensions), dimensions);
+  }
+
+  get size(): number {
+    return count(this.db) as number;
+  }
+
+  private get store(): CodeIndexStore {
+    return (this.db.data as unknown as { index: CodeIndexStore }).index;
+  }
+
+  has(id: number): boolean {
+    return this.store.sharedInternalDocumentStore.idToInternalId.has(String(id)) && this.getDoc(id) !== undefined;
+  }
+
+  private getDoc(id: number): StoredDoc | undefined {
+    return this.db.documentsStore.get(this.db.data.docs, String(id)) as StoredDoc | undefined;
+  }
+
+  add(doc: ChunkDoc, embedding?: Float32Array): void {
+    const d: Record<string, unknown> = { ...doc, id: String(doc.id) };
+    // Orama validates vectors as plain arrays and stores them as Float32Array itself.
+    if (embedding && this.dimensions && embedding.length === this.dimensions) d.embedding = Array.from(embedding);
+    insert(this.db, d as never);
+  }
+
+  remove(id: number): void {
+    remove(this.db, String(id));
+  }
+
+  needsCompaction(): boolean {
+    return this.store.text.needsCompaction();
+  }
+
+  /** Full-text (BM25F) search. Returns chunk ids best first. */
+  searchText(query: string, opts: { limit: number; language?: string; boost?: Partial<Record<TextField, number>> }): ScoredChunk[] {
+    if (tokenizeQuery(query).length === 0) return [];
+    const res = search(this.db, {
+      term: query,
+      properties: [...TEXT_FIELDS],
+      boost: { ...DEFAULT_BOOST, ...opts.boost },
+      limit: opts.limit,
+      ...(opts.language ? { where: { language: { eq: opts.language } } } : {}),
+    } as never) as { hits: Array<{ id: string; score: number }> };
+    return res.hits.map((h) => ({ id: Number(h.id), score: h.score }));
+  }
+
+  /** Nearest chunks to a query vector (cosine similarity). */
+  searchVector(vector: Float32Array, opts: { limit: number; language?: string; minSimilarity?: number }): ScoredChunk[] {
+    if (!this.dimensions) return [];
+    const res = searchVector(this.db, {
+      mode: 'vector',
+      vector: { value: vector, property: 'embedding' },
+      similarity: opts.minSimilarity ?? 0.2,
+      limit: opts.limit,
+      ...(opts.language ? { where: { language: { eq: opts.language } } } : {}),
+    } as never) as { hits: Array<{ id: string; score: number }> };
+    return res.hits.map((h) => ({ id: Number(h.id), score: h.score }));
+  }
+
+  /** Fills the vector of an already indexed chunk (used after loading a snapshot). */
+  setVector(id: number, vector: Float32Array): void {
+    const internal = this.store.sharedInternalDocumentStore.idToInternalId.get(String(id));
+    const vi = (this.store.vectorIndexes as Record<string, { node: { add(id: number, v: Float32Array): void } }>).embedding;
+    if (internal !== undefined && vi) vi.node.add(internal, vector);
+  }
+
+  vectorCount(): number {
+    const vi = (this.store.vectorIndexes as unknown as Record<string, { node: { vectors: Map<number, unknown> } }>).embedding;
+    return vi ? vi.node.vectors.size : 0;
+  }
+
+  /** A binary snapshot for persistence (vectors excluded). */
+  serialize(): Uint8Array {
+    const raw = save(this.db) as unknown;
+    return v8serialize({ v: 1, dimensions: this.dimensions ?? 0, raw });
+  }
+
+  static deserialize(bytes: Uint8Array): SearchIndex {
+    const snap = v8deserialize(bytes) as { v: number; dimensions: number; raw: unknown };
+    if (snap.v !== 1) throw new Error(`search snapshot version ${snap.v} is not supported`);
+    const dims = snap.dimensions || undefined;
+    const db = createOrama(dims);
+    load(db, snap.raw as never);
+    return new SearchIndex(db, dims);
+  }
+
+  textStats(): { slots: number; deleted: number; vocabulary: number } {
+    const t = this.store.text;
+    return { slots: t.slotCount, deleted: t.deletedCount, vocabulary: t.vocabularySize };
+  }
+}

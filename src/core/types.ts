@@ -1,0 +1,85 @@
+/** Shared data model of the engine. Line numbers are 1-based and inclusive everywhere. */
+
+export const LANGUAGES = [
+  'typescript',
+  'tsx',
+  'javascript',
+  'python',
+  'go',
+  'rust',
+  'java',
+  'c',
+  'cpp',
+  'csharp',
+  'ruby',
+  'php',
+  'kotlin',
+  'swift',
+  'markdown',
+] as const;
+
+export type LanguageId = (typeof LANGUAGES)[number];
+
+export type SymbolKind =
+  | 'function'
+  | 'method'
+  | 'class'
+  | 'interface'
+  | 'struct'
+  | 'enum'
+  | 'trait'
+  | 'type'
+  | 'module'
+  | 'constant'
+  | 'variable'
+  | 'field'
+  | 'heading';
+
+/** A definition found in a file. */
+export interface SymbolDef {
+  name: string;
+  kind: SymbolKind;
+  /** Name qualified by enclosing types/modules, e.g. `Writer.Close` or `pkg.Type.method`. */
+  qualifiedName: string;
+  /** First line of the declaration, trimmed (e.g. `func (z *Writer) Close() error`). */
+  signature: string;
+  startLine: number;
+  endLine: number;
+  /** Qualified name of the enclosing definition, if any. */
+  container?: string;
+}
+
+/** A use of an identifier (a call, a type use, a plain reference). */
+export interface SymbolRef {
+  name: string;
+  line: number;
+  /** 1-based column of the first character. */
+  col: number;
+  kind: 'call' | 'type' | 'reference';
+}
+
+/** A retrievable span of a file, with the context that makes it understandable alone. */
+export interface Chunk {
+  startLine: number;
+  endLine: number;
+  /** What the chunk mainly is: a symbol kind, `section` for markdown, or `block`. */
+  kind: SymbolKind | 'section' | 'block';
+  /** Qualified name of the main definition the chunk holds, if any. */
+  symbol?: string;
+  signature?: string;
+  /** Header line of the enclosing class/impl/struct, if the chunk sits inside one. */
+  container?: string;
+  decorators?: string[];
+  docstring?: string;
+  /** The chunk's own source text (the body). */
+  text: string;
+}
+
+export interface ParsedFile {
+  language: LanguageId;
+  /** Import/include/use statements, as written (first line of each, trimmed). */
+  imports: string[];
+  chunks: Chunk[];
+  symbols: SymbolDef[];
+  refs: SymbolRef[];
+}
