@@ -7,7 +7,7 @@ export default tseslint.config(
   {
     files: ['src/**/*.ts', 'test/**/*.ts', 'webview/**/*.ts'],
     languageOptions: {
-      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+      parserOptions: { project: ['./tsconfig.json', './tsconfig.vscode.json', './webview/tsconfig.json'], tsconfigRootDir: import.meta.dirname },
     },
     rules: {
       // An unawaited promise loses its error and races the rest of the program.

@@ -156,6 +156,14 @@ function createOrama(dimensions: number | undefined): AnyOrama {
   }) as unknown as AnyOrama;
 }
 
+/**
+ * Orama's insert and remove are typed as possibly async; with our synchronous components
+ * they never are. Fail loudly if an Orama upgrade changes that, rather than dropping a promise.
+ */
+function assertSync(result: unknown): void {
+  if (result instanceof Promise) throw new Error('Orama returned a promise from a synchronous operation');
+}
+
 export interface ScoredChunk {
   id: number;
   score: number;
@@ -183,6 +191,11 @@ export class SearchIndex {
     return this.store.sharedInternalDocumentStore.idToInternalId.has(String(id)) && this.getDoc(id) !== undefined;
   }
 
+  /** Path, language and kind of an indexed chunk. */
+  docMeta(id: number): { path: string; language: string; kind: string } | undefined {
+    return this.getDoc(id);
+  }
+
   private getDoc(id: number): StoredDoc | undefined {
     return this.db.documentsStore.get(this.db.data.docs, String(id)) as StoredDoc | undefined;
   }
@@ -191,11 +204,11 @@ export class SearchIndex {
     const d: Record<string, unknown> = { ...doc, id: String(doc.id) };
     // Orama validates vectors as plain arrays and stores them as Float32Array itself.
     if (embedding && this.dimensions && embedding.length === this.dimensions) d.embedding = Array.from(embedding);
-    insert(this.db, d as never);
+    assertSync(insert(this.db, d as never));
   }
 
   remove(id: number): void {
-    remove(this.db, String(id));
+    assertSync(remove(this.db, String(id)));
   }
 
   needsCompaction(): boolean {

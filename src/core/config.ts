@@ -1,0 +1,350 @@
+/**
+ * Workspace configuration: the optional `<workspace>/vlt.toml` merged with environment
+ * variables over built-in defaults.
+ *
+ * Precedence, highest first: environment variables, then vlt.toml, then defaults. The
+ * TOML is validated strictly (unknown keys are errors) because a misspelt key that is
+ * silently ignored is worse than a loud failure at startup.
+ *
+ * API keys are resolved here so that hosts do not each reimplement the fallback chain,
+ * but they are stored as non-enumerable properties: `JSON.stringify`, `console.log` and
+ * `util.inspect` of a config never show them, so a careless debug log cannot leak them.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parse as parseToml, TomlError } from 'smol-toml';
+import { z } from 'zod';
+import { VltError } from './errors';
+import { LANGUAGES, type LanguageId } from './types';
+
+/** File name of the workspace configuration, relative to the workspace root. */
+export const CONFIG_FILE_NAME = 'vlt.toml';
+
+export const DEFAULT_BASE_URL = 'https://openrouter.ai/api/v1';
+export const DEFAULT_EMBEDDING_MODEL = 'qwen/qwen3-embedding-8b';
+export const DEFAULT_LLM_MODEL = 'openai/gpt-4o-mini';
+export const DEFAULT_API_KEY_ENV = 'OPENROUTER_API_KEY';
+export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
+export const DEFAULT_CHUNK_MAX_CHARS = 1500;
+export const DEFAULT_EMBEDDING_BATCH_SIZE = 64;
+export const DEFAULT_EMBEDDING_CONCURRENCY = 2;
+
+/**
+ * Environment variables tried, in order, for an API key after the `VLT_*_API_KEY`
+ * override and the configured `api_key_env`. OpenRouter comes first because it is the
+ * default endpoint; OpenAI's variable is accepted because many users already have it set.
+ */
+export const API_KEY_FALLBACK_ENVS = ['OPENROUTER_API_KEY', 'OPENAI_API_KEY'] as const;
+
+/**
+ * Globs are matched against workspace-relative paths with forward slashes, gitignore
+ * style: a pattern without a slash matches a name at any depth, a leading `/` anchors it
+ * at the root, and a pattern matching a directory covers everything below it.
+ */
+export interface IndexConfig {
+  /** Globs of workspace-relative paths to index; empty means everything. */
+  include: string[];
+  /** Globs of workspace-relative paths (files or directories) never to index. */
+  exclude: string[];
+  /** Languages to index; defaults to every supported language. */
+  languages: LanguageId[];
+  /** Files larger than this are skipped without being read. */
+  maxFileBytes: number;
+  /** Upper bound on the size of one chunk of source text. */
+  chunkMaxChars: number;
+}
+
+export interface EmbeddingsConfig {
+  /** Whether semantic (vector) search is on; off means lexical search only. */
+  enabled: boolean;
+  baseUrl: string;
+  model: string;
+  /** Requested vector size, for models that support shortening; undefined means the model's own. */
+  dimensions: number | undefined;
+  /** Name of the environment variable the key was configured to come from. */
+  apiKeyEnv: string;
+  /**
+   * The resolved API key. Non-enumerable so that it never appears in logs or JSON; note
+   * that an object spread (`{...config.embeddings}`) therefore drops it as well.
+   */
+  readonly apiKey: string | undefined;
+  /** Name of the environment variable the key was actually read from, for status output. */
+  apiKeySource: string | undefined;
+  batchSize: number;
+  concurrency: number;
+}
+
+export interface LlmConfig {
+  baseUrl: string;
+  model: string;
+  apiKeyEnv: string;
+  /** The resolved API key; non-enumerable for the same reason as {@link EmbeddingsConfig.apiKey}. */
+  readonly apiKey: string | undefined;
+  apiKeySource: string | undefined;
+}
+
+export interface VltConfig {
+  /** Absolute path of the vlt.toml that was loaded, or undefined when defaults were used. */
+  configPath: string | undefined;
+  index: IndexConfig;
+  embeddings: EmbeddingsConfig;
+  llm: LlmConfig;
+}
+
+const positiveInt = z.number().int().positive();
+const httpUrl = z
+  .string()
+  .refine((s) => /^https?:\/\/[^/\s]+/i.test(s), { message: 'expected an http(s) URL' });
+const envVarName = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { message: 'expected an environment variable name' });
+const glob = z.string().min(1, { message: 'expected a non-empty glob' });
+
+/** Schema of vlt.toml. Keys use snake_case as is usual in TOML. */
+const tomlSchema = z.strictObject({
+  index: z
+    .strictObject({
+      include: z.array(glob).optional(),
+      exclude: z.array(glob).optional(),
+      languages: z.array(z.enum(LANGUAGES)).optional(),
+      max_file_bytes: positiveInt.optional(),
+      chunk_max_chars: positiveInt.min(100).optional(),
+    })
+    .optional(),
+  embeddings: z
+    .strictObject({
+      enabled: z.boolean().optional(),
+      base_url: httpUrl.optional(),
+      model: z.string().min(1).optional(),
+      dimensions: positiveInt.optional(),
+      api_key_env: envVarName.optional(),
+      batch_size: positiveInt.max(2048).optional(),
+      concurrency: positiveInt.max(64).optional(),
+    })
+    .optional(),
+  llm: z
+    .strictObject({
+      base_url: httpUrl.optional(),
+      model: z.string().min(1).optional(),
+      api_key_env: envVarName.optional(),
+    })
+    .optional(),
+});
+
+type TomlConfig = z.infer<typeof tomlSchema>;
+
+/** Defines `apiKey` as a non-enumerable, read-only property so it stays out of logs. */
+function withHiddenKey<T extends object>(target: T, apiKey: string | undefined): T & { readonly apiKey: string | undefined } {
+  Object.defineProperty(target, 'apiKey', { value: apiKey, enumerable: false, writable: false, configurable: true });
+  return target as T & { readonly apiKey: string | undefined };
+}
+
+/** The configuration used when there is no vlt.toml and no relevant environment. */
+export function defaultConfig(): VltConfig {
+  return {
+    configPath: undefined,
+    index: {
+      include: [],
+      exclude: [],
+      languages: [...LANGUAGES],
+      maxFileBytes: DEFAULT_MAX_FILE_BYTES,
+      chunkMaxChars: DEFAULT_CHUNK_MAX_CHARS,
+    },
+    embeddings: withHiddenKey(
+      {
+        // Without a key the default (remote) endpoint cannot work, so embeddings start off.
+        enabled: false,
+        baseUrl: DEFAULT_BASE_URL,
+        model: DEFAULT_EMBEDDING_MODEL,
+        dimensions: undefined,
+        apiKeyEnv: DEFAULT_API_KEY_ENV,
+        apiKeySource: undefined,
+        batchSize: DEFAULT_EMBEDDING_BATCH_SIZE,
+        concurrency: DEFAULT_EMBEDDING_CONCURRENCY,
+      },
+      undefined,
+    ),
+    llm: withHiddenKey(
+      {
+        baseUrl: DEFAULT_BASE_URL,
+        model: DEFAULT_LLM_MODEL,
+        apiKeyEnv: DEFAULT_API_KEY_ENV,
+        apiKeySource: undefined,
+      },
+      undefined,
+    ),
+  };
+}
+
+/**
+ * Loads `<workspaceRoot>/vlt.toml` (when present) and applies environment overrides.
+ * Throws VltError CONFIG_INVALID for a malformed file or environment value, and IO when
+ * the file exists but cannot be read.
+ */
+export async function loadConfig(workspaceRoot: string, env: NodeJS.ProcessEnv = process.env): Promise<VltConfig> {
+  const configPath = join(workspaceRoot, CONFIG_FILE_NAME);
+  let raw: Uint8Array | undefined;
+  try {
+    raw = await readFile(configPath);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    // A missing file (or a missing workspace, which discovery reports better) means defaults.
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') {
+      throw new VltError('IO', `${CONFIG_FILE_NAME}: cannot read: ${code ?? String(e)}`, { path: configPath }, { cause: e });
+    }
+  }
+  const parsed = raw === undefined ? {} : parseConfigText(decodeConfig(raw));
+  return resolveConfig(parsed, env, raw === undefined ? undefined : configPath);
+}
+
+function decodeConfig(raw: Uint8Array): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(raw);
+  } catch (e) {
+    throw new VltError('CONFIG_INVALID', `${CONFIG_FILE_NAME}: not valid UTF-8`, undefined, { cause: e });
+  }
+}
+
+/**
+ * Parses and validates vlt.toml text. Exported so that hosts can validate an edited file
+ * before saving it; the message of a syntax error starts with `vlt.toml:LINE:COL:`.
+ */
+export function parseConfigText(text: string): TomlConfig {
+  let doc: unknown;
+  try {
+    doc = parseToml(text);
+  } catch (e) {
+    if (e instanceof TomlError) {
+      // smol-toml's message carries a multi-line code frame; its first line is the cause.
+      const reason = (e.message.split('\n')[0] ?? e.message).replace(/^Invalid TOML document:\s*/, '');
+      throw new VltError(
+        'CONFIG_INVALID',
+        `${CONFIG_FILE_NAME}:${e.line}:${e.column}: ${reason}`,
+        { line: e.line, column: e.column },
+        { cause: e },
+      );
+    }
+    throw new VltError('CONFIG_INVALID', `${CONFIG_FILE_NAME}: ${String(e)}`, undefined, { cause: e });
+  }
+  const result = tomlSchema.safeParse(doc);
+  if (!result.success) {
+    const problems = result.error.issues.map(describeIssue);
+    throw new VltError('CONFIG_INVALID', `${CONFIG_FILE_NAME}: ${problems.join('; ')}`, { problems });
+  }
+  return result.data;
+}
+
+/** Renders one zod issue as `key.path: message`, naming each unknown key in full. */
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const where = issue.path.map(String).join('.');
+  if (issue.code === 'unrecognized_keys') {
+    const keys = issue.keys.map((k) => (where ? `${where}.${k}` : k));
+    return `unknown key${keys.length > 1 ? 's' : ''} ${keys.map((k) => `'${k}'`).join(', ')}`;
+  }
+  return `${where || '(root)'}: ${issue.message}`;
+}
+
+/** Returns the value of an environment variable, treating an empty string as unset. */
+function envValue(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const v = env[name];
+  return v === undefined || v.trim() === '' ? undefined : v.trim();
+}
+
+/** Resolves an API key: explicit override, configured variable, then the common fallbacks. */
+function resolveKey(env: NodeJS.ProcessEnv, override: string, configured: string): { key?: string; source?: string } {
+  for (const name of [override, configured, ...API_KEY_FALLBACK_ENVS]) {
+    const key = envValue(env, name);
+    if (key !== undefined) return { key, source: name };
+  }
+  return {};
+}
+
+function envUrl(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const v = envValue(env, name);
+  if (v !== undefined && !httpUrl.safeParse(v).success) {
+    throw new VltError('CONFIG_INVALID', `environment ${name}: expected an http(s) URL`);
+  }
+  return v;
+}
+
+/** Parses the `VLT_EMBEDDINGS` switch: undefined when unset, else forced on or off. */
+function envSwitch(env: NodeJS.ProcessEnv, name: string): boolean | undefined {
+  const v = envValue(env, name)?.toLowerCase();
+  if (v === undefined) return undefined;
+  if (['off', '0', 'false', 'no', 'disabled'].includes(v)) return false;
+  if (['on', '1', 'true', 'yes', 'enabled'].includes(v)) return true;
+  throw new VltError('CONFIG_INVALID', `environment ${name}: expected 'on' or 'off', got '${v}'`);
+}
+
+function resolveConfig(toml: TomlConfig, env: NodeJS.ProcessEnv, configPath: string | undefined): VltConfig {
+  const d = defaultConfig();
+  const ti = toml.index ?? {};
+  const te = toml.embeddings ?? {};
+  const tl = toml.llm ?? {};
+
+  let dimensions = te.dimensions;
+  const envDims = envValue(env, 'VLT_EMBEDDINGS_DIMENSIONS');
+  if (envDims !== undefined) {
+    const n = Number(envDims);
+    if (!Number.isInteger(n) || n <= 0) {
+      throw new VltError('CONFIG_INVALID', `environment VLT_EMBEDDINGS_DIMENSIONS: expected a positive integer, got '${envDims}'`);
+    }
+    dimensions = n;
+  }
+
+  const embKeyEnv = te.api_key_env ?? d.embeddings.apiKeyEnv;
+  const embKey = resolveKey(env, 'VLT_EMBEDDINGS_API_KEY', embKeyEnv);
+  // Precedence for the switch: the environment, then vlt.toml, then "on when a key exists".
+  // An explicit `enabled = true` without a key is allowed, for local keyless endpoints.
+  const enabled = envSwitch(env, 'VLT_EMBEDDINGS') ?? te.enabled ?? embKey.key !== undefined;
+
+  const llmKeyEnv = tl.api_key_env ?? d.llm.apiKeyEnv;
+  const llmKey = resolveKey(env, 'VLT_LLM_API_KEY', llmKeyEnv);
+
+  return {
+    configPath,
+    index: {
+      include: ti.include ?? d.index.include,
+      exclude: ti.exclude ?? d.index.exclude,
+      // Duplicates are harmless but would show up oddly in status output.
+      languages: ti.languages ? [...new Set(ti.languages)] : d.index.languages,
+      maxFileBytes: ti.max_file_bytes ?? d.index.maxFileBytes,
+      chunkMaxChars: ti.chunk_max_chars ?? d.index.chunkMaxChars,
+    },
+    embeddings: withHiddenKey(
+      {
+        enabled,
+        baseUrl: envUrl(env, 'VLT_EMBEDDINGS_BASE_URL') ?? te.base_url ?? d.embeddings.baseUrl,
+        model: envValue(env, 'VLT_EMBEDDINGS_MODEL') ?? te.model ?? d.embeddings.model,
+        dimensions,
+        apiKeyEnv: embKeyEnv,
+        apiKeySource: embKey.source,
+        batchSize: te.batch_size ?? d.embeddings.batchSize,
+        concurrency: te.concurrency ?? d.embeddings.concurrency,
+      },
+      embKey.key,
+    ),
+    llm: withHiddenKey(
+      {
+        baseUrl: envUrl(env, 'VLT_LLM_BASE_URL') ?? tl.base_url ?? d.llm.baseUrl,
+        model: envValue(env, 'VLT_LLM_MODEL') ?? tl.model ?? d.llm.model,
+        apiKeyEnv: llmKeyEnv,
+        apiKeySource: llmKey.source,
+      },
+      llmKey.key,
+    ),
+  };
+}
+
+/**
+ * A plain, log-safe copy of a config for status output: keys are replaced by whether
+ * one is present and where it came from.
+ */
+export function describeConfig(config: VltConfig): Record<string, unknown> {
+  return {
+    configPath: config.configPath,
+    index: { ...config.index },
+    embeddings: { ...config.embeddings, apiKey: config.embeddings.apiKey ? '(set)' : '(missing)' },
+    llm: { ...config.llm, apiKey: config.llm.apiKey ? '(set)' : '(missing)' },
+  };
+}

@@ -1,0 +1,680 @@
+/**
+ * Finds the files of a workspace that are worth indexing.
+ *
+ * The work is split in two on purpose:
+ *
+ * 1. {@link discoverFiles} is *stat-only*. It walks directories and decides from names,
+ *    ignore rules, configuration and `stat` sizes alone, so that listing a workspace of
+ *    thousands of files stays far below the cost of reading them (and so that an
+ *    incremental re-index can compare `size`/`mtimeMs` without any reads). The only file
+ *    contents it reads are `.gitignore` files and `.git/info/exclude`.
+ * 2. {@link classifyContent} (or {@link readDiscoveredFile}, which reads and classifies)
+ *    decides from the bytes: binary, invalid UTF-8, minified and generated files. The
+ *    indexer calls it when it reads each file anyway, and gets the decoded text back, so
+ *    no file is read twice. Files rejected there should be recorded by the indexer as
+ *    {@link SkippedFile}s with the returned reason, alongside those of discovery.
+ *
+ * Per-file problems (permissions, files vanishing mid-scan, broken or looping symlinks)
+ * never throw: they become skip reasons. Only a root that is missing, not a directory or
+ * unreadable throws, as a VltError.
+ */
+import { join, resolve, sep } from 'node:path';
+import ignore, { type Ignore } from 'ignore';
+import picomatch from 'picomatch';
+import type { VltConfig } from './config';
+import { VltError } from './errors';
+import { languageForPath } from './parse/languages';
+import type { EntryKind, FileStat, Logger, ProgressSink, WorkspaceFs } from './ports';
+import type { LanguageId } from './types';
+
+/** Why a file or directory is not indexed. These strings are stable: status output shows them. */
+export type SkipReason =
+  | 'gitignored'
+  | 'excluded'
+  | 'language-disabled'
+  | 'unsupported-language'
+  | 'too-large'
+  | 'binary'
+  | 'minified'
+  | 'generated'
+  | 'vendored'
+  | 'testdata'
+  | 'symlink-loop'
+  | 'unreadable'
+  | 'invalid-utf8';
+
+/** Human-readable meaning of each {@link SkipReason}, for status output and docs. */
+export const SKIP_REASONS: Readonly<Record<SkipReason, string>> = {
+  gitignored: 'matched by a .gitignore or .git/info/exclude rule',
+  excluded: 'excluded by vlt.toml (exclude, or not matched by include), or a symlink leading outside the workspace',
+  'language-disabled': 'language not listed in vlt.toml [index] languages',
+  'unsupported-language': 'no supported language for this file name (counted, not listed)',
+  'too-large': 'larger than [index] max_file_bytes; not read',
+  binary: 'contains a NUL byte in its first 8 KiB',
+  minified: 'minified source (.min.js name, or very long lines)',
+  generated: 'carries a generated-code marker such as "Code generated ... DO NOT EDIT"',
+  vendored: 'third-party or build-output directory (see VENDORED_DIRS)',
+  testdata: "Go 'testdata' directory, which the go tool ignores by convention",
+  'symlink-loop': 'symbolic link leading back into one of its own ancestor directories',
+  unreadable: 'could not be read (permissions, deleted during the scan, broken symlink, not a regular file)',
+  'invalid-utf8': 'not valid UTF-8 text',
+};
+
+export interface DiscoveredFile {
+  /** Workspace-relative path with forward slashes. */
+  path: string;
+  /** Absolute path under the workspace root as given (symlinks are not resolved). */
+  absPath: string;
+  language: LanguageId;
+  size: number;
+  mtimeMs: number;
+}
+
+export interface SkippedFile {
+  path: string;
+  reason: SkipReason;
+  detail?: string;
+}
+
+export interface SkippedDir {
+  path: string;
+  reason: SkipReason;
+  detail?: string;
+}
+
+export interface DiscoveryResult {
+  /** Files to index, sorted by path. */
+  files: DiscoveredFile[];
+  /** Files that have a supported language but are not indexed, sorted by path. */
+  skipped: SkippedFile[];
+  /** Directories not descended into, sorted by path. VCS directories are not listed. */
+  skippedDirs: SkippedDir[];
+  /**
+   * Number of files with no supported language (.json, .txt, images...). They are
+   * counted rather than listed because a repository has many of them.
+   */
+  unsupportedCount: number;
+}
+
+export interface DiscoveryOptions {
+  logger?: Logger;
+  signal?: AbortSignal;
+  /** Receives `discover` events; `total` is 0 while unknown and equals `done` at the end. */
+  onProgress?: ProgressSink;
+}
+
+/** Directories never entered and never reported: version-control and Vlt's own state. */
+export const ALWAYS_SKIPPED_DIRS: ReadonlySet<string> = new Set(['.git', '.vlt', '.hg', '.svn']);
+
+export interface VendoredDirRule {
+  /** Exact directory name. */
+  name: string;
+  /**
+   * When set, the directory only counts as vendored if a file of this name sits beside
+   * it; names such as `build` or `target` are too common to skip unconditionally.
+   */
+  besideFile?: string;
+  /** Why the directory holds no first-party source. */
+  why: string;
+}
+
+/**
+ * Dependency, virtual-environment, cache and build-output directories, skipped with
+ * reason `vendored`. A directory is still walked when an `[index] include` glob names it
+ * literally (e.g. `vendor/mylib/**`), since that is an explicit request.
+ */
+export const VENDORED_DIRS: readonly VendoredDirRule[] = [
+  { name: 'node_modules', why: 'npm/yarn/pnpm dependencies' },
+  { name: 'bower_components', why: 'Bower dependencies' },
+  { name: 'vendor', why: 'vendored dependencies (Go modules, PHP Composer, Ruby bundler)' },
+  { name: 'third_party', why: 'vendored third-party code' },
+  { name: '.venv', why: 'Python virtual environment' },
+  { name: 'venv', why: 'Python virtual environment' },
+  { name: '__pycache__', why: 'Python bytecode cache' },
+  { name: '.tox', why: 'tox virtual environments' },
+  { name: '.mypy_cache', why: 'mypy cache' },
+  { name: '.pytest_cache', why: 'pytest cache' },
+  { name: 'target', besideFile: 'Cargo.toml', why: 'Rust (Cargo) build output' },
+  { name: 'dist', besideFile: 'package.json', why: 'JavaScript build output' },
+  { name: 'build', besideFile: 'package.json', why: 'JavaScript build output' },
+  { name: 'out', besideFile: 'package.json', why: 'JavaScript build output' },
+];
+
+/**
+ * Go's `testdata` directories hold fixtures, often deliberately broken source, and the go
+ * tool ignores them. They are skipped (reason `testdata`) inside a Go module (a `go.mod`
+ * in the directory or an ancestor within the workspace) or beside `.go` files, so a
+ * `testdata` directory in a non-Go project is still indexed.
+ */
+export const GO_TESTDATA_DIR = 'testdata';
+
+/** File names that mark minified JavaScript without reading it. */
+const MINIFIED_NAME = /[.-]min\.[cm]?js$/i;
+
+/** Languages whose files are checked for minification by line length. */
+const MINIFIABLE_LANGUAGES: ReadonlySet<LanguageId> = new Set(['javascript', 'typescript', 'tsx']);
+
+/** How many file-system calls may be in flight at once; enough to keep libuv's pool busy. */
+const FS_CONCURRENCY = 64;
+
+/** Emit a progress event each time this many more files have been found. */
+const PROGRESS_EVERY = 250;
+
+// Git itself is case-insensitive about ignore rules on these platforms (core.ignorecase).
+const IGNORE_CASE = process.platform === 'darwin' || process.platform === 'win32';
+
+interface IgnoreLevel {
+  /** Workspace-relative directory the rules belong to; '' for the root. */
+  base: string;
+  ig: Ignore;
+}
+
+interface DirContext {
+  abs: string;
+  rel: string;
+  /** Real paths of this directory and all its ancestors in the walk, for loop detection. */
+  realChain: readonly string[];
+  ignores: readonly IgnoreLevel[];
+  inGoModule: boolean;
+}
+
+interface PatternSet {
+  /** Normalised patterns as written (anchored, no leading `./` or `/`, no trailing `/`). */
+  patterns: string[];
+  /** Matches a workspace-relative path (file or directory). */
+  match: (rel: string) => boolean;
+  /** Literal leading directories of each pattern variant; '' when it can match anywhere. */
+  bases: string[];
+}
+
+/**
+ * Compiles include/exclude globs with gitignore-like conveniences: a pattern without a
+ * slash matches a name at any depth (`*.ts`, `fixtures`), a leading `/` anchors it at the
+ * root, and a pattern naming a directory also covers everything below it.
+ */
+function compilePatterns(globs: readonly string[]): PatternSet {
+  const patterns: string[] = [];
+  const variants: string[] = [];
+  const basenameVariants: string[] = [];
+  for (const g of globs) {
+    let p = g.trim().replace(/^\.\//, '');
+    const anchored = p.startsWith('/');
+    p = p.replace(/^\/+/, '').replace(/\/+$/, '');
+    if (p === '') continue;
+    if (!anchored && !p.includes('/')) {
+      patterns.push(`**/${p}`);
+      basenameVariants.push(p);
+      variants.push(`**/${p}/**`);
+    } else {
+      patterns.push(p);
+      variants.push(p);
+      if (!p.endsWith('/**')) variants.push(`${p}/**`);
+    }
+  }
+  const opts = { dot: true, nocase: IGNORE_CASE };
+  const matchers = [
+    ...variants.map((v) => picomatch(v, opts)),
+    ...basenameVariants.map((v) => picomatch(v, { ...opts, basename: true })),
+  ];
+  return {
+    patterns,
+    match: (rel) => matchers.some((m) => m(rel)),
+    bases: [...variants, ...basenameVariants].map((v) => (v.startsWith('**') ? '' : picomatch.scan(v).base)),
+  };
+}
+
+/** Whether some file below directory `rel` could match one of the include patterns. */
+function couldContainIncluded(include: PatternSet, rel: string): boolean {
+  return include.bases.some((b) => b === '' || b === rel || rel.startsWith(`${b}/`) || b.startsWith(`${rel}/`));
+}
+
+/** Whether an include pattern names directory `name` literally at the position of `rel`. */
+function explicitlyIncluded(include: PatternSet, rel: string, name: string): boolean {
+  for (const p of include.patterns) {
+    const segs = p.split('/');
+    for (let i = 0; i < segs.length; i++) {
+      if (segs[i] !== name) continue;
+      if (picomatch(segs.slice(0, i + 1).join('/'), { dot: true, nocase: IGNORE_CASE })(rel)) return true;
+    }
+  }
+  return false;
+}
+
+function isIgnored(levels: readonly IgnoreLevel[], rel: string, isDir: boolean): boolean {
+  // Later (deeper) levels override earlier ones, as in git: the last matching rule wins.
+  let ignored = false;
+  for (const { base, ig } of levels) {
+    const sub = base === '' ? rel : rel.slice(base.length + 1);
+    let r: { ignored: boolean; unignored: boolean };
+    try {
+      r = ig.test(isDir ? `${sub}/` : sub);
+    } catch {
+      // `ignore` rejects path shapes it cannot evaluate; an odd name must not stop the walk.
+      continue;
+    }
+    if (r.ignored) ignored = true;
+    else if (r.unignored) ignored = false;
+  }
+  return ignored;
+}
+
+function errnoCode(e: unknown): string | undefined {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** Maps a per-entry file-system error to a skip reason. */
+function problemFor(e: unknown): { reason: SkipReason; detail: string } {
+  const code = errnoCode(e);
+  if (code === 'ENOENT' || code === 'ENOTDIR') return { reason: 'unreadable', detail: 'deleted during scan' };
+  if (code === 'ELOOP') return { reason: 'symlink-loop', detail: 'symlink chain loops' };
+  if (code === 'EACCES' || code === 'EPERM') return { reason: 'unreadable', detail: `permission denied (${code})` };
+  return { reason: 'unreadable', detail: code ?? (e instanceof Error ? e.message : String(e)) };
+}
+
+/** Runs at most `n` of the given async operations at a time. */
+function createLimiter(n: number): <T>(fn: () => Promise<T>) => Promise<T> {
+  let active = 0;
+  const waiting: Array<() => void> = [];
+  return async <T>(fn: () => Promise<T>): Promise<T> => {
+    if (active >= n) {
+      // The releasing task hands its slot over directly, so `active` never overshoots.
+      await new Promise<void>((r) => waiting.push(r));
+    } else {
+      active++;
+    }
+    try {
+      return await fn();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else active--;
+    }
+  };
+}
+
+function joinRel(dir: string, name: string): string {
+  return dir === '' ? name : `${dir}/${name}`;
+}
+
+function isInside(realRoot: string, target: string): boolean {
+  return target === realRoot || target.startsWith(realRoot.endsWith(sep) ? realRoot : realRoot + sep);
+}
+
+/** Sort by path with plain code-unit order, which does not depend on the locale. */
+function byPath<T extends { path: string }>(a: T, b: T): number {
+  return a.path < b.path ? -1 : a.path > b.path ? 1 : 0;
+}
+
+/**
+ * Lists the indexable files under `root`, stat-only (see the module comment). Throws
+ * VltError PATH_NOT_FOUND / NOT_A_DIRECTORY / IO for a bad root and CANCELLED when
+ * `opts.signal` aborts; every per-file problem becomes an entry of `skipped` or
+ * `skippedDirs` instead.
+ */
+export async function discoverFiles(
+  root: string,
+  config: VltConfig,
+  fs: WorkspaceFs,
+  opts: DiscoveryOptions = {},
+): Promise<DiscoveryResult> {
+  const { logger, signal, onProgress } = opts;
+  const started = Date.now();
+  const rootAbs = resolve(root);
+  const limit = createLimiter(FS_CONCURRENCY);
+
+  let rootStat: FileStat;
+  try {
+    rootStat = await fs.stat(rootAbs);
+  } catch (e) {
+    const code = errnoCode(e);
+    if (code === 'ENOENT' || code === 'ENOTDIR') {
+      throw new VltError('PATH_NOT_FOUND', `workspace not found: ${rootAbs}`, { path: rootAbs }, { cause: e });
+    }
+    throw new VltError('IO', `cannot access workspace ${rootAbs}: ${code ?? String(e)}`, { path: rootAbs }, { cause: e });
+  }
+  if (rootStat.kind !== 'dir') {
+    throw new VltError('NOT_A_DIRECTORY', `workspace is not a directory: ${rootAbs}`, { path: rootAbs });
+  }
+  let realRoot: string;
+  try {
+    realRoot = await fs.realpath(rootAbs);
+  } catch (e) {
+    throw new VltError('IO', `cannot resolve workspace ${rootAbs}: ${errnoCode(e) ?? String(e)}`, { path: rootAbs }, { cause: e });
+  }
+
+  const include = compilePatterns(config.index.include);
+  const exclude = compilePatterns(config.index.exclude);
+  const hasInclude = include.patterns.length > 0;
+  const enabledLanguages = new Set<LanguageId>(config.index.languages);
+  const maxBytes = config.index.maxFileBytes;
+
+  const files: DiscoveredFile[] = [];
+  const skipped: SkippedFile[] = [];
+  const skippedDirs: SkippedDir[] = [];
+  let unsupportedCount = 0;
+  let nextProgress = PROGRESS_EVERY;
+
+  const checkAbort = (): void => {
+    if (signal?.aborted) throw new VltError('CANCELLED', 'discovery cancelled');
+  };
+  const skipFile = (path: string, reason: SkipReason, detail?: string): void => {
+    skipped.push(detail === undefined ? { path, reason } : { path, reason, detail });
+  };
+  const skipDir = (path: string, reason: SkipReason, detail?: string): void => {
+    logger?.debug(`discovery: skip dir ${path} (${reason}${detail ? `: ${detail}` : ''})`);
+    skippedDirs.push(detail === undefined ? { path, reason } : { path, reason, detail });
+  };
+
+  /** Reads a rules file, treating any failure as "no rules": ignore files are optional. */
+  const readRules = async (abs: string): Promise<Ignore | undefined> => {
+    try {
+      const bytes = await limit(() => fs.readFile(abs));
+      return ignore({ ignorecase: IGNORE_CASE }).add(new TextDecoder().decode(bytes));
+    } catch (e) {
+      const code = errnoCode(e);
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') logger?.warn(`discovery: cannot read ${abs}: ${code ?? String(e)}`);
+      return undefined;
+    }
+  };
+
+  /**
+   * Resolves a symlink to its real path and target kind, or records why it cannot be
+   * followed. A dangling or self-looping link is listed only when its name looks like
+   * source, since we cannot tell whether it meant a file or a directory.
+   */
+  const resolveLink = async (rel: string, abs: string): Promise<{ real: string; stat: FileStat } | undefined> => {
+    try {
+      const real = await limit(() => fs.realpath(abs));
+      const st = await limit(() => fs.stat(abs));
+      return { real, stat: st };
+    } catch (e) {
+      if (languageForPath(rel) === undefined) {
+        unsupportedCount++;
+        return undefined;
+      }
+      const code = errnoCode(e);
+      if (code === 'ENOENT') skipFile(rel, 'unreadable', 'broken symlink');
+      else {
+        const p = problemFor(e);
+        skipFile(rel, p.reason, p.detail);
+      }
+      return undefined;
+    }
+  };
+
+  /**
+   * Considers one file. `link` is set for a symlinked file: its target was already
+   * stat'ed, and `outside` says whether it leads out of the workspace.
+   */
+  const visitFile = async (
+    rel: string,
+    abs: string,
+    name: string,
+    ignores: readonly IgnoreLevel[],
+    link?: { stat: FileStat; outside: boolean },
+  ): Promise<void> => {
+    const language = languageForPath(name);
+    if (language === undefined) {
+      unsupportedCount++;
+      return;
+    }
+    if (isIgnored(ignores, rel, false)) return skipFile(rel, 'gitignored');
+    if (exclude.match(rel)) return skipFile(rel, 'excluded');
+    if (hasInclude && !include.match(rel)) return skipFile(rel, 'excluded', 'not included');
+    if (link?.outside) return skipFile(rel, 'excluded', 'outside workspace');
+    if (!enabledLanguages.has(language)) return skipFile(rel, 'language-disabled', language);
+    if (MINIFIED_NAME.test(name)) return skipFile(rel, 'minified', 'file name');
+    let st = link?.stat;
+    if (st === undefined) {
+      checkAbort();
+      try {
+        st = await limit(() => fs.stat(abs));
+      } catch (e) {
+        const p = problemFor(e);
+        return skipFile(rel, p.reason, p.detail);
+      }
+    }
+    if (st.kind !== 'file') return skipFile(rel, 'unreadable', 'not a regular file');
+    if (st.size > maxBytes) return skipFile(rel, 'too-large', `${st.size} bytes > max_file_bytes ${maxBytes}`);
+    files.push({ path: rel, absPath: abs, language, size: st.size, mtimeMs: st.mtimeMs });
+    if (onProgress && files.length >= nextProgress) {
+      nextProgress += PROGRESS_EVERY;
+      onProgress({ phase: 'discover', done: files.length, total: 0, message: rel });
+    }
+  };
+
+  /** Decides whether to enter a child directory; returns a reason when it is skipped. */
+  const dirSkipReason = (
+    parent: DirContext,
+    rel: string,
+    name: string,
+    siblings: ReadonlySet<string>,
+    hasGoSibling: boolean,
+  ): { reason: SkipReason; detail?: string } | undefined => {
+    if (isIgnored(parent.ignores, rel, true)) return { reason: 'gitignored' };
+    if (exclude.match(rel)) return { reason: 'excluded' };
+    if (hasInclude && !couldContainIncluded(include, rel)) return { reason: 'excluded', detail: 'not included' };
+    const rule = VENDORED_DIRS.find((r) => r.name === name && (r.besideFile === undefined || siblings.has(r.besideFile)));
+    if (rule && !(hasInclude && explicitlyIncluded(include, rel, name))) return { reason: 'vendored', detail: rule.why };
+    if (
+      name === GO_TESTDATA_DIR &&
+      (parent.inGoModule || hasGoSibling) &&
+      !(hasInclude && explicitlyIncluded(include, rel, name))
+    ) {
+      return { reason: 'testdata' };
+    }
+    return undefined;
+  };
+
+  const walkDir = async (ctx: DirContext): Promise<void> => {
+    checkAbort();
+    let entries: { name: string; kind: EntryKind }[];
+    try {
+      entries = await limit(() => fs.readDir(ctx.abs));
+    } catch (e) {
+      if (ctx.rel === '') {
+        throw new VltError('IO', `cannot read workspace ${ctx.abs}: ${errnoCode(e) ?? String(e)}`, { path: ctx.abs }, { cause: e });
+      }
+      const p = problemFor(e);
+      skipDir(ctx.rel, p.reason, p.detail);
+      return;
+    }
+    checkAbort();
+
+    const names = new Set(entries.map((e) => e.name));
+    let ignores = ctx.ignores;
+    if (names.has('.gitignore')) {
+      const ig = await readRules(join(ctx.abs, '.gitignore'));
+      if (ig) ignores = [...ignores, { base: ctx.rel, ig }];
+    }
+    const here: DirContext = { ...ctx, ignores, inGoModule: ctx.inGoModule || names.has('go.mod') };
+    const hasGoSibling = entries.some((e) => e.name.endsWith('.go'));
+
+    const enterDir = async (name: string, rel: string, abs: string, real: string): Promise<void> => {
+      if (ALWAYS_SKIPPED_DIRS.has(name)) return;
+      const why = dirSkipReason(here, rel, name, names, hasGoSibling);
+      if (why) return skipDir(rel, why.reason, why.detail);
+      if (!isInside(realRoot, real)) return skipDir(rel, 'excluded', 'outside workspace');
+      // Entering a directory that contains (or is) one we are already inside would revisit
+      // it forever, whichever way it was reached; checking real-path prefixes also catches
+      // a link to an ancestor reached through an alias.
+      const within = real.endsWith(sep) ? real : real + sep;
+      if (here.realChain.some((c) => c === real || c.startsWith(within))) {
+        return skipDir(rel, 'symlink-loop', `links back to ${real}`);
+      }
+      await walkDir({ abs, rel, realChain: [...here.realChain, real], ignores: here.ignores, inGoModule: here.inGoModule });
+    };
+    const realHere = here.realChain[here.realChain.length - 1] ?? realRoot;
+
+    const tasks: Promise<void>[] = [];
+    for (const entry of entries) {
+      const rel = joinRel(ctx.rel, entry.name);
+      const abs = join(ctx.abs, entry.name);
+      if (entry.kind === 'dir') {
+        // A plain directory's real path follows from its parent's, so no realpath call.
+        tasks.push(enterDir(entry.name, rel, abs, join(realHere, entry.name)));
+      } else if (entry.kind === 'file') {
+        tasks.push(visitFile(rel, abs, entry.name, ignores));
+      } else if (entry.kind === 'symlink') {
+        if (ALWAYS_SKIPPED_DIRS.has(entry.name)) continue;
+        tasks.push(
+          (async () => {
+            checkAbort();
+            const target = await resolveLink(rel, abs);
+            if (!target) return;
+            if (target.stat.kind === 'dir') await enterDir(entry.name, rel, abs, target.real);
+            else await visitFile(rel, abs, entry.name, ignores, { stat: target.stat, outside: !isInside(realRoot, target.real) });
+          })(),
+        );
+      } else if (languageForPath(entry.name) !== undefined) {
+        // A FIFO or socket with a source-like name would block a reader forever.
+        skipFile(rel, 'unreadable', 'not a regular file');
+      } else {
+        unsupportedCount++;
+      }
+    }
+    await Promise.all(tasks);
+  };
+
+  const rootIgnores: IgnoreLevel[] = [];
+  const infoExclude = await readRules(join(rootAbs, '.git', 'info', 'exclude'));
+  // .git/info/exclude has lower precedence than any .gitignore, so it comes first.
+  if (infoExclude) rootIgnores.push({ base: '', ig: infoExclude });
+  await walkDir({ abs: rootAbs, rel: '', realChain: [realRoot], ignores: rootIgnores, inGoModule: false });
+
+  files.sort(byPath);
+  skipped.sort(byPath);
+  skippedDirs.sort(byPath);
+  onProgress?.({ phase: 'discover', done: files.length, total: files.length });
+  logger?.debug(
+    `discovery: ${files.length} files, ${skipped.length} skipped, ${skippedDirs.length} dirs skipped, ` +
+      `${unsupportedCount} unsupported in ${Date.now() - started} ms`,
+  );
+  return { files, skipped, skippedDirs, unsupportedCount };
+}
+
+/** Outcome of {@link classifyContent}: the decoded text, or why the file is skipped. */
+export type ContentClass = { ok: true; text: string } | { ok: false; reason: SkipReason; detail: string };
+
+export interface ClassifyOptions {
+  /** Language of the file; derived from the path when omitted. */
+  language?: LanguageId;
+  /** When set, content longer than this is `too-large` (a file may grow after discovery). */
+  maxFileBytes?: number;
+}
+
+const BINARY_SNIFF_BYTES = 8 * 1024;
+const MINIFIED_SNIFF_CHARS = 64 * 1024;
+const MINIFIED_AVG_LINE = 500;
+const MINIFIED_MAX_LINE = 5000;
+const GENERATED_HEADER_LINES = 40;
+
+/** Lines that open or continue a comment in the languages we index. */
+const COMMENT_LEADER = /^(\/\/|\/\*|\*|#|<!--|--|;|"""|''')/;
+
+/** Generated-code markers, tested on header comment lines only to avoid matching code that writes them. */
+const GENERATED_MARKERS: readonly RegExp[] = [
+  // Go's convention ("Code generated by X. DO NOT EDIT.") and protoc's ("Generated by the protocol buffer compiler.  DO NOT EDIT!").
+  /\bgenerated\b.*\bDO NOT EDIT\b/i,
+  /@generated\b/,
+  /<auto-generated/i,
+  /\bthis file (is|was|has been) (automatically |auto-?)generated\b/i,
+];
+
+/** First lines that may precede a file's header comment without ending it. */
+const HEADER_PREAMBLE = /^(<\?php\b|<\?xml\b|['"]use strict['"];?$)/;
+
+/**
+ * Returns the generated-code marker line of the file header, if any. As in Go's rule,
+ * the header ends at the first line that is neither blank nor a comment, so a tool that
+ * *writes* such a marker further down is not mistaken for generated code.
+ */
+function generatedMarker(text: string): string | undefined {
+  const lines = text.slice(0, 8192).split('\n', GENERATED_HEADER_LINES);
+  let inBlock = false;
+  for (const raw of lines) {
+    const line = raw.trim();
+    if (line === '') continue;
+    const isComment = inBlock || COMMENT_LEADER.test(line);
+    if (!isComment) {
+      if (HEADER_PREAMBLE.test(line)) continue;
+      return undefined;
+    }
+    if (line.startsWith('/*') || line.startsWith('<!--')) inBlock = true;
+    if (line.includes('*/') || line.includes('-->')) inBlock = false;
+    if (GENERATED_MARKERS.some((re) => re.test(line))) return line;
+  }
+  return undefined;
+}
+
+/** Returns why a js-like text looks minified, if it does. */
+function minifiedReason(text: string): string | undefined {
+  const sample = text.length > MINIFIED_SNIFF_CHARS ? text.slice(0, MINIFIED_SNIFF_CHARS) : text;
+  let lines = 0;
+  let longest = 0;
+  let start = 0;
+  while (start <= sample.length) {
+    let end = sample.indexOf('\n', start);
+    if (end < 0) end = sample.length;
+    longest = Math.max(longest, end - start);
+    lines++;
+    start = end + 1;
+  }
+  if (longest > MINIFIED_MAX_LINE) return `a line of ${longest} characters`;
+  // Newlines are not part of any line's length.
+  const avg = (sample.length - (lines - 1)) / lines;
+  if (avg > MINIFIED_AVG_LINE) return `average line length ${Math.round(avg)}`;
+  return undefined;
+}
+
+/**
+ * Decides from a file's bytes whether it is indexable text, and decodes it. Checks, in
+ * order: size (when `maxFileBytes` is given), NUL bytes in the first 8 KiB (`binary`),
+ * strict UTF-8 (`invalid-utf8`; a BOM is dropped), a `.min.js` name or, for JavaScript and
+ * TypeScript, a line over 5000 characters or an average over 500 in the first 64 KiB
+ * (`minified`), and a generated-code marker in the header comments (`generated`).
+ */
+export function classifyContent(path: string, bytes: Uint8Array, opts: ClassifyOptions = {}): ContentClass {
+  if (opts.maxFileBytes !== undefined && bytes.byteLength > opts.maxFileBytes) {
+    return { ok: false, reason: 'too-large', detail: `${bytes.byteLength} bytes > max_file_bytes ${opts.maxFileBytes}` };
+  }
+  const sniff = bytes.subarray(0, BINARY_SNIFF_BYTES);
+  const nul = sniff.indexOf(0);
+  if (nul >= 0) return { ok: false, reason: 'binary', detail: `NUL byte at offset ${nul}` };
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return { ok: false, reason: 'invalid-utf8', detail: 'not valid UTF-8' };
+  }
+  const name = path.slice(path.lastIndexOf('/') + 1);
+  if (MINIFIED_NAME.test(name)) return { ok: false, reason: 'minified', detail: 'file name' };
+  const language = opts.language ?? languageForPath(path);
+  if (language !== undefined && MINIFIABLE_LANGUAGES.has(language)) {
+    const why = minifiedReason(text);
+    if (why) return { ok: false, reason: 'minified', detail: why };
+  }
+  const marker = generatedMarker(text);
+  if (marker !== undefined) return { ok: false, reason: 'generated', detail: marker.slice(0, 120) };
+  return { ok: true, text };
+}
+
+/**
+ * Reads a discovered file through the port and classifies it, turning read errors into
+ * `unreadable` (a file deleted since discovery reads as 'deleted during scan').
+ */
+export async function readDiscoveredFile(
+  fs: WorkspaceFs,
+  file: Pick<DiscoveredFile, 'path' | 'absPath' | 'language'>,
+  opts: { maxFileBytes?: number } = {},
+): Promise<ContentClass> {
+  let bytes: Uint8Array;
+  try {
+    bytes = await fs.readFile(file.absPath);
+  } catch (e) {
+    const p = problemFor(e);
+    return { ok: false, reason: p.reason, detail: p.detail };
+  }
+  return classifyContent(file.path, bytes, { language: file.language, ...opts });
+}

@@ -1,0 +1,367 @@
+/**
+ * The engine facade every host uses: open a workspace, index it, search it, report status.
+ * Hosts pass in their ports (file system, logger, progress); the engine owns the store, the
+ * in-memory search index and the parser pool.
+ */
+import * as path from 'node:path';
+import { loadConfig, type VltConfig } from './config';
+import { VltError } from './errors';
+import { OpenAIEmbeddingProvider, embeddingCacheKey } from './embeddings';
+import { dryRun, persistIndex, runIndex, type DryRunReport, type IndexReport } from './indexer';
+import { createParsePool, type ParsePool } from './parse/pool';
+import { silentLogger, type EmbeddingProvider, type Logger, type ProgressSink, type WorkspaceFs } from './ports';
+import { hybridSearch, type FusedHit, type RetrieverRun, type SearchSources, type SymbolCandidate } from './search/hybrid';
+import type { AnalyzedQuery } from './search/query';
+import { SearchIndex } from './search/orama-index';
+import { IndexStore } from './store/store';
+import type { SymbolKind } from './types';
+
+export interface EngineDeps {
+  fs: WorkspaceFs;
+  logger?: Logger;
+  env?: NodeJS.ProcessEnv;
+  /** Replaces the provider built from the configuration; `null` forces vectors off. */
+  embeddingProvider?: EmbeddingProvider | null;
+  parseWorkers?: number;
+}
+
+/** One search hit: the stable `--json` contract of `vlt coderag search`. */
+export interface SearchHit {
+  path: string;
+  start_line: number;
+  end_line: number;
+  symbol: string | null;
+  kind: string;
+  score: number;
+  retrievers: string[];
+  snippet: string;
+  content_hash: string;
+}
+
+export interface SearchOutput {
+  hits: SearchHit[];
+  explain: {
+    analysis: AnalyzedQuery;
+    retrievers: Array<{ name: string; ms: number; skipped?: string; top: Array<{ rank: number; path: string; line: number; score: number; why?: string }> }>;
+    fusion: Array<{ path: string; line: number; score: number; ranks: FusedHit['ranks'] }>;
+    vectors: string;
+    ms: number;
+  };
+}
+
+export interface StatusReport {
+  workspace: string;
+  index_path: string;
+  files: number;
+  chunks: number;
+  symbols: number;
+  references: number;
+  vectors: { enabled: boolean; count: number; dimensions: number | null; model: string | null; note: string };
+  bytes_on_disk: number;
+  languages: Record<string, number>;
+  last_update: string | null;
+  skipped_by_reason: Record<string, number>;
+  skipped_dirs: Array<{ path: string; reason: string }>;
+  unsupported_files: number;
+  config: string | null;
+}
+
+const SNIPPET_LINES = 12;
+
+export class Engine {
+  private symbolsByName: Map<string, SymbolCandidate[]> | undefined;
+  private chunkRanges = new Map<number, Array<{ id: number; start: number; end: number }>>();
+  private filePaths: Array<{ fileId: number; path: string }> | undefined;
+  private refCounts = new Map<string, number>();
+  private pool: ParsePool | undefined;
+
+  private constructor(
+    readonly root: string,
+    readonly config: VltConfig,
+    private readonly store: IndexStore,
+    private searchIndex: SearchIndex,
+    private readonly deps: EngineDeps,
+    private readonly logger: Logger,
+    readonly embeddings: EmbeddingProvider | undefined,
+    readonly mode: 'read' | 'write',
+  ) {}
+
+  /**
+   * Opens the index of `root`. Write mode takes the writer lock; read mode never blocks on
+   * a writer. A missing or unreadable search snapshot is rebuilt from the store's chunks.
+   */
+  static async open(root: string, deps: EngineDeps, mode: 'read' | 'write'): Promise<Engine> {
+    const abs = path.resolve(root);
+    let st;
+    try {
+      st = await deps.fs.stat(abs);
+    } catch {
+      throw new VltError('PATH_NOT_FOUND', `workspace ${abs} does not exist`);
+    }
+    if (st.kind !== 'dir') throw new VltError('NOT_A_DIRECTORY', `workspace ${abs} is not a directory`);
+    const logger = deps.logger ?? silentLogger;
+    const config = await loadConfig(abs, deps.env ?? process.env);
+    const embeddings =
+      deps.embeddingProvider === null
+        ? undefined
+        : (deps.embeddingProvider ??
+          (config.embeddings.enabled
+            ? new OpenAIEmbeddingProvider({
+                baseUrl: config.embeddings.baseUrl,
+                apiKey: config.embeddings.apiKey,
+                model: config.embeddings.model,
+                dimensions: config.embeddings.dimensions,
+                logger,
+              })
+            : undefined));
+    const store = await IndexStore.open(abs, { mode, logger });
+    if (store.rebuildReason) logger.warn(store.rebuildReason);
+    const dims = embeddings ? (config.embeddings.dimensions ?? (Number(store.getMeta('embedding_dims')) || undefined)) : undefined;
+    const search = Engine.loadSearchIndex(store, dims, logger);
+    const engine = new Engine(abs, config, store, search, deps, logger, embeddings, mode);
+    if (embeddings && dims) await engine.fillVectorsFromCache();
+    return engine;
+  }
+
+  private static loadSearchIndex(store: IndexStore, dims: number | undefined, logger: Logger): SearchIndex {
+    const blob = store.getBlob('search');
+    if (blob) {
+      try {
+        const idx = SearchIndex.deserialize(blob);
+        if (idx.dimensions === dims) return idx;
+      } catch (e) {
+        logger.warn(`search snapshot unreadable (${(e as Error).message}); rebuilding it from the stored chunks`);
+      }
+    }
+    const idx = SearchIndex.create(dims);
+    for (const c of store.allChunksForIndexing()) {
+      idx.add({ id: c.id, path: c.path, language: c.language, kind: c.kind, name: c.symbol ?? '', sig: [c.signature, c.container, c.docstring].filter(Boolean).join('\n'), body: c.text });
+    }
+    return idx;
+  }
+
+  private async fillVectorsFromCache(): Promise<void> {
+    const key = embeddingCacheKey(this.embeddings!);
+    const pairs = [...this.store.allChunksForIndexing()].map((c) => ({ id: c.id, hash: c.hash }));
+    const cached = await this.store.embeddings.getMany(key, pairs.map((p) => p.hash));
+    for (const p of pairs) {
+      const v = cached.get(p.hash);
+      if (v) this.searchIndex.setVector(p.id, v);
+    }
+  }
+
+  get isEmpty(): boolean {
+    return this.store.listFiles().length === 0 && this.store.getMeta('generation') === undefined;
+  }
+
+  private async ensureVectorDims(): Promise<void> {
+    if (!this.embeddings) return;
+    let dims = this.config.embeddings.dimensions ?? (Number(this.store.getMeta('embedding_dims')) || undefined);
+    if (!dims) {
+      const [probe] = await this.embeddings.embed(['dimension probe']);
+      dims = probe?.length;
+      if (!dims) throw new VltError('EMBEDDING_FAILED', 'the embedding endpoint returned an empty vector');
+    }
+    this.store.setMeta('embedding_dims', String(dims));
+    if (this.searchIndex.dimensions !== dims) {
+      this.searchIndex = Engine.loadSearchIndex(this.store, dims, this.logger);
+      this.store.setMeta('embedding_model', this.embeddings.model);
+    }
+  }
+
+  /** Indexes what changed. With `persist: false` the result is searchable at once; call {@link commit} to save it. */
+  async index(opts: { onProgress?: ProgressSink; signal?: AbortSignal; persist?: boolean } = {}): Promise<IndexReport> {
+    if (this.mode !== 'write') throw new VltError('INTERNAL', 'index() needs an engine opened in write mode');
+    await this.ensureVectorDims();
+    this.pool ??= await createParsePool({ ...(this.deps.parseWorkers !== undefined ? { workers: this.deps.parseWorkers } : {}) });
+    const report = await runIndex({
+      root: this.root,
+      config: this.config,
+      fs: this.deps.fs,
+      store: this.store,
+      search: this.searchIndex,
+      pool: this.pool,
+      logger: this.logger,
+      ...(this.embeddings ? { embeddings: this.embeddings } : {}),
+      ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(opts.persist !== undefined ? { persist: opts.persist } : {}),
+    });
+    if (this.store.rebuildReason) report.rebuildReason = this.store.rebuildReason;
+    this.invalidateCaches();
+    return report;
+  }
+
+  async commit(): Promise<void> {
+    await persistIndex(this.store, this.searchIndex);
+  }
+
+  dryRun(onProgress?: ProgressSink): Promise<DryRunReport> {
+    return dryRun(this.root, this.config, this.deps.fs, this.logger, onProgress);
+  }
+
+  private invalidateCaches(): void {
+    this.symbolsByName = undefined;
+    this.chunkRanges.clear();
+    this.filePaths = undefined;
+    this.refCounts.clear();
+  }
+
+  private sources(): SearchSources {
+    return {
+      index: this.searchIndex,
+      symbolsNamed: (lower) => this.symbolMap().get(lower) ?? [],
+      chunkAt: (fileId, line) => {
+        let ranges = this.chunkRanges.get(fileId);
+        if (!ranges) {
+          ranges = this.store.chunksOfFile(fileId).map((c) => ({ id: c.id, start: c.startLine, end: c.endLine }));
+          this.chunkRanges.set(fileId, ranges);
+        }
+        // The innermost chunk containing the line; else the nearest chunk before it.
+        let best: { id: number; start: number; end: number } | undefined;
+        for (const r of ranges) {
+          if (r.start <= line && line <= r.end && (!best || r.end - r.start < best.end - best.start)) best = r;
+        }
+        if (!best) for (const r of ranges) if (r.start <= line && (!best || r.start > best.start)) best = r;
+        return best?.id ?? ranges[0]?.id;
+      },
+      filesEndingWith: (suffix) => {
+        this.filePaths ??= this.store.listFiles().map((f) => ({ fileId: f.id, path: f.path }));
+        const s = suffix.replace(/^\/+/, '');
+        return this.filePaths.filter((f) => f.path === s || f.path.endsWith(`/${s}`));
+      },
+      referenceCount: (name) => {
+        let n = this.refCounts.get(name);
+        if (n === undefined) {
+          n = this.store.filesReferencing(name).length;
+          this.refCounts.set(name, n);
+        }
+        return n;
+      },
+      ...(this.embeddings && this.searchIndex.dimensions
+        ? {
+            embedQuery: async (q: string, signal?: AbortSignal) => {
+              const [v] = await this.embeddings!.embed([q], signal);
+              if (!v) throw new VltError('EMBEDDING_FAILED', 'no vector for the query');
+              return Float32Array.from(v);
+            },
+          }
+        : {}),
+    };
+  }
+
+  private symbolMap(): Map<string, SymbolCandidate[]> {
+    if (this.symbolsByName) return this.symbolsByName;
+    const map = new Map<string, SymbolCandidate[]>();
+    for (const s of this.store.allSymbols()) {
+      const key = s.name.toLowerCase();
+      let list = map.get(key);
+      if (!list) {
+        list = [];
+        map.set(key, list);
+      }
+      list.push({ name: s.name, qualifiedName: s.qualifiedName, kind: s.kind as SymbolKind, fileId: s.fileId, path: s.path, startLine: s.startLine, ...(s.container ? { container: s.container } : {}) });
+    }
+    this.symbolsByName = map;
+    return map;
+  }
+
+  async search(query: string, opts: { k?: number; language?: string; pathGlob?: string; signal?: AbortSignal } = {}): Promise<SearchOutput> {
+    if (!query.trim()) throw new VltError('USAGE', 'the search query is empty');
+    const t0 = performance.now();
+    const k = opts.k ?? 10;
+    const res = await hybridSearch(this.sources(), query, {
+      k,
+      ...(opts.language ? { language: opts.language } : {}),
+      ...(opts.pathGlob ? { pathGlob: opts.pathGlob } : {}),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
+    const explainIds = new Set<number>(res.fused.map((f) => f.id));
+    for (const run of res.runs) for (const h of run.hits.slice(0, 10)) explainIds.add(h.id);
+    const rows = new Map(this.store.getChunks([...explainIds]).map((c) => [c.id, c]));
+    const fileHashes = new Map<number, string>();
+    const fileHash = (fileId: number): string => {
+      let h = fileHashes.get(fileId);
+      if (h === undefined) {
+        h = this.store.getFileById(fileId)?.hash ?? '';
+        fileHashes.set(fileId, h);
+      }
+      return h;
+    };
+    const hits: SearchHit[] = [];
+    for (const f of res.fused) {
+      const c = rows.get(f.id);
+      if (!c) continue;
+      hits.push({
+        path: c.path,
+        start_line: c.startLine,
+        end_line: c.endLine,
+        symbol: c.symbol ?? null,
+        kind: c.kind,
+        score: Number(f.score.toFixed(6)),
+        retrievers: Object.keys(f.ranks),
+        snippet: c.text.split('\n').slice(0, SNIPPET_LINES).join('\n'),
+        content_hash: fileHash(c.fileId),
+      });
+    }
+    const where = (id: number) => rows.get(id);
+    return {
+      hits,
+      explain: {
+        analysis: res.analysis,
+        retrievers: res.runs.map((r: RetrieverRun) => ({
+          name: r.name,
+          ms: Number(r.ms.toFixed(2)),
+          ...(r.skipped ? { skipped: r.skipped } : {}),
+          top: r.hits.slice(0, 10).map((h, i) => ({ rank: i + 1, path: where(h.id)?.path ?? '?', line: where(h.id)?.startLine ?? 0, score: Number(h.score.toFixed(4)), ...(h.why ? { why: h.why } : {}) })),
+        })),
+        fusion: res.fused.map((f) => ({ path: where(f.id)?.path ?? '?', line: where(f.id)?.startLine ?? 0, score: Number(f.score.toFixed(6)), ranks: f.ranks })),
+        vectors: this.vectorNote(),
+        ms: Number((performance.now() - t0).toFixed(2)),
+      },
+    };
+  }
+
+  private vectorNote(): string {
+    if (!this.embeddings) return 'vectors are off: no embedding provider is configured (BM25 + symbols only)';
+    return `vectors on: ${this.embeddings.model}, ${this.searchIndex.vectorCount()} chunk vectors`;
+  }
+
+  status(): StatusReport {
+    const s = this.store.stats();
+    let skippedDirs: Array<{ path: string; reason: string }> = [];
+    try {
+      skippedDirs = JSON.parse(this.store.getMeta('skipped_dirs') ?? '[]');
+    } catch {
+      skippedDirs = [];
+    }
+    return {
+      workspace: this.root,
+      index_path: path.join(this.root, '.vlt'),
+      files: s.files,
+      chunks: s.chunks,
+      symbols: s.symbols,
+      references: s.refs,
+      vectors: {
+        enabled: this.embeddings !== undefined,
+        count: this.searchIndex.vectorCount(),
+        dimensions: this.searchIndex.dimensions ?? null,
+        model: this.embeddings?.model ?? null,
+        note: this.vectorNote(),
+      },
+      bytes_on_disk: s.bytesOnDisk,
+      languages: s.languages,
+      last_update: s.updatedAt ?? null,
+      skipped_by_reason: s.skippedByReason,
+      skipped_dirs: skippedDirs,
+      unsupported_files: Number(this.store.getMeta('unsupported_files') ?? 0),
+      config: this.config.configPath ?? null,
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.pool?.close();
+    this.pool = undefined;
+    this.store.close();
+  }
+}

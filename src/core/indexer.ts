@@ -1,0 +1,313 @@
+/**
+ * Incremental indexing: discover → read and classify → parse (worker pool) → store and
+ * search index → embeddings → one atomic commit. Files are compared by size and mtime
+ * first (no read), then by content hash: only changed files are re-parsed and re-embedded,
+ * and files gone from disk are removed.
+ */
+import { createHash } from 'node:crypto';
+import type { VltConfig } from './config';
+import { classifyContent, discoverFiles, type DiscoveredFile, type SkippedFile } from './discovery';
+import { EmbeddingService, embeddingCacheKey, estimateTokens, type EmbeddingCache } from './embeddings';
+import type { EmbeddingProvider, Logger, ProgressSink, WorkspaceFs } from './ports';
+import type { ParsePool } from './parse/pool';
+import type { ChunkDoc, SearchIndex } from './search/orama-index';
+import type { IndexStore } from './store/store';
+import type { Chunk, LanguageId, ParsedFile } from './types';
+import { VltError } from './errors';
+
+export interface IndexReport {
+  filesDiscovered: number;
+  filesParsed: number;
+  filesUnchanged: number;
+  filesRemoved: number;
+  filesSkipped: number;
+  chunksAdded: number;
+  chunksRemoved: number;
+  embedded: number;
+  embeddingCacheHits: number;
+  ms: Record<'discover' | 'parse' | 'embed' | 'persist' | 'total', number>;
+  /** Set when a corrupt or outdated index was moved aside and rebuilt. */
+  rebuildReason?: string;
+}
+
+export interface DryRunReport {
+  files: number;
+  bytes: number;
+  languages: Record<string, { files: number; bytes: number }>;
+  skippedDirs: Array<{ path: string; reason: string; detail?: string }>;
+  skipped: Record<string, number>;
+  unsupportedFiles: number;
+  estimatedEmbeddingTokens: number;
+  embeddings: string;
+}
+
+export interface IndexContext {
+  root: string;
+  config: VltConfig;
+  fs: WorkspaceFs;
+  store: IndexStore;
+  search: SearchIndex;
+  pool: ParsePool;
+  logger: Logger;
+  embeddings?: EmbeddingProvider;
+  onProgress?: ProgressSink;
+  signal?: AbortSignal;
+  /**
+   * Write the result to disk before returning (default). Long-lived hosts pass false to make
+   * an edit searchable at once and persist later with {@link persistIndex}.
+   */
+  persist?: boolean;
+}
+
+export function sha1(data: string | Uint8Array): string {
+  return createHash('sha1').update(data).digest('hex');
+}
+
+/** The text a chunk is embedded from: the chunk itself plus the context that makes it stand alone. */
+export function enrichedText(path: string, language: LanguageId, imports: string[], c: Chunk): string {
+  const lines = [`// ${path} (${language})`];
+  if (imports.length > 0) lines.push(`// imports: ${imports.slice(0, 8).join('; ')}`);
+  if (c.container) lines.push(`// in: ${c.container}`);
+  if (c.decorators?.length) lines.push(...c.decorators);
+  if (c.docstring) lines.push(c.docstring);
+  lines.push(c.text);
+  return lines.join('\n');
+}
+
+/** The document the search index holds for a chunk. `names` are the symbols defined inside it. */
+export function chunkDoc(id: number, path: string, language: LanguageId, c: Chunk, names: string[]): ChunkDoc {
+  return {
+    id,
+    path,
+    language,
+    kind: c.kind,
+    name: names.join(' '),
+    sig: [c.signature, c.container, ...(c.decorators ?? []), c.docstring].filter(Boolean).join('\n'),
+    body: c.text,
+  };
+}
+
+/** Names (plain and qualified) of the definitions that start inside each chunk. */
+export function namesPerChunk(parsed: ParsedFile): string[][] {
+  return parsed.chunks.map((c) => {
+    const names = new Set<string>();
+    if (c.symbol) names.add(c.symbol);
+    for (const s of parsed.symbols) {
+      if (s.startLine >= c.startLine && s.startLine <= c.endLine) {
+        names.add(s.name);
+        if (s.qualifiedName !== s.name) names.add(s.qualifiedName);
+      }
+    }
+    return [...names];
+  });
+}
+
+/**
+ * The store's cache keyed by the provider's namespace (model plus requested dimensions), so
+ * that changing `dimensions` never serves vectors of the old size.
+ */
+function namespacedCache(store: IndexStore, key: string): EmbeddingCache {
+  return {
+    getMany: (_model, hashes) => store.embeddings.getMany(key, hashes),
+    putMany: (_model, entries) => store.embeddings.putMany(key, entries),
+  };
+}
+
+function throwIfAborted(signal?: AbortSignal): void {
+  if (signal?.aborted) throw new VltError('CANCELLED', 'indexing was cancelled');
+}
+
+export async function dryRun(root: string, config: VltConfig, fs: WorkspaceFs, logger: Logger, onProgress?: ProgressSink): Promise<DryRunReport> {
+  const disc = await discoverFiles(root, config, fs, { logger, ...(onProgress ? { onProgress } : {}) });
+  const report: DryRunReport = {
+    files: 0,
+    bytes: 0,
+    languages: {},
+    skippedDirs: disc.skippedDirs,
+    skipped: {},
+    unsupportedFiles: disc.unsupportedCount,
+    estimatedEmbeddingTokens: 0,
+    embeddings: config.embeddings.enabled ? `${config.embeddings.model} at ${config.embeddings.baseUrl}` : 'off (no embedding provider configured)',
+  };
+  for (const s of disc.skipped) report.skipped[s.reason] = (report.skipped[s.reason] ?? 0) + 1;
+  let done = 0;
+  for (const f of disc.files) {
+    onProgress?.({ phase: 'parse', done: done++, total: disc.files.length, message: 'reading' });
+    let cls;
+    try {
+      cls = classifyContent(f.path, await fs.readFile(f.absPath), { language: f.language, maxFileBytes: config.index.maxFileBytes });
+    } catch {
+      report.skipped.unreadable = (report.skipped.unreadable ?? 0) + 1;
+      continue;
+    }
+    if (!cls.ok) {
+      report.skipped[cls.reason] = (report.skipped[cls.reason] ?? 0) + 1;
+      continue;
+    }
+    report.files++;
+    report.bytes += f.size;
+    const l = (report.languages[f.language] ??= { files: 0, bytes: 0 });
+    l.files++;
+    l.bytes += f.size;
+    report.estimatedEmbeddingTokens += estimateTokens(cls.text);
+  }
+  return report;
+}
+
+/** Snapshots the search index into the store and commits both in one atomic write. */
+export async function persistIndex(store: IndexStore, search: SearchIndex): Promise<void> {
+  store.setBlob('search', search.serialize());
+  await store.commit();
+}
+
+export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
+  const { store, search, logger, onProgress, signal } = ctx;
+  const t0 = performance.now();
+  const report: IndexReport = {
+    filesDiscovered: 0,
+    filesParsed: 0,
+    filesUnchanged: 0,
+    filesRemoved: 0,
+    filesSkipped: 0,
+    chunksAdded: 0,
+    chunksRemoved: 0,
+    embedded: 0,
+    embeddingCacheHits: 0,
+    ms: { discover: 0, parse: 0, embed: 0, persist: 0, total: 0 },
+  };
+
+  const disc = await discoverFiles(ctx.root, ctx.config, ctx.fs, { logger, ...(signal ? { signal } : {}), ...(onProgress ? { onProgress } : {}) });
+  report.filesDiscovered = disc.files.length;
+  report.ms.discover = performance.now() - t0;
+  const skipped: SkippedFile[] = [...disc.skipped];
+
+  // Removed files: in the store, no longer discovered (deleted, newly ignored or excluded).
+  const known = new Map(store.listFiles().map((f) => [f.path, f]));
+  const present = new Set(disc.files.map((f) => f.path));
+  for (const path of known.keys()) {
+    if (present.has(path)) continue;
+    const removed = store.removeFile(path);
+    for (const id of removed) search.remove(id);
+    report.chunksRemoved += removed.length;
+    report.filesRemoved++;
+  }
+
+  // Changed or new files. Size+mtime equal means unchanged without reading the file.
+  const candidates = disc.files.filter((f) => {
+    const k = known.get(f.path);
+    const same = k !== undefined && k.size === f.size && k.mtimeMs === f.mtimeMs;
+    if (same) report.filesUnchanged++;
+    return !same;
+  });
+
+  const tParse = performance.now();
+  const embedQueue: Array<{ id: number; hash: string; text: string }> = [];
+  let done = 0;
+  const total = candidates.length;
+  const inFlight = new Set<Promise<void>>();
+  const maxInFlight = Math.max(2, ctx.pool.size * 3);
+
+  const processFile = async (f: DiscoveredFile): Promise<void> => {
+    let bytes: Uint8Array;
+    try {
+      bytes = await ctx.fs.readFile(f.absPath);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      skipped.push({ path: f.path, reason: 'unreadable', detail: code === 'ENOENT' ? 'deleted during indexing' : String(code ?? (e as Error).message) });
+      dropFile(f.path);
+      return;
+    }
+    const cls = classifyContent(f.path, bytes, { language: f.language, maxFileBytes: ctx.config.index.maxFileBytes });
+    if (!cls.ok) {
+      skipped.push({ path: f.path, reason: cls.reason, detail: cls.detail });
+      dropFile(f.path);
+      return;
+    }
+    const hash = sha1(bytes);
+    const prev = known.get(f.path);
+    if (prev && prev.hash === hash) {
+      // Touched but not changed: keep the parse. The stored mtime stays old, so the next
+      // run hashes this file again; that costs a read, never a parse.
+      report.filesUnchanged++;
+      return;
+    }
+    let parsed: ParsedFile;
+    try {
+      parsed = await ctx.pool.parse(f.path, f.language, cls.text);
+    } catch (e) {
+      logger.warn(`parse failed for ${f.path}: ${(e as Error).message}`);
+      skipped.push({ path: f.path, reason: 'unreadable', detail: `parser failed: ${(e as Error).message}` });
+      dropFile(f.path);
+      return;
+    }
+    const enriched = parsed.chunks.map((c) => enrichedText(f.path, f.language, parsed.imports, c));
+    const chunkHashes = enriched.map((t) => sha1(t));
+    const { chunkIds, removedChunkIds } = store.replaceFile({ path: f.path, hash, mtimeMs: f.mtimeMs, size: f.size, language: f.language }, parsed, chunkHashes);
+    for (const id of removedChunkIds) search.remove(id);
+    report.chunksRemoved += removedChunkIds.length;
+    const names = namesPerChunk(parsed);
+    parsed.chunks.forEach((c, i) => {
+      const id = chunkIds[i]!;
+      search.add(chunkDoc(id, f.path, f.language, c, names[i]!));
+      if (ctx.embeddings) embedQueue.push({ id, hash: chunkHashes[i]!, text: enriched[i]! });
+    });
+    report.chunksAdded += chunkIds.length;
+    report.filesParsed++;
+  };
+
+  const dropFile = (path: string) => {
+    if (!known.has(path)) return;
+    const removed = store.removeFile(path);
+    for (const id of removed) search.remove(id);
+    report.chunksRemoved += removed.length;
+  };
+
+  for (const f of candidates) {
+    throwIfAborted(signal);
+    const p: Promise<void> = processFile(f).finally(() => {
+      inFlight.delete(p);
+      onProgress?.({ phase: 'parse', done: ++done, total });
+    });
+    inFlight.add(p);
+    if (inFlight.size >= maxInFlight) await Promise.race(inFlight);
+  }
+  await Promise.all(inFlight);
+  report.ms.parse = performance.now() - tParse;
+  report.filesSkipped = skipped.length;
+
+  const tEmbed = performance.now();
+  if (ctx.embeddings && embedQueue.length > 0) {
+    const cfg = ctx.config.embeddings;
+    let needed = 0;
+    const service = new EmbeddingService(ctx.embeddings, namespacedCache(store, embeddingCacheKey(ctx.embeddings)), {
+      batchSize: cfg.batchSize,
+      concurrency: cfg.concurrency,
+      logger,
+      onProgress: (d, t) => {
+        needed = t;
+        onProgress?.({ phase: 'embed', done: d, total: t });
+      },
+    });
+    const vectors = await service.embedAll(embedQueue.map(({ hash, text }) => ({ hash, text })), signal);
+    for (const item of embedQueue) {
+      const v = vectors.get(item.hash);
+      if (v) search.setVector(item.id, v);
+    }
+    report.embedded = needed;
+    report.embeddingCacheHits = new Set(embedQueue.map((e) => e.hash)).size - needed;
+  }
+  report.ms.embed = performance.now() - tEmbed;
+
+  store.setSkipped(skipped);
+  store.setMeta('unsupported_files', String(disc.unsupportedCount));
+  store.setMeta('skipped_dirs', JSON.stringify(disc.skippedDirs));
+  if (ctx.persist !== false) {
+    const tPersist = performance.now();
+    onProgress?.({ phase: 'persist', done: 0, total: 1 });
+    await persistIndex(store, search);
+    onProgress?.({ phase: 'persist', done: 1, total: 1 });
+    report.ms.persist = performance.now() - tPersist;
+  }
+  report.ms.total = performance.now() - t0;
+  return report;
+}

@@ -1,0 +1,91 @@
+/**
+ * Pattern-based analysis of a search query. Agents paste whole bug reports, so besides the
+ * plain terms we pull out the strong signals: identifiers as written (`ParseDuration`,
+ * `http.HandlerFunc`, `parse_duration`), file paths and stack-frame locations
+ * (`net/http/server.go:2047`), and adjacent-word joins ("parse duration" → `parseduration`)
+ * that let a prose query hit a camelCase symbol exactly.
+ */
+import { tokenizeQuery, isStopword } from './tokenizer';
+
+export interface PathMention {
+  path: string;
+  line?: number;
+}
+
+export interface AnalyzedQuery {
+  raw: string;
+  /** Distinct index terms of the whole query. */
+  terms: string[];
+  /** Identifiers that look like code: mixed case, underscores, dotted member access, calls. */
+  identifiers: string[];
+  /** Lower-cased joins of 2-3 adjacent words, as symbol-name candidates. */
+  joins: string[];
+  /** The last part of each dotted identifier (`http.HandlerFunc` → `HandlerFunc`), and each plain word. */
+  words: string[];
+  paths: PathMention[];
+  /** More than {@link LONG_QUERY_WORDS} words: treat as a pasted document. */
+  isLong: boolean;
+}
+
+export const LONG_QUERY_WORDS = 40;
+
+const PATH_RE = /(?:[A-Za-z0-9_.@-]+\/)*[A-Za-z0-9_@-][A-Za-z0-9_.@-]*\.(?:go|py|pyi|rs|ts|tsx|mts|cts|js|jsx|mjs|cjs|java|c|h|cc|cpp|cxx|hpp|hh|cs|rb|php|kt|kts|swift|md)\b(?::(\d+))?/g;
+/** Python traceback frames: File "django/db/models/query.py", line 123 */
+const PY_FRAME_RE = /File "([^"]+)", line (\d+)/g;
+const IDENT_RE = /[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|->|#)[A-Za-z_$][A-Za-z0-9_$]*)*/g;
+
+function looksLikeCode(word: string): boolean {
+  return /[a-z][A-Z]|[A-Z]{2,}[a-z]|_|\.|::|->|#/.test(word) || /^[A-Z][a-z0-9]+[A-Z]/.test(word);
+}
+
+export function analyzeQuery(raw: string): AnalyzedQuery {
+  const paths: PathMention[] = [];
+  const seenPaths = new Set<string>();
+  const addPath = (p: string, line?: string) => {
+    const clean = p.replace(/^\.?\/+/, '');
+    const key = `${clean}:${line ?? ''}`;
+    if (seenPaths.has(key)) return;
+    seenPaths.add(key);
+    paths.push(line ? { path: clean, line: Number(line) } : { path: clean });
+  };
+  for (const m of raw.matchAll(PY_FRAME_RE)) addPath(m[1]!, m[2]);
+  for (const m of raw.matchAll(PATH_RE)) addPath(m[0].replace(/:\d+$/, ''), m[1]);
+
+  const withoutPaths = raw.replace(PATH_RE, ' ');
+  const identifiers: string[] = [];
+  const words: string[] = [];
+  const seenIdent = new Set<string>();
+  const plain: string[] = [];
+  for (const m of withoutPaths.matchAll(IDENT_RE)) {
+    const tok = m[0];
+    plain.push(...tok.split(/\.|::|->|#/));
+    if (looksLikeCode(tok) && !seenIdent.has(tok)) {
+      seenIdent.add(tok);
+      identifiers.push(tok);
+    }
+    for (const part of tok.split(/\.|::|->|#/)) {
+      if (part.length >= 2 && !isStopword(part.toLowerCase()) && !words.includes(part)) words.push(part);
+    }
+  }
+
+  const joins: string[] = [];
+  const lowerWords = plain.map((w) => w.toLowerCase()).filter((w) => w.length >= 2 && !isStopword(w));
+  for (let i = 0; i < lowerWords.length && joins.length < 64; i++) {
+    const a = lowerWords[i]!;
+    const b = lowerWords[i + 1];
+    const c = lowerWords[i + 2];
+    if (b) joins.push(a + b);
+    if (b && c) joins.push(a + b + c);
+  }
+
+  const wordCount = raw.split(/\s+/).filter(Boolean).length;
+  return {
+    raw,
+    terms: tokenizeQuery(raw),
+    identifiers,
+    joins: [...new Set(joins)],
+    words,
+    paths,
+    isLong: wordCount > LONG_QUERY_WORDS,
+  };
+}

@@ -1,0 +1,156 @@
+#!/usr/bin/env node
+// `npm run bench`: indexes real code nobody here wrote (the Go standard library and Django,
+// both from Debian) and measures it side by side with ripgrep on the same queries.
+// Results: a table on stdout, JSON in .bench/results.json, markdown in .bench/results.md.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, statSync, readdirSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as esbuild from 'esbuild';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const work = path.join(root, '.bench');
+mkdirSync(work, { recursive: true });
+const only = process.argv.slice(2);
+
+const CORPORA = [
+  { name: 'go', pkg: 'golang-1.19-src', src: '/usr/share/go-1.19/src', dest: 'go', gold: 'gold-go.json' },
+  { name: 'django', pkg: 'python3-django', src: '/usr/lib/python3/dist-packages/django', dest: 'django/django', gold: 'gold-django.json' },
+].filter((c) => only.length === 0 || only.includes(c.name));
+
+function ensureDebian(pkgs) {
+  const missing = pkgs.filter((p) => spawnSync('dpkg', ['-s', p], { stdio: 'ignore' }).status !== 0);
+  if (missing.length === 0) return;
+  console.error(`installing ${missing.join(' ')} from Debian…`);
+  execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit' });
+  execFileSync('apt-get', ['install', '-y', '-qq', ...missing], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+}
+ensureDebian(['ripgrep', ...CORPORA.map((c) => c.pkg)]);
+
+function pct(xs, p) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? 0;
+}
+
+function dirBytes(dir) {
+  let n = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    n += e.isDirectory() ? dirBytes(p) : statSync(p).size;
+  }
+  return n;
+}
+
+// The engine bench runs as its own process so that its memory and timings are its own.
+const engineBench = path.join(work, 'engine-bench.cjs');
+await esbuild.build({ entryPoints: [path.join(root, 'test/bench/engine-bench.ts')], bundle: true, platform: 'node', format: 'cjs', target: 'node20', outfile: engineBench, logLevel: 'warning' });
+// Reports the peak RSS of the process it is preloaded into (worker threads included).
+const rssProbe = path.join(work, 'rss-probe.cjs');
+writeFileSync(rssProbe, "process.on('exit', () => { require('fs').writeFileSync(process.env.VLT_RSS_OUT, String(process.resourceUsage().maxRSS * 1024)); });\n");
+
+const results = { machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`, date: new Date().toISOString().slice(0, 10), corpora: {} };
+
+for (const c of CORPORA) {
+  const dir = path.join(work, c.name);
+  const target = path.join(work, c.dest);
+  if (!existsSync(target)) {
+    console.error(`copying ${c.src} → ${target}`);
+    mkdirSync(path.dirname(target), { recursive: true });
+    cpSync(c.src, target, { recursive: true, dereference: true });
+  }
+  rmSync(path.join(dir, '.vlt'), { recursive: true, force: true });
+
+  console.error(`[${c.name}] cold index…`);
+  const rssOut = path.join(work, `${c.name}.rss`);
+  const t0 = performance.now();
+  const init = spawnSync(process.execPath, ['--require', rssProbe, path.join(root, 'dist/cli.js'), 'coderag', 'init', dir, '--json'], {
+    encoding: 'utf8',
+    env: { ...process.env, VLT_RSS_OUT: rssOut, VLT_EMBEDDINGS: 'off' },
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const coldMs = performance.now() - t0;
+  if (init.status !== 0) throw new Error(`init failed: ${init.stderr}`);
+  const report = JSON.parse(init.stdout);
+  const peakRss = Number(readFileSync(rssOut, 'utf8'));
+  const status = JSON.parse(execFileSync(process.execPath, [path.join(root, 'dist/cli.js'), 'coderag', 'status', '--json', '-C', dir], { encoding: 'utf8' }));
+
+  console.error(`[${c.name}] engine measurements…`);
+  const gold = JSON.parse(readFileSync(path.join(root, 'test/bench', c.gold), 'utf8'));
+  const longQuery = path.join(root, 'test/bench', `long-query-${c.name}.txt`);
+  const eng = JSON.parse(
+    execFileSync(process.execPath, [engineBench, dir, path.join(root, 'test/bench', c.gold), ...(existsSync(longQuery) ? [longQuery] : [])], {
+      encoding: 'utf8',
+      env: { ...process.env, VLT_EMBEDDINGS: 'off' },
+      maxBuffer: 64 * 1024 * 1024,
+    }),
+  );
+
+  console.error(`[${c.name}] ripgrep on the same queries…`);
+  const queries = [...gold.queries.map((q) => q.query), ...gold.extra_queries];
+  const rgTimes = [];
+  for (const q of queries) {
+    // The fairest grep equivalent of a ranked search: any query word, case-insensitive.
+    const words = q.split(/[^A-Za-z0-9_]+/).filter((w) => w.length > 1);
+    const args = ['-n', '-i', '--no-heading', '-c', ...words.flatMap((w) => ['-e', w]), '.'];
+    let best = Infinity;
+    for (let i = 0; i < 3; i++) {
+      const t = performance.now();
+      spawnSync('rg', args, { cwd: dir, stdio: 'ignore' });
+      best = Math.min(best, performance.now() - t);
+      if (i === 0) continue;
+      rgTimes.push(performance.now() - t);
+    }
+  }
+  const rg = { p50: pct(rgTimes, 50), p95: pct(rgTimes, 95) };
+
+  results.corpora[c.name] = {
+    files: report.filesParsed,
+    chunks: report.chunksAdded,
+    corpusBytes: dirBytes(target),
+    coldMs,
+    phases: report.ms,
+    filesPerSec: report.filesParsed / (coldMs / 1000),
+    chunksPerSec: report.chunksAdded / (coldMs / 1000),
+    peakRss,
+    bytesOnDisk: status.bytes_on_disk,
+    symbols: status.symbols,
+    references: status.references,
+    ...eng,
+    rg,
+    speedupVsRg: { p50: rg.p50 / eng.search.p50, p95: rg.p95 / eng.search.p95 },
+  };
+}
+
+const mb = (n) => `${(n / 2 ** 20).toFixed(0)} MiB`;
+const ms = (n) => (n >= 1000 ? `${(n / 1000).toFixed(2)} s` : `${n.toFixed(n < 10 ? 1 : 0)} ms`);
+const lines = [];
+lines.push(`Machine: ${results.machine}; ${results.date}; no embeddings.`);
+lines.push('');
+lines.push(`| | ${Object.keys(results.corpora).join(' | ')} |`);
+lines.push(`|---|${Object.keys(results.corpora).map(() => '---').join('|')}|`);
+const row = (label, f) => lines.push(`| ${label} | ${Object.values(results.corpora).map(f).join(' | ')} |`);
+row('files / chunks / symbols', (r) => `${r.files} / ${r.chunks} / ${r.symbols}`);
+row('cold index (wall, incl. process start)', (r) => ms(r.coldMs));
+row('files/s, chunks/s', (r) => `${r.filesPerSec.toFixed(0)}, ${r.chunksPerSec.toFixed(0)}`);
+row('peak RSS', (r) => mb(r.peakRss));
+row('size on disk (.vlt)', (r) => mb(r.bytesOnDisk));
+row('reopen (engine open, read mode)', (r) => ms(r.reopenMs));
+row('first query (loads symbol table)', (r) => ms(r.firstQueryMs));
+row('edit one file → searchable (p50 / max)', (r) => `${ms(r.edit.searchableP50)} / ${ms(r.edit.searchableMax)}`);
+row('…then durable (commit p50)', (r) => ms(r.edit.commitP50));
+row(`search p50 / p95 (${Object.values(results.corpora)[0]?.search.n ?? 0} runs)`, (r) => `${ms(r.search.p50)} / ${ms(r.search.p95)}`);
+row('ripgrep, same queries, p50 / p95', (r) => `${ms(r.rg.p50)} / ${ms(r.rg.p95)}`);
+row('speed-up vs rg (p50 / p95)', (r) => `${r.speedupVsRg.p50.toFixed(1)}× / ${r.speedupVsRg.p95.toFixed(1)}×`);
+row('long bug-report query p50 / p95', (r) => (r.longQuery ? `${ms(r.longQuery.p50)} / ${ms(r.longQuery.p95)} (${r.longQuery.words} words)` : '-'));
+row('gold queries in top-N', (r) => `${r.quality.filter((q) => q.pass).length} / ${r.quality.length}`);
+lines.push('');
+for (const [name, r] of Object.entries(results.corpora)) {
+  lines.push(`Quality, ${name}:`);
+  for (const q of r.quality) lines.push(`- ${q.pass ? 'pass' : 'FAIL'} "${q.query}" → ${q.expect}: rank ${q.rank ?? '>10'} (needs ≤ ${q.top})${q.pass ? '' : `; got ${q.got.join(', ')}`}`);
+  if (r.longQuery) lines.push(`- long query top hits: ${r.longQuery.top.slice(0, 3).join(', ')}`);
+}
+const md = lines.join('\n');
+writeFileSync(path.join(work, 'results.json'), JSON.stringify(results, null, 2));
+writeFileSync(path.join(work, 'results.md'), md + '\n');
+console.log(md);

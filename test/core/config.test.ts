@@ -1,0 +1,249 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { inspect } from 'node:util';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { defaultConfig, describeConfig, loadConfig, parseConfigText } from '../../src/core/config';
+import { VltError } from '../../src/core/errors';
+import { LANGUAGES } from '../../src/core/types';
+
+let dir: string;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'vlt-config-'));
+});
+
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function writeToml(text: string): Promise<void> {
+  await writeFile(join(dir, 'vlt.toml'), text);
+}
+
+/** Runs `fn` and returns the VltError it throws, failing the test when it does not. */
+async function vltErrorOf(fn: () => Promise<unknown>): Promise<VltError> {
+  try {
+    await fn();
+  } catch (e) {
+    expect(e).toBeInstanceOf(VltError);
+    return e as VltError;
+  }
+  throw new Error('expected a VltError');
+}
+
+describe('defaults', () => {
+  it('uses defaults when there is no vlt.toml and no environment', async () => {
+    const c = await loadConfig(dir, {});
+    expect(c.configPath).toBeUndefined();
+    expect(c.index).toEqual({
+      include: [],
+      exclude: [],
+      languages: [...LANGUAGES],
+      maxFileBytes: 1048576,
+      chunkMaxChars: 1500,
+    });
+    expect(c.embeddings).toMatchObject({
+      enabled: false,
+      baseUrl: 'https://openrouter.ai/api/v1',
+      model: 'qwen/qwen3-embedding-8b',
+      dimensions: undefined,
+      apiKeyEnv: 'OPENROUTER_API_KEY',
+      batchSize: 64,
+      concurrency: 2,
+    });
+    expect(c.embeddings.apiKey).toBeUndefined();
+    expect(c.llm).toMatchObject({ baseUrl: 'https://openrouter.ai/api/v1', model: 'openai/gpt-4o-mini' });
+  });
+
+  it('defaultConfig() returns fresh objects', () => {
+    const a = defaultConfig();
+    a.index.exclude.push('x');
+    expect(defaultConfig().index.exclude).toEqual([]);
+  });
+
+  it('treats a missing workspace like one without vlt.toml', async () => {
+    const c = await loadConfig(join(dir, 'nope'), {});
+    expect(c.configPath).toBeUndefined();
+  });
+});
+
+describe('vlt.toml', () => {
+  it('reads every section', async () => {
+    await writeToml(`
+[index]
+include = ["src/**"]
+exclude = ["**/fixtures/**"]
+languages = ["go", "python"]
+max_file_bytes = 2048
+chunk_max_chars = 800
+
+[embeddings]
+base_url = "http://localhost:11434/v1"
+model = "nomic-embed-text"
+dimensions = 256
+api_key_env = "MY_KEY"
+batch_size = 16
+concurrency = 4
+enabled = true
+
+[llm]
+base_url = "https://api.openai.com/v1"
+model = "gpt-4.1"
+api_key_env = "MY_LLM_KEY"
+`);
+    const c = await loadConfig(dir, { MY_KEY: 'k-emb', MY_LLM_KEY: 'k-llm' });
+    expect(c.configPath).toBe(join(dir, 'vlt.toml'));
+    expect(c.index).toEqual({
+      include: ['src/**'],
+      exclude: ['**/fixtures/**'],
+      languages: ['go', 'python'],
+      maxFileBytes: 2048,
+      chunkMaxChars: 800,
+    });
+    expect(c.embeddings).toMatchObject({
+      enabled: true,
+      baseUrl: 'http://localhost:11434/v1',
+      model: 'nomic-embed-text',
+      dimensions: 256,
+      apiKeyEnv: 'MY_KEY',
+      apiKeySource: 'MY_KEY',
+      batchSize: 16,
+      concurrency: 4,
+    });
+    expect(c.embeddings.apiKey).toBe('k-emb');
+    expect(c.llm).toMatchObject({ baseUrl: 'https://api.openai.com/v1', model: 'gpt-4.1', apiKeySource: 'MY_LLM_KEY' });
+    expect(c.llm.apiKey).toBe('k-llm');
+  });
+
+  it('reports a syntax error with its line and column', async () => {
+    await writeToml('[index]\nmax_file_bytes = 10\nexclude = ["a",\n[embeddings]\n');
+    const err = await vltErrorOf(() => loadConfig(dir, {}));
+    expect(err.code).toBe('CONFIG_INVALID');
+    expect(err.message).toMatch(/^vlt\.toml:4:\d+: /);
+    expect(err.message).not.toContain('\n');
+    expect(err.details).toMatchObject({ line: 4 });
+  });
+
+  it('reports a syntax error on the first line', () => {
+    expect(() => parseConfigText('= 1')).toThrow(/^vlt\.toml:1:1: /);
+  });
+
+  it('rejects an unknown key, naming its path', async () => {
+    await writeToml('[index]\nmax_file_bytes = 10\nexclud = ["a"]\n');
+    const err = await vltErrorOf(() => loadConfig(dir, {}));
+    expect(err.code).toBe('CONFIG_INVALID');
+    expect(err.message).toContain("'index.exclud'");
+  });
+
+  it('rejects an unknown section', async () => {
+    await writeToml('[indexing]\nmax_file_bytes = 10\n');
+    const err = await vltErrorOf(() => loadConfig(dir, {}));
+    expect(err.message).toContain("'indexing'");
+  });
+
+  it('rejects a value of the wrong type, naming the key path', async () => {
+    await writeToml('[index]\nmax_file_bytes = "big"\n[embeddings]\nbatch_size = -1\n');
+    const err = await vltErrorOf(() => loadConfig(dir, {}));
+    expect(err.code).toBe('CONFIG_INVALID');
+    expect(err.message).toContain('index.max_file_bytes');
+    expect(err.message).toContain('embeddings.batch_size');
+  });
+
+  it('rejects an unknown language', async () => {
+    await writeToml('[index]\nlanguages = ["go", "cobol"]\n');
+    const err = await vltErrorOf(() => loadConfig(dir, {}));
+    expect(err.message).toContain('index.languages.1');
+  });
+
+  it('rejects a base_url that is not http(s)', async () => {
+    await writeToml('[embeddings]\nbase_url = "localhost:1234"\n');
+    const err = await vltErrorOf(() => loadConfig(dir, {}));
+    expect(err.message).toContain('embeddings.base_url');
+  });
+
+  it('rejects a file that is not UTF-8', async () => {
+    await writeFile(join(dir, 'vlt.toml'), Buffer.from([0x5b, 0xff, 0xfe, 0x5d]));
+    const err = await vltErrorOf(() => loadConfig(dir, {}));
+    expect(err.code).toBe('CONFIG_INVALID');
+  });
+});
+
+describe('environment', () => {
+  it('enables embeddings when a key is found, trying the fallbacks in order', async () => {
+    const viaOpenAi = await loadConfig(dir, { OPENAI_API_KEY: 'sk-openai' });
+    expect(viaOpenAi.embeddings.enabled).toBe(true);
+    expect(viaOpenAi.embeddings.apiKey).toBe('sk-openai');
+    expect(viaOpenAi.embeddings.apiKeySource).toBe('OPENAI_API_KEY');
+
+    const both = await loadConfig(dir, { OPENAI_API_KEY: 'sk-openai', OPENROUTER_API_KEY: 'sk-or' });
+    expect(both.embeddings.apiKey).toBe('sk-or');
+
+    const explicit = await loadConfig(dir, { OPENROUTER_API_KEY: 'sk-or', VLT_EMBEDDINGS_API_KEY: 'sk-vlt' });
+    expect(explicit.embeddings.apiKey).toBe('sk-vlt');
+    expect(explicit.embeddings.apiKeySource).toBe('VLT_EMBEDDINGS_API_KEY');
+
+    const empty = await loadConfig(dir, { OPENROUTER_API_KEY: '  ' });
+    expect(empty.embeddings.apiKey).toBeUndefined();
+    expect(empty.embeddings.enabled).toBe(false);
+  });
+
+  it('prefers the configured api_key_env over the fallbacks', async () => {
+    await writeToml('[embeddings]\napi_key_env = "CORP_KEY"\n');
+    const c = await loadConfig(dir, { CORP_KEY: 'corp', OPENROUTER_API_KEY: 'sk-or' });
+    expect(c.embeddings.apiKey).toBe('corp');
+  });
+
+  it('overrides vlt.toml values', async () => {
+    await writeToml('[embeddings]\nmodel = "from-toml"\ndimensions = 128\n[llm]\nmodel = "llm-toml"\n');
+    const c = await loadConfig(dir, {
+      VLT_EMBEDDINGS_BASE_URL: 'http://127.0.0.1:8080/v1',
+      VLT_EMBEDDINGS_MODEL: 'from-env',
+      VLT_EMBEDDINGS_DIMENSIONS: '512',
+      VLT_LLM_BASE_URL: 'http://127.0.0.1:9090/v1',
+      VLT_LLM_MODEL: 'llm-env',
+      VLT_LLM_API_KEY: 'llm-key',
+    });
+    expect(c.embeddings).toMatchObject({ baseUrl: 'http://127.0.0.1:8080/v1', model: 'from-env', dimensions: 512 });
+    expect(c.llm).toMatchObject({ baseUrl: 'http://127.0.0.1:9090/v1', model: 'llm-env' });
+    expect(c.llm.apiKey).toBe('llm-key');
+  });
+
+  it('VLT_EMBEDDINGS=off disables embeddings even with a key and enabled = true', async () => {
+    await writeToml('[embeddings]\nenabled = true\n');
+    const c = await loadConfig(dir, { VLT_EMBEDDINGS: 'off', OPENROUTER_API_KEY: 'sk' });
+    expect(c.embeddings.enabled).toBe(false);
+    expect(c.embeddings.apiKey).toBe('sk');
+  });
+
+  it('honours enabled from vlt.toml when the environment says nothing', async () => {
+    await writeToml('[embeddings]\nenabled = false\n');
+    expect((await loadConfig(dir, { OPENROUTER_API_KEY: 'sk' })).embeddings.enabled).toBe(false);
+    await writeToml('[embeddings]\nenabled = true\nbase_url = "http://localhost:11434/v1"\n');
+    expect((await loadConfig(dir, {})).embeddings.enabled).toBe(true);
+  });
+
+  it('rejects malformed environment values', async () => {
+    for (const env of [
+      { VLT_EMBEDDINGS_DIMENSIONS: 'many' },
+      { VLT_EMBEDDINGS_DIMENSIONS: '-3' },
+      { VLT_EMBEDDINGS: 'maybe' },
+      { VLT_EMBEDDINGS_BASE_URL: 'not a url' },
+    ]) {
+      const err = await vltErrorOf(() => loadConfig(dir, env));
+      expect(err.code).toBe('CONFIG_INVALID');
+      expect(err.message).toContain(Object.keys(env)[0]);
+    }
+  });
+});
+
+describe('secrets', () => {
+  it('never shows the API keys when the config is printed', async () => {
+    const c = await loadConfig(dir, { VLT_EMBEDDINGS_API_KEY: 'sk-secret-emb', VLT_LLM_API_KEY: 'sk-secret-llm' });
+    expect(c.embeddings.apiKey).toBe('sk-secret-emb');
+    for (const text of [JSON.stringify(c), inspect(c, { depth: 10 }), JSON.stringify(describeConfig(c))]) {
+      expect(text).not.toContain('sk-secret');
+    }
+    expect(describeConfig(c)).toMatchObject({ embeddings: { apiKey: '(set)', apiKeySource: 'VLT_EMBEDDINGS_API_KEY' } });
+  });
+});
