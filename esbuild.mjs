@@ -2,10 +2,8 @@
 // copies the WebAssembly grammars and tree-sitter queries next to the bundles.
 import * as esbuild from 'esbuild';
 import { cpSync, mkdirSync, readdirSync, existsSync, chmodSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 
-const require = createRequire(import.meta.url);
 const watch = process.argv.includes('--watch');
 const out = 'dist';
 mkdirSync(join(out, 'wasm'), { recursive: true });
@@ -29,14 +27,20 @@ if (existsSync('src/vscode/extension.ts')) entries.push({ ...node, entryPoints: 
 if (existsSync('webview/main.ts')) entries.push({ bundle: true, platform: 'browser', format: 'iife', target: 'es2022', entryPoints: { webview: 'webview/main.ts' }, outdir: out, sourcemap: true });
 
 // Grammars and runtimes: copied so that the bundles do not depend on node_modules layout.
+// Packages are located through node_modules directly: some (web-tree-sitter) do not export
+// their package.json, and the build always runs from the repository root.
+const pkgDir = (pkg) => {
+  const dir = join(process.cwd(), 'node_modules', pkg);
+  if (!existsSync(dir)) throw new Error(`${pkg} is not installed; run npm ci`);
+  return dir;
+};
 const copyWasm = (pkg, files) => {
-  const dir = dirname(require.resolve(`${pkg}/package.json`));
+  const dir = pkgDir(pkg);
   for (const f of files ?? readdirSync(dir).filter((f) => f.endsWith('.wasm'))) cpSync(join(dir, f), join(out, 'wasm', f));
 };
 copyWasm('web-tree-sitter', ['web-tree-sitter.wasm']);
-copyWasm('sql.js', []);
-cpSync(join(dirname(require.resolve('sql.js/package.json')), 'dist', 'sql-wasm.wasm'), join(out, 'wasm', 'sql-wasm.wasm'));
-cpSync(join(dirname(require.resolve('@repomix/tree-sitter-wasms/package.json')), 'out'), join(out, 'wasm'), { recursive: true, filter: (s) => !s.endsWith('.json') && !s.endsWith('.md') && !s.endsWith('LICENSE') });
+cpSync(join(pkgDir('sql.js'), 'dist', 'sql-wasm.wasm'), join(out, 'wasm', 'sql-wasm.wasm'));
+cpSync(join(pkgDir('@repomix/tree-sitter-wasms'), 'out'), join(out, 'wasm'), { recursive: true });
 copyWasm('@tree-sitter-grammars/tree-sitter-kotlin', ['tree-sitter-kotlin.wasm']);
 if (existsSync('src/core/parse/queries')) cpSync('src/core/parse/queries', join(out, 'queries'), { recursive: true });
 

@@ -13,8 +13,7 @@ import { silentLogger, type EmbeddingProvider, type Logger, type ProgressSink, t
 import { hybridSearch, type FusedHit, type RetrieverRun, type SearchSources, type SymbolCandidate } from './search/hybrid';
 import type { AnalyzedQuery } from './search/query';
 import { SearchIndex } from './search/orama-index';
-import { IndexStore } from './store/store';
-import type { SymbolKind } from './types';
+import { IndexStore, type SymbolRow } from './store/store';
 
 export interface EngineDeps {
   fs: WorkspaceFs;
@@ -170,7 +169,7 @@ export class Engine {
   }
 
   /** Indexes what changed. With `persist: false` the result is searchable at once; call {@link commit} to save it. */
-  async index(opts: { onProgress?: ProgressSink; signal?: AbortSignal; persist?: boolean } = {}): Promise<IndexReport> {
+  async index(opts: { onProgress?: ProgressSink; signal?: AbortSignal; persist?: boolean; paths?: string[] } = {}): Promise<IndexReport> {
     if (this.mode !== 'write') throw new VltError('INTERNAL', 'index() needs an engine opened in write mode');
     await this.ensureVectorDims();
     this.pool ??= await createParsePool({ ...(this.deps.parseWorkers !== undefined ? { workers: this.deps.parseWorkers } : {}) });
@@ -186,9 +185,10 @@ export class Engine {
       ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
       ...(opts.persist !== undefined ? { persist: opts.persist } : {}),
+      ...(opts.paths ? { paths: opts.paths } : {}),
     });
     if (this.store.rebuildReason) report.rebuildReason = this.store.rebuildReason;
-    this.invalidateCaches();
+    this.invalidateCaches(report.changed);
     return report;
   }
 
@@ -200,11 +200,44 @@ export class Engine {
     return dryRun(this.root, this.config, this.deps.fs, this.logger, onProgress);
   }
 
-  private invalidateCaches(): void {
-    this.symbolsByName = undefined;
+  /**
+   * Drops what the search caches know about changed files. A few changed files are patched
+   * into the symbol table (an edit must be searchable at once, and reloading every symbol
+   * costs a quarter second on a large repository); many changes reload it lazily.
+   */
+  private invalidateCaches(changed: string[]): void {
     this.chunkRanges.clear();
     this.filePaths = undefined;
     this.refCounts.clear();
+    if (changed.length === 0 || !this.symbolsByName) return;
+    if (changed.length > 200) {
+      this.symbolsByName = undefined;
+      return;
+    }
+    const paths = new Set(changed);
+    for (const [key, list] of this.symbolsByName) {
+      const kept = list.filter((s) => !paths.has(s.path));
+      if (kept.length !== list.length) {
+        if (kept.length) this.symbolsByName.set(key, kept);
+        else this.symbolsByName.delete(key);
+      }
+    }
+    for (const p of paths) {
+      const file = this.store.getFile(p);
+      if (file) this.addSymbols(this.symbolsByName, this.store.symbolsOfFile(file.id));
+    }
+  }
+
+  private addSymbols(map: Map<string, SymbolCandidate[]>, rows: Iterable<SymbolRow>): void {
+    for (const s of rows) {
+      const key = s.name.toLowerCase();
+      let list = map.get(key);
+      if (!list) {
+        list = [];
+        map.set(key, list);
+      }
+      list.push({ name: s.name, qualifiedName: s.qualifiedName, kind: s.kind, fileId: s.fileId, path: s.path, startLine: s.startLine, ...(s.container ? { container: s.container } : {}) });
+    }
   }
 
   private sources(): SearchSources {
@@ -253,15 +286,7 @@ export class Engine {
   private symbolMap(): Map<string, SymbolCandidate[]> {
     if (this.symbolsByName) return this.symbolsByName;
     const map = new Map<string, SymbolCandidate[]>();
-    for (const s of this.store.allSymbols()) {
-      const key = s.name.toLowerCase();
-      let list = map.get(key);
-      if (!list) {
-        list = [];
-        map.set(key, list);
-      }
-      list.push({ name: s.name, qualifiedName: s.qualifiedName, kind: s.kind as SymbolKind, fileId: s.fileId, path: s.path, startLine: s.startLine, ...(s.container ? { container: s.container } : {}) });
-    }
+    this.addSymbols(map, this.store.allSymbols());
     this.symbolsByName = map;
     return map;
   }
@@ -296,7 +321,8 @@ export class Engine {
         path: c.path,
         start_line: c.startLine,
         end_line: c.endLine,
-        symbol: c.symbol ?? null,
+        // The definition the query matched, when there is one; else the chunk's main symbol.
+        symbol: f.symbol ?? c.symbol ?? null,
         kind: c.kind,
         score: Number(f.score.toFixed(6)),
         retrievers: Object.keys(f.ranks),

@@ -28,6 +28,8 @@ export interface IndexReport {
   ms: Record<'discover' | 'parse' | 'embed' | 'persist' | 'total', number>;
   /** Set when a corrupt or outdated index was moved aside and rebuilt. */
   rebuildReason?: string;
+  /** Paths whose index entries changed (re-parsed, removed or dropped). */
+  changed: string[];
 }
 
 export interface DryRunReport {
@@ -52,6 +54,13 @@ export interface IndexContext {
   embeddings?: EmbeddingProvider;
   onProgress?: ProgressSink;
   signal?: AbortSignal;
+  /**
+   * Workspace-relative paths known to have changed (from a file watcher or an editor save).
+   * When every one is already indexed, or gone, the workspace walk is skipped and only they
+   * are checked; any unknown path falls back to a full incremental run, because only the walk
+   * can tell whether a new file is ignored.
+   */
+  paths?: string[];
   /**
    * Write the result to disk before returning (default). Long-lived hosts pass false to make
    * an edit searchable at once and persist later with {@link persistIndex}.
@@ -154,6 +163,32 @@ export async function dryRun(root: string, config: VltConfig, fs: WorkspaceFs, l
   return report;
 }
 
+/**
+ * For a targeted run: stats the given paths if all are already indexed (or deleted), so the
+ * walk can be skipped. Returns undefined when a full walk is needed.
+ */
+async function statKnownPaths(
+  ctx: IndexContext,
+  known: Map<string, { language: LanguageId }>,
+): Promise<(Pick<Awaited<ReturnType<typeof discoverFiles>>, 'files' | 'skippedDirs' | 'unsupportedCount'> & { skipped: SkippedFile[]; gone: Set<string> }) | undefined> {
+  const files: DiscoveredFile[] = [];
+  const gone = new Set<string>();
+  for (const raw of ctx.paths ?? []) {
+    const rel = raw.replace(/\\/g, '/').replace(/^\.\//, '');
+    const k = known.get(rel);
+    if (!k) return undefined;
+    const absPath = `${ctx.root}/${rel}`;
+    try {
+      const st = await ctx.fs.stat(absPath);
+      if (st.kind !== 'file') return undefined;
+      files.push({ path: rel, absPath, language: k.language, size: st.size, mtimeMs: st.mtimeMs });
+    } catch {
+      gone.add(rel);
+    }
+  }
+  return { files, skipped: [], skippedDirs: [], unsupportedCount: 0, gone };
+}
+
 /** Snapshots the search index into the store and commits both in one atomic write. */
 export async function persistIndex(store: IndexStore, search: SearchIndex): Promise<void> {
   store.setBlob('search', search.serialize());
@@ -174,22 +209,27 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
     embedded: 0,
     embeddingCacheHits: 0,
     ms: { discover: 0, parse: 0, embed: 0, persist: 0, total: 0 },
+    changed: [],
   };
 
-  const disc = await discoverFiles(ctx.root, ctx.config, ctx.fs, { logger, ...(signal ? { signal } : {}), ...(onProgress ? { onProgress } : {}) });
+  const known = new Map(store.listFiles().map((f) => [f.path, f]));
+  const targeted = ctx.paths ? await statKnownPaths(ctx, known) : undefined;
+  const disc = targeted ?? (await discoverFiles(ctx.root, ctx.config, ctx.fs, { logger, ...(signal ? { signal } : {}), ...(onProgress ? { onProgress } : {}) }));
   report.filesDiscovered = disc.files.length;
   report.ms.discover = performance.now() - t0;
-  const skipped: SkippedFile[] = [...disc.skipped];
+  const skipped: SkippedFile[] = targeted ? [] : [...disc.skipped];
 
   // Removed files: in the store, no longer discovered (deleted, newly ignored or excluded).
-  const known = new Map(store.listFiles().map((f) => [f.path, f]));
+  // A targeted run only considers its own paths.
   const present = new Set(disc.files.map((f) => f.path));
+  if (targeted) for (const path of known.keys()) if (!targeted.gone.has(path)) present.add(path);
   for (const path of known.keys()) {
     if (present.has(path)) continue;
     const removed = store.removeFile(path);
     for (const id of removed) search.remove(id);
     report.chunksRemoved += removed.length;
     report.filesRemoved++;
+    report.changed.push(path);
   }
 
   // Changed or new files. Size+mtime equal means unchanged without reading the file.
@@ -253,6 +293,7 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
     });
     report.chunksAdded += chunkIds.length;
     report.filesParsed++;
+    report.changed.push(f.path);
   };
 
   const dropFile = (path: string) => {
@@ -260,6 +301,7 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
     const removed = store.removeFile(path);
     for (const id of removed) search.remove(id);
     report.chunksRemoved += removed.length;
+    report.changed.push(path);
   };
 
   for (const f of candidates) {
@@ -298,9 +340,11 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
   }
   report.ms.embed = performance.now() - tEmbed;
 
-  store.setSkipped(skipped);
-  store.setMeta('unsupported_files', String(disc.unsupportedCount));
-  store.setMeta('skipped_dirs', JSON.stringify(disc.skippedDirs));
+  if (!targeted) {
+    store.setSkipped(skipped);
+    store.setMeta('unsupported_files', String(disc.unsupportedCount));
+    store.setMeta('skipped_dirs', JSON.stringify(disc.skippedDirs));
+  }
   if (ctx.persist !== false) {
     const tPersist = performance.now();
     onProgress?.({ phase: 'persist', done: 0, total: 1 });

@@ -9,7 +9,7 @@ import { Engine } from '../../src/core/engine';
 import { nodeWorkspaceFs } from '../../src/node/fs';
 
 interface Gold {
-  queries: Array<{ query: string; path: string; symbol: string; top: number }>;
+  queries: Array<{ query: string; path: string; symbol: string; line: number; top: number }>;
   extra_queries: string[];
 }
 
@@ -48,8 +48,8 @@ async function main() {
   const quality = [];
   for (const g of gold.queries) {
     const res = await reader.search(g.query, { k: 10 });
-    const rank = res.hits.findIndex((h) => h.path === g.path && h.symbol !== null && (h.symbol === g.symbol || h.symbol.endsWith(`.${g.symbol}`) || g.symbol.endsWith(`.${h.symbol}`)));
-    quality.push({ query: g.query, expect: `${g.path} ${g.symbol}`, rank: rank < 0 ? null : rank + 1, top: g.top, pass: rank >= 0 && rank < g.top, got: res.hits.slice(0, 3).map((h) => `${h.path}:${h.start_line} ${h.symbol ?? ''}`) });
+    const rank = res.hits.findIndex((h) => h.path === g.path && h.start_line <= g.line && g.line <= h.end_line);
+    quality.push({ query: g.query, expect: `${g.path}:${g.line} ${g.symbol}`, rank: rank < 0 ? null : rank + 1, top: g.top, pass: rank >= 0 && rank < g.top, got: res.hits.slice(0, 3).map((h) => `${h.path}:${h.start_line} ${h.symbol ?? ''}`) });
   }
 
   let longQuery: { words: number; p50: number; p95: number; top: string[] } | undefined;
@@ -80,7 +80,7 @@ async function main() {
   for (let i = 0; i < 5; i++) {
     appendFileSync(target, edit.replace(marker, `${marker}${i}`));
     const t = performance.now();
-    const rep = await writer.index({ persist: false });
+    const rep = await writer.index({ persist: false, paths: [gold.queries[0]!.path] });
     const hits = await writer.search(`${marker}${i}`, { k: 1 });
     const ms = performance.now() - t;
     if (rep.filesParsed !== 1 || hits.hits[0]?.path !== gold.queries[0]!.path) throw new Error(`edit not picked up: ${JSON.stringify(rep)}`);

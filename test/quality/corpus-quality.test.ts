@@ -10,7 +10,7 @@ import { nodeWorkspaceFs } from '../../src/node/fs';
 import { ROOT, tempDir, vlt } from '../helpers/cli';
 
 interface Gold {
-  queries: Array<{ query: string; path: string; symbol: string; top: number }>;
+  queries: Array<{ query: string; path: string; symbol: string; line: number; top: number }>;
 }
 
 const CORPORA = [
@@ -38,9 +38,9 @@ for (const corpus of CORPORA) {
     });
 
     for (const g of gold.queries) {
-      it(`"${g.query}" ranks ${g.path} ${g.symbol} in the top ${g.top}`, async () => {
+      it(`"${g.query}" ranks ${g.path}:${g.line} (${g.symbol}) in the top ${g.top}`, async () => {
         const res = await engine.search(g.query, { k: g.top });
-        const found = res.hits.some((h) => h.path === g.path && h.symbol !== null && (h.symbol === g.symbol || h.symbol.endsWith(`.${g.symbol}`)));
+        const found = res.hits.some((h) => h.path === g.path && h.start_line <= g.line && g.line <= h.end_line);
         expect(found, JSON.stringify(res.hits.map((h) => `${h.path}:${h.start_line} ${h.symbol}`))).toBe(true);
       });
     }

@@ -3,7 +3,7 @@
  *   1. analyse the query (query.ts);
  *   2. run each retriever: BM25F over chunks, exact symbol lookup, path/stack-frame lookup,
  *      and vectors when an embedding provider is configured;
- *   3. fuse the ranked lists with weighted reciprocal-rank fusion;
+ *   3. fuse the ranked lists with weighted reciprocal-rank fusion (per-retriever k);
  *   4. filter by language and path glob, cut to k.
  * Every stage records what it did, so `--explain` can show each list and the fusion.
  */
@@ -45,6 +45,8 @@ export interface RetrieverHit {
   score: number;
   /** Short reason, e.g. the matched symbol. */
   why?: string;
+  /** The definition this hit stands for, when a retriever matched one inside the chunk. */
+  symbol?: string;
 }
 
 export interface RetrieverRun {
@@ -61,6 +63,7 @@ export interface FusedHit {
   /** Rank (1-based) of this chunk in each retriever that found it. */
   ranks: Partial<Record<RetrieverName, number>>;
   why?: string;
+  symbol?: string;
 }
 
 export interface HybridOptions {
@@ -76,10 +79,22 @@ export interface HybridResult {
   fused: FusedHit[];
 }
 
-/** RRF constant: 60 is the value from Cormack et al. and what most engines default to. */
-const RRF_K = 60;
-/** Exact symbol and path evidence is rarer and more precise than term overlap. */
-const WEIGHTS: Record<RetrieverName, number> = { symbol: 1.6, path: 1.3, bm25: 1, vector: 1 };
+/**
+ * Weighted RRF parameters per retriever. k = 60 (Cormack et al.) flattens rank differences,
+ * which suits the fuzzy retrievers; the precise ones (a definition with the queried name, a
+ * file named in a stack frame) get a small k so their top ranks dominate the fused list and
+ * term overlap only orders what they did not find.
+ */
+const RRF: Record<RetrieverName, { k: number; weight: number }> = {
+  symbol: { k: 15, weight: 1.5 },
+  path: { k: 10, weight: 1.5 },
+  bm25: { k: 60, weight: 1 },
+  vector: { k: 60, weight: 1 },
+};
+/** How much of the query a definition's name covers. */
+const NAME_STRENGTH = { identifier: 4, join3: 4.5, join2: 3.5, word: 2 } as const;
+/** The enclosing type matching another query word ("gzip writer close" → Writer.Close). */
+const CONTAINER_BONUS = 1.2;
 const PER_RETRIEVER = 100;
 const TYPE_KINDS = new Set<SymbolKind>(['class', 'interface', 'struct', 'trait', 'enum', 'type']);
 const TEST_PATH = /(^|\/)(tests?|__tests__|spec)\/|_test\.go$|(^|\/)test_[^/]*\.py$|_test\.py$|\.(test|spec)\.[jt]sx?$|Tests?\.(java|cs|kt|swift)$/;
@@ -119,9 +134,10 @@ function makeFilter(index: SearchIndex, opts: HybridOptions): (id: number) => bo
 
 /**
  * Finds definitions named like the query's identifiers, words or word joins, and scores
- * them: how exactly the name matched, whether the enclosing type and the path also match
- * query words, the kind (types and functions over variables), tests last unless asked
- * for, and how widely the definition's name is referenced.
+ * them: how much of the query the name covers (an identifier as typed, a join of two or
+ * three words, or one word), how specific the name is (few definitions share it), whether
+ * the enclosing type and the path also match query words, the kind (types and functions over
+ * variables), tests last unless asked for, and how widely the enclosing name is referenced.
  */
 function symbolRetriever(sources: SearchSources, q: AnalyzedQuery): RetrieverHit[] | { skipped: string } {
   const wanted = new Map<string, number>();
@@ -131,10 +147,11 @@ function symbolRetriever(sources: SearchSources, q: AnalyzedQuery): RetrieverHit
     wanted.set(key, Math.max(wanted.get(key) ?? 0, strength));
   };
   // Long pasted reports mention many plain words; only code-like identifiers count there.
-  for (const id of q.identifiers) for (const part of id.split(/\.|::|->|#/)) want(part, 3);
+  for (const id of q.identifiers) for (const part of id.split(/\.|::|->|#/)) want(part, NAME_STRENGTH.identifier);
   if (!q.isLong) {
-    for (const w of q.words) want(w, 2);
-    for (const j of q.joins) want(j, 2.5);
+    for (const w of q.words) want(w, NAME_STRENGTH.word);
+    for (const j of q.joins) want(j, NAME_STRENGTH.join2);
+    for (const j of q.joins3) want(j, NAME_STRENGTH.join3);
   }
   if (wanted.size === 0) return { skipped: 'no identifiers or words in the query' };
 
@@ -147,13 +164,15 @@ function symbolRetriever(sources: SearchSources, q: AnalyzedQuery): RetrieverHit
   for (const [lowerName, strength] of wanted) {
     const defs = sources.symbolsNamed(lowerName);
     if (defs.length === 0) continue;
+    // Like IDF for names: a name shared by hundreds of definitions (String, Close) says less.
+    const specificity = 1.5 / Math.log2(2 + defs.length);
     for (const def of defs.slice(0, 5000)) {
-      let score = strength + (exactIdents.has(def.name) ? 1 : 0);
+      let score = strength + specificity + (exactIdents.has(def.name) ? 1 : 0);
       const containerLeaf = def.container?.split(/\.|::/).pop()?.toLowerCase();
-      if (containerLeaf && queryWords.has(containerLeaf)) score += 1.5;
+      if (containerLeaf && containerLeaf !== lowerName && queryWords.has(containerLeaf)) score += CONTAINER_BONUS;
       const pathLower = def.path.toLowerCase();
       let pathHits = 0;
-      for (const w of queryWords) if (w.length > 2 && w !== lowerName && pathLower.includes(w)) pathHits++;
+      for (const w of queryWords) if (w.length > 2 && w !== lowerName && w !== containerLeaf && pathLower.includes(w)) pathHits++;
       score += Math.min(1, pathHits * 0.4);
       if (TYPE_KINDS.has(def.kind)) score += 0.4;
       else if (def.kind === 'function' || def.kind === 'method') score += 0.3;
@@ -164,11 +183,11 @@ function symbolRetriever(sources: SearchSources, q: AnalyzedQuery): RetrieverHit
         imp = Math.log10(1 + sources.referenceCount(key.split(/\.|::/).pop() ?? key));
         importance.set(key, imp);
       }
-      score += 0.3 * imp;
+      score += 0.25 * imp;
       const chunk = sources.chunkAt(def.fileId, def.startLine);
       if (chunk === undefined) continue;
       const prev = best.get(chunk);
-      if (!prev || prev.score < score) best.set(chunk, { id: chunk, score, why: `${def.kind} ${def.qualifiedName}` });
+      if (!prev || prev.score < score) best.set(chunk, { id: chunk, score, why: `${def.kind} ${def.qualifiedName}`, symbol: def.qualifiedName });
     }
   }
   return [...best.values()].sort((a, b) => b.score - a.score || a.id - b.id);
@@ -221,7 +240,7 @@ async function vectorRetriever(sources: SearchSources, q: AnalyzedQuery, opts: H
 export function fuse(runs: RetrieverRun[]): FusedHit[] {
   const fused = new Map<number, FusedHit>();
   for (const run of runs) {
-    const w = WEIGHTS[run.name];
+    const { k, weight } = RRF[run.name];
     run.hits.forEach((h, i) => {
       const rank = i + 1;
       let f = fused.get(h.id);
@@ -229,9 +248,10 @@ export function fuse(runs: RetrieverRun[]): FusedHit[] {
         f = { id: h.id, score: 0, ranks: {} };
         fused.set(h.id, f);
       }
-      f.score += w / (RRF_K + rank);
+      f.score += weight / (k + rank);
       f.ranks[run.name] = rank;
       if (h.why && !f.why) f.why = h.why;
+      if (h.symbol && !f.symbol) f.symbol = h.symbol;
     });
   }
   return [...fused.values()].sort((a, b) => b.score - a.score || a.id - b.id);

@@ -18,8 +18,10 @@ export interface AnalyzedQuery {
   terms: string[];
   /** Identifiers that look like code: mixed case, underscores, dotted member access, calls. */
   identifiers: string[];
-  /** Lower-cased joins of 2-3 adjacent words, as symbol-name candidates. */
+  /** Lower-cased joins of 2 adjacent words, as symbol-name candidates ("parse duration" → parseduration). */
   joins: string[];
+  /** The same for 3 adjacent words. */
+  joins3: string[];
   /** The last part of each dotted identifier (`http.HandlerFunc` → `HandlerFunc`), and each plain word. */
   words: string[];
   paths: PathMention[];
@@ -68,14 +70,14 @@ export function analyzeQuery(raw: string): AnalyzedQuery {
     }
   }
 
-  const joins: string[] = [];
-  const lowerWords = plain.map((w) => w.toLowerCase()).filter((w) => w.length >= 2 && !isStopword(w));
-  for (let i = 0; i < lowerWords.length && joins.length < 64; i++) {
-    const a = lowerWords[i]!;
-    const b = lowerWords[i + 1];
-    const c = lowerWords[i + 2];
-    if (b) joins.push(a + b);
-    if (b && c) joins.push(a + b + c);
+  const joins = new Set<string>();
+  const joins3 = new Set<string>();
+  // Joins keep stop words: "context with timeout" must reach WithTimeout, "encode to string"
+  // EncodeToString.
+  const lowerWords = plain.map((w) => w.toLowerCase()).filter((w) => w.length >= 1);
+  for (let i = 0; i + 1 < lowerWords.length && joins.size < 64; i++) {
+    joins.add(lowerWords[i]! + lowerWords[i + 1]!);
+    if (i + 2 < lowerWords.length) joins3.add(lowerWords[i]! + lowerWords[i + 1]! + lowerWords[i + 2]!);
   }
 
   const wordCount = raw.split(/\s+/).filter(Boolean).length;
@@ -83,7 +85,8 @@ export function analyzeQuery(raw: string): AnalyzedQuery {
     raw,
     terms: tokenizeQuery(raw),
     identifiers,
-    joins: [...new Set(joins)],
+    joins: [...joins],
+    joins3: [...joins3],
     words,
     paths,
     isLong: wordCount > LONG_QUERY_WORDS,
