@@ -66,7 +66,7 @@ function summarizeIndex(r: IndexReport): string {
     `${r.chunksAdded} chunks`,
   ];
   if (r.embedded || r.embeddingCacheHits) parts.push(`${r.embedded} embedded, ${r.embeddingCacheHits} from cache`);
-  parts.push(`in ${formatSeconds(secs)}${secs < 60 ? ` (${(r.ms.total).toFixed(0)} ms)` : ''}`);
+  parts.push(`in ${secs < 10 ? `${r.ms.total.toFixed(0)} ms` : formatSeconds(secs)}`);
   return parts.join(', ');
 }
 
@@ -141,7 +141,7 @@ export function buildProgram(): Command {
     .option('--dry-run', 'show what would be indexed, write nothing')
     .option('--json', 'machine-readable output')
     .action(async (p: string | undefined, o: { dryRun?: boolean; json?: boolean }) => {
-      const { logger, progress, deps } = wiring(globals());
+      const { progress, deps } = wiring(globals());
       const engine = await Engine.open(root(p), deps, o.dryRun ? 'read' : 'write');
       try {
         if (o.dryRun) {
@@ -150,8 +150,8 @@ export function buildProgram(): Command {
           else printDryRun(r);
           return;
         }
+        // A rebuild reason was already logged once by the engine when it opened the store.
         const r = await engine.index({ onProgress: progress.sink });
-        if (r.rebuildReason) logger.warn(r.rebuildReason);
         if (o.json) json(r);
         else out(summarizeIndex(r));
       } finally {

@@ -67,6 +67,10 @@ export class ProgressReporter {
       if (finished) this.clear(true);
       return;
     }
+    if (ev.phase === 'persist') {
+      if (ev.done === 0) this.stream.write('saving the index…\n');
+      return;
+    }
     const last = this.lastLine.get(ev.phase) ?? 0;
     if (!finished && now - last < 1000) return;
     if (ev.total === 0 && ev.done === 0) return;

@@ -10,9 +10,10 @@ import { OpenAIEmbeddingProvider, embeddingCacheKey } from './embeddings';
 import { dryRun, persistIndex, runIndex, type DryRunReport, type IndexReport } from './indexer';
 import { createParsePool, type ParsePool } from './parse/pool';
 import { silentLogger, type EmbeddingProvider, type Logger, type ProgressSink, type WorkspaceFs } from './ports';
-import { hybridSearch, type FusedHit, type RetrieverRun, type SearchSources, type SymbolCandidate } from './search/hybrid';
+import { hybridSearch, normalizeSymbolName, type FusedHit, type RetrieverRun, type SearchSources, type SymbolCandidate } from './search/hybrid';
 import type { AnalyzedQuery } from './search/query';
 import { SearchIndex } from './search/orama-index';
+import { identifierParts } from './search/tokenizer';
 import { IndexStore, type SymbolRow } from './store/store';
 
 export interface EngineDeps {
@@ -69,6 +70,7 @@ const SNIPPET_LINES = 12;
 
 export class Engine {
   private symbolsByName: Map<string, SymbolCandidate[]> | undefined;
+  private symbolsByPart: Map<string, SymbolCandidate[]> | undefined;
   private chunkRanges = new Map<number, Array<{ id: number; start: number; end: number }>>();
   private filePaths: Array<{ fileId: number; path: string }> | undefined;
   private refCounts = new Map<string, number>();
@@ -209,6 +211,7 @@ export class Engine {
     this.chunkRanges.clear();
     this.filePaths = undefined;
     this.refCounts.clear();
+    this.symbolsByPart = undefined;
     if (changed.length === 0 || !this.symbolsByName) return;
     if (changed.length > 200) {
       this.symbolsByName = undefined;
@@ -230,20 +233,21 @@ export class Engine {
 
   private addSymbols(map: Map<string, SymbolCandidate[]>, rows: Iterable<SymbolRow>): void {
     for (const s of rows) {
-      const key = s.name.toLowerCase();
+      const key = normalizeSymbolName(s.name);
       let list = map.get(key);
       if (!list) {
         list = [];
         map.set(key, list);
       }
-      list.push({ name: s.name, qualifiedName: s.qualifiedName, kind: s.kind, fileId: s.fileId, path: s.path, startLine: s.startLine, ...(s.container ? { container: s.container } : {}) });
+      list.push({ name: s.name, qualifiedName: s.qualifiedName, kind: s.kind, fileId: s.fileId, path: s.path, startLine: s.startLine, parts: identifierParts(s.name).length, ...(s.container ? { container: s.container } : {}) });
     }
   }
 
   private sources(): SearchSources {
     return {
       index: this.searchIndex,
-      symbolsNamed: (lower) => this.symbolMap().get(lower) ?? [],
+      symbolsNamed: (key) => this.symbolMap().get(key) ?? [],
+      symbolsWithPart: (part) => this.partMap().get(part) ?? [],
       chunkAt: (fileId, line) => {
         let ranges = this.chunkRanges.get(fileId);
         if (!ranges) {
@@ -281,6 +285,24 @@ export class Engine {
           }
         : {}),
     };
+  }
+
+  /** Sub-word → definitions, built from the symbol table on first use. */
+  private partMap(): Map<string, SymbolCandidate[]> {
+    if (this.symbolsByPart) return this.symbolsByPart;
+    const map = new Map<string, SymbolCandidate[]>();
+    for (const list of this.symbolMap().values()) {
+      for (const def of list) {
+        if (def.parts < 2) continue;
+        for (const part of new Set(identifierParts(def.name))) {
+          let l = map.get(part);
+          if (!l) map.set(part, (l = []));
+          l.push(def);
+        }
+      }
+    }
+    this.symbolsByPart = map;
+    return map;
   }
 
   private symbolMap(): Map<string, SymbolCandidate[]> {
@@ -323,7 +345,7 @@ export class Engine {
         end_line: c.endLine,
         // The definition the query matched, when there is one; else the chunk's main symbol.
         symbol: f.symbol ?? c.symbol ?? null,
-        kind: c.kind,
+        kind: f.symbolKind ?? c.kind,
         score: Number(f.score.toFixed(6)),
         retrievers: Object.keys(f.ranks),
         snippet: c.text.split('\n').slice(0, SNIPPET_LINES).join('\n'),

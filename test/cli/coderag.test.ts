@@ -10,13 +10,13 @@ const HIT_KEYS = ['content_hash', 'end_line', 'kind', 'path', 'retrievers', 'sco
 
 describe('vlt coderag on the per-language fixtures', () => {
   let ws: { dir: string; cleanup: () => void };
-  beforeAll(() => {
+  beforeAll(async () => {
     ws = copyFixture('test/fixtures/lang');
   });
   afterAll(() => ws.cleanup());
 
-  it('init indexes every language and writes the index under .vlt/', () => {
-    const r = vlt(['coderag', 'init', ws.dir, '--json']);
+  it('init indexes every language and writes the index under .vlt/', async () => {
+    const r = await vlt(['coderag', 'init', ws.dir, '--json']);
     expect(r.code, r.stderr).toBe(0);
     const report = JSON.parse(r.stdout);
     expect(report.filesParsed).toBeGreaterThanOrEqual(15);
@@ -24,8 +24,8 @@ describe('vlt coderag on the per-language fixtures', () => {
     expect(existsSync(path.join(ws.dir, '.vlt/index.db'))).toBe(true);
   });
 
-  it('status reports counts, languages and that vectors are off', () => {
-    const r = vlt(['coderag', 'status', '--json', '-C', ws.dir]);
+  it('status reports counts, languages and that vectors are off', async () => {
+    const r = await vlt(['coderag', 'status', '--json', '-C', ws.dir]);
     expect(r.code, r.stderr).toBe(0);
     const s = JSON.parse(r.stdout);
     expect(s.files).toBeGreaterThanOrEqual(15);
@@ -35,12 +35,12 @@ describe('vlt coderag on the per-language fixtures', () => {
     expect(s.vectors.enabled).toBe(false);
     expect(s.vectors.note).toMatch(/vectors are off/);
     expect(s.bytes_on_disk).toBeGreaterThan(0);
-    const human = vlt(['coderag', 'status', '-C', ws.dir]);
+    const human = await vlt(['coderag', 'status', '-C', ws.dir]);
     expect(human.stdout).toMatch(/^files\s+\d+/m);
   });
 
-  it('search --json follows the documented contract', () => {
-    const r = vlt(['coderag', 'search', 'render', '--json', '-k', '5', '-C', ws.dir]);
+  it('search --json follows the documented contract', async () => {
+    const r = await vlt(['coderag', 'search', 'total', '--json', '-k', '5', '-C', ws.dir]);
     expect(r.code, r.stderr).toBe(0);
     const hits = JSON.parse(r.stdout);
     expect(hits.length).toBeGreaterThan(0);
@@ -52,17 +52,17 @@ describe('vlt coderag on the per-language fixtures', () => {
     }
   });
 
-  it('--lang and --path filter the hits', () => {
-    const go = JSON.parse(vlt(['coderag', 'search', 'render', '--json', '--lang', 'go', '-C', ws.dir]).stdout);
+  it('--lang and --path filter the hits', async () => {
+    const go = JSON.parse((await vlt(['coderag', 'search', 'area', '--json', '--lang', 'go', '-C', ws.dir])).stdout);
     expect(go.length).toBeGreaterThan(0);
     expect(go.every((h: { path: string }) => h.path.endsWith('.go'))).toBe(true);
-    const py = JSON.parse(vlt(['coderag', 'search', 'render', '--json', '--path', 'python/**', '-C', ws.dir]).stdout);
+    const py = JSON.parse((await vlt(['coderag', 'search', 'total', '--json', '--path', 'python/**', '-C', ws.dir])).stdout);
     expect(py.length).toBeGreaterThan(0);
     expect(py.every((h: { path: string }) => h.path.startsWith('python/'))).toBe(true);
   });
 
-  it('--explain shows every retriever, the fusion and that vectors are off', () => {
-    const r = vlt(['coderag', 'search', 'render', '--explain', '-C', ws.dir]);
+  it('--explain shows every retriever, the fusion and that vectors are off', async () => {
+    const r = await vlt(['coderag', 'search', 'total', '--explain', '-C', ws.dir]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/symbol \(/);
     expect(r.stdout).toMatch(/bm25 \(/);
@@ -70,12 +70,12 @@ describe('vlt coderag on the per-language fixtures', () => {
     expect(r.stdout).toMatch(/fusion \(weighted reciprocal rank/);
   });
 
-  it('maps errors to exit codes: 2 for usage, 1 for failures', () => {
-    expect(vlt(['coderag', 'search']).code).toBe(2);
-    expect(vlt(['coderag', 'search', 'x', '--bogus']).code).toBe(2);
-    expect(vlt(['coderag', 'search', 'x', '-k', 'zero']).code).toBe(2);
-    expect(vlt(['coderag', 'search', '   ', '-C', ws.dir]).code).toBe(2);
-    const missing = vlt(['coderag', 'init', '/definitely/not/here']);
+  it('maps errors to exit codes: 2 for usage, 1 for failures', async () => {
+    expect((await vlt(['coderag', 'search'])).code).toBe(2);
+    expect((await vlt(['coderag', 'search', 'x', '--bogus'])).code).toBe(2);
+    expect((await vlt(['coderag', 'search', 'x', '-k', 'zero'])).code).toBe(2);
+    expect((await vlt(['coderag', 'search', '   ', '-C', ws.dir])).code).toBe(2);
+    const missing = await vlt(['coderag', 'init', '/definitely/not/here']);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/does not exist/);
     expect(missing.stdout).toBe('');
@@ -84,35 +84,35 @@ describe('vlt coderag on the per-language fixtures', () => {
 
 describe('incremental indexing, locking and recovery', () => {
   let ws: { dir: string; cleanup: () => void };
-  beforeAll(() => {
+  beforeAll(async () => {
     ws = copyFixture('test/fixtures/lang');
-    expect(vlt(['coderag', 'init', ws.dir]).code).toBe(0);
+    expect((await vlt(['coderag', 'init', ws.dir])).code).toBe(0);
   });
   afterAll(() => ws.cleanup());
 
-  it('re-parses only changed files and removes deleted ones', () => {
-    const again = JSON.parse(vlt(['coderag', 'init', ws.dir, '--json']).stdout);
+  it('re-parses only changed files and removes deleted ones', async () => {
+    const again = JSON.parse((await vlt(['coderag', 'init', ws.dir, '--json'])).stdout);
     expect(again.filesParsed).toBe(0);
     appendFileSync(path.join(ws.dir, 'go/sample.go'), '\nfunc FreshlyAddedFunction() int { return 42 }\n');
     unlinkSync(path.join(ws.dir, 'ruby/sample.rb'));
-    const r = JSON.parse(vlt(['coderag', 'sync', '--json', '-C', ws.dir]).stdout);
+    const r = JSON.parse((await vlt(['coderag', 'sync', '--json', '-C', ws.dir])).stdout);
     expect(r.filesParsed).toBe(1);
     expect(r.filesRemoved).toBe(1);
-    const hits = JSON.parse(vlt(['coderag', 'search', 'FreshlyAddedFunction', '--json', '-C', ws.dir]).stdout);
+    const hits = JSON.parse((await vlt(['coderag', 'search', 'FreshlyAddedFunction', '--json', '-C', ws.dir])).stdout);
     expect(hits[0].path).toBe('go/sample.go');
-    const status = JSON.parse(vlt(['coderag', 'status', '--json', '-C', ws.dir]).stdout);
+    const status = JSON.parse((await vlt(['coderag', 'status', '--json', '-C', ws.dir])).stdout);
     expect(status.languages.ruby).toBeUndefined();
   });
 
-  it('refuses a second writer while readers keep working', () => {
+  it('refuses a second writer while readers keep working', async () => {
     const lock = path.join(ws.dir, '.vlt/index.lock');
     // The test runner itself is a live process: a lock naming it is held.
     writeFileSync(lock, JSON.stringify({ pid: process.pid, hostname: hostname(), startedAt: new Date().toISOString() }));
     try {
-      const w = vlt(['coderag', 'sync', '-C', ws.dir]);
+      const w = await vlt(['coderag', 'sync', '-C', ws.dir]);
       expect(w.code).toBe(1);
       expect(w.stderr).toMatch(/another vlt process \(pid \d+\) is writing the index/);
-      const r = vlt(['coderag', 'search', 'render', '--json', '-C', ws.dir]);
+      const r = await vlt(['coderag', 'search', 'total', '--json', '-C', ws.dir]);
       expect(r.code, r.stderr).toBe(0);
       expect(JSON.parse(r.stdout).length).toBeGreaterThan(0);
     } finally {
@@ -120,20 +120,20 @@ describe('incremental indexing, locking and recovery', () => {
     }
   });
 
-  it('detects a corrupt index, says so once, and rebuilds it', () => {
+  it('detects a corrupt index, says so once, and rebuilds it', async () => {
     writeFileSync(path.join(ws.dir, '.vlt/index.db'), 'this is not a database at all');
-    const status = vlt(['coderag', 'status', '-C', ws.dir]);
+    const status = await vlt(['coderag', 'status', '-C', ws.dir]);
     expect(status.code).toBe(1);
     expect(status.stderr).toMatch(/corrupt/);
-    const r = vlt(['coderag', 'init', ws.dir]);
+    const r = await vlt(['coderag', 'init', ws.dir]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr.match(/corrupt/g)?.length).toBe(1);
-    expect(JSON.parse(vlt(['coderag', 'search', 'render', '--json', '-C', ws.dir]).stdout).length).toBeGreaterThan(0);
+    expect(r.stderr.match(/is corrupt/g)?.length).toBe(1);
+    expect(JSON.parse((await vlt(['coderag', 'search', 'total', '--json', '-C', ws.dir])).stdout).length).toBeGreaterThan(0);
   });
 });
 
 describe('bad input', () => {
-  it('skips binary, invalid UTF-8, huge and minified files with reasons, honours .gitignore negations', () => {
+  it('skips binary, invalid UTF-8, huge and minified files with reasons, honours .gitignore negations', async () => {
     const dir = tempDir();
     try {
       mkdirSync(path.join(dir, 'src'));
@@ -146,23 +146,23 @@ describe('bad input', () => {
       writeFileSync(path.join(dir, '.gitignore'), 'logs/\n*.gen.py\n!keep.gen.py\n');
       writeFileSync(path.join(dir, 'src/drop.gen.py'), 'def dropped_function(): pass\n');
       writeFileSync(path.join(dir, 'src/keep.gen.py'), 'def kept_function(): pass\n');
-      const r = vlt(['coderag', 'init', dir, '--json']);
+      const r = await vlt(['coderag', 'init', dir, '--json']);
       expect(r.code, r.stderr).toBe(0);
-      const s = JSON.parse(vlt(['coderag', 'status', '--json', '-C', dir]).stdout);
+      const s = JSON.parse((await vlt(['coderag', 'status', '--json', '-C', dir])).stdout);
       expect(s.files).toBe(2);
       expect(s.skipped_by_reason).toMatchObject({ binary: 1, 'invalid-utf8': 1, 'too-large': 1, minified: 1, gitignored: 1 });
-      const hits = JSON.parse(vlt(['coderag', 'search', 'kept_function', '--json', '-C', dir]).stdout);
+      const hits = JSON.parse((await vlt(['coderag', 'search', 'kept_function', '--json', '-C', dir])).stdout);
       expect(hits[0].path).toBe('src/keep.gen.py');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
 
-  it('handles an empty repository', () => {
+  it('handles an empty repository', async () => {
     const dir = tempDir();
     try {
-      expect(vlt(['coderag', 'init', dir]).code).toBe(0);
-      const r = vlt(['coderag', 'search', 'anything', '-C', dir]);
+      expect((await vlt(['coderag', 'init', dir])).code).toBe(0);
+      const r = await vlt(['coderag', 'search', 'anything', '-C', dir]);
       expect(r.code).toBe(0);
       expect(r.stdout).toMatch(/no results/);
     } finally {
@@ -170,11 +170,11 @@ describe('bad input', () => {
     }
   });
 
-  it('reports a vlt.toml syntax error with its line', () => {
+  it('reports a vlt.toml syntax error with its line', async () => {
     const dir = tempDir();
     try {
       writeFileSync(path.join(dir, 'vlt.toml'), '[index]\nmax_file_bytes = 100\nexclude = [unclosed\n');
-      const r = vlt(['coderag', 'init', dir]);
+      const r = await vlt(['coderag', 'init', dir]);
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/vlt\.toml:3/);
     } finally {
@@ -182,10 +182,10 @@ describe('bad input', () => {
     }
   });
 
-  it('builds the index on first search, so a newcomer\'s first command works', () => {
+  it('builds the index on first search, so a newcomer\'s first command works', async () => {
     const ws = copyFixture('test/fixtures/lang');
     try {
-      const r = vlt(['coderag', 'search', 'render', '--json', '-C', ws.dir]);
+      const r = await vlt(['coderag', 'search', 'total', '--json', '-C', ws.dir]);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stderr).toMatch(/building it first/);
       expect(JSON.parse(r.stdout).length).toBeGreaterThan(0);
@@ -194,23 +194,25 @@ describe('bad input', () => {
     }
   });
 
-  it('survives kill -9 during init: afterwards the old or the new index loads', async () => {
+  it('survives kill -9 during init: afterwards the old or the new index loads', { timeout: 180_000 }, async () => {
     const ws = copyFixture('test/fixtures/lang');
     try {
       // Enough files that init runs long enough to be killed at different points.
       for (let i = 0; i < 300; i++) writeFileSync(path.join(ws.dir, `go/gen_${i}.go`), `package sample\n\nfunc Generated${i}(x int) int {\n\treturn x + ${i}\n}\n`);
-      expect(vlt(['coderag', 'init', ws.dir]).code).toBe(0);
+      expect((await vlt(['coderag', 'init', ws.dir])).code).toBe(0);
       for (let trial = 0; trial < 8; trial++) {
         writeFileSync(path.join(ws.dir, `go/gen_${trial}.go`), `package sample\n\nfunc Changed${trial}() {}\n`);
         const child = vltAsync(['coderag', 'init', ws.dir]);
-        await new Promise((r) => setTimeout(r, 100 + trial * 120));
+        const exited = new Promise((r) => child.once('exit', r));
+        // Kill points spread from start-up through parsing to the commit.
+        await new Promise((r) => setTimeout(r, 30 + trial * 70));
         child.kill('SIGKILL');
-        await new Promise((r) => child.once('exit', r));
-        const s = vlt(['coderag', 'status', '--json', '-C', ws.dir]);
+        await exited;
+        const s = await vlt(['coderag', 'status', '--json', '-C', ws.dir]);
         expect(s.code, s.stderr).toBe(0);
         expect(JSON.parse(s.stdout).files).toBeGreaterThan(300);
       }
-      expect(vlt(['coderag', 'init', ws.dir]).code).toBe(0);
+      expect((await vlt(['coderag', 'init', ws.dir])).code).toBe(0);
       expect(readFileSync(path.join(ws.dir, '.vlt/index.db')).subarray(0, 15).toString()).toBe('SQLite format 3');
     } finally {
       ws.cleanup();
@@ -231,27 +233,27 @@ describe('embeddings through an OpenAI-compatible endpoint', () => {
   });
   const env = () => ({ VLT_EMBEDDINGS_BASE_URL: fake.baseURL, VLT_EMBEDDINGS_API_KEY: 'test-key', VLT_EMBEDDINGS_MODEL: 'fake-embed' });
 
-  it('embeds every chunk once, serves re-runs from the cache, and re-embeds only changed chunks', () => {
-    const first = JSON.parse(vlt(['coderag', 'init', ws.dir, '--json'], { env: env() }).stdout);
+  it('embeds every chunk once, serves re-runs from the cache, and re-embeds only changed chunks', async () => {
+    const first = JSON.parse((await vlt(['coderag', 'init', ws.dir, '--json'], { env: env() })).stdout);
     expect(first.embedded).toBeGreaterThan(10);
-    const status = JSON.parse(vlt(['coderag', 'status', '--json', '-C', ws.dir], { env: env() }).stdout);
+    const status = JSON.parse((await vlt(['coderag', 'status', '--json', '-C', ws.dir], { env: env() })).stdout);
     expect(status.vectors).toMatchObject({ enabled: true, dimensions: 16, model: 'fake-embed' });
     expect(status.vectors.count).toBe(status.chunks);
 
     const before = fake.counts.embeddings;
-    const again = JSON.parse(vlt(['coderag', 'init', ws.dir, '--json'], { env: env() }).stdout);
+    const again = JSON.parse((await vlt(['coderag', 'init', ws.dir, '--json'], { env: env() })).stdout);
     expect(again.embedded).toBe(0);
     expect(fake.counts.embeddings).toBe(before);
 
     appendFileSync(path.join(ws.dir, 'python/sample.py'), '\n\ndef brand_new_helper():\n    return "fresh"\n');
-    const third = JSON.parse(vlt(['coderag', 'sync', '--json', '-C', ws.dir], { env: env() }).stdout);
+    const third = JSON.parse((await vlt(['coderag', 'sync', '--json', '-C', ws.dir], { env: env() })).stdout);
     expect(third.filesParsed).toBe(1);
     expect(third.embedded).toBeGreaterThan(0);
     expect(third.embedded).toBeLessThan(first.embedded);
   });
 
-  it('uses the vector retriever in search', () => {
-    const r = vlt(['coderag', 'search', 'brand new helper', '--json', '--explain', '-C', ws.dir], { env: env() });
+  it('uses the vector retriever in search', async () => {
+    const r = await vlt(['coderag', 'search', 'brand new helper', '--json', '--explain', '-C', ws.dir], { env: env() });
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout);
     const vector = out.explain.retrievers.find((x: { name: string }) => x.name === 'vector');
@@ -260,10 +262,10 @@ describe('embeddings through an OpenAI-compatible endpoint', () => {
     expect(out.hits[0].path).toBe('python/sample.py');
   });
 
-  it('fails init with a clear error when the endpoint keeps failing', () => {
+  it('fails init with a clear error when the endpoint keeps failing', async () => {
     fake.fail('embeddings', '401', 100);
     appendFileSync(path.join(ws.dir, 'go/sample.go'), '\nfunc AnotherOne() {}\n');
-    const r = vlt(['coderag', 'sync', '-C', ws.dir], { env: env() });
+    const r = await vlt(['coderag', 'sync', '-C', ws.dir], { env: env() });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/401|API key/);
     fake.reset();

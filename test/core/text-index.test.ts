@@ -7,7 +7,7 @@ describe('code tokenizer', () => {
   it('keeps whole identifiers and splits camelCase, acronyms and snake_case', () => {
     expect(tokenize('ParseDuration')).toEqual(['parseduration', 'parse', 'duration']);
     expect(identifierParts('HTTPServer')).toEqual(['http', 'server']);
-    expect(identifierParts('read_all_bytes')).toEqual(['read', 'byte']);
+    expect(identifierParts('read_all_bytes')).toEqual(['read', 'all', 'byte']);
     expect(tokenize('the x of a')).toEqual([]);
   });
   it('dedupes query terms in order', () => {

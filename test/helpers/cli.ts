@@ -1,4 +1,4 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -12,11 +12,25 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the built `vlt` binary, as a user would, with a clean environment (no API keys). */
-export function vlt(args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): CliResult {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...opts.env };
-  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: opts.cwd ?? ROOT, env, encoding: 'utf8', timeout: 120_000 });
-  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+/**
+ * Runs the built `vlt` binary, as a user would, with a clean environment (no API keys).
+ * Asynchronous on purpose: a test may serve the CLI from its own process (the fake OpenAI
+ * server), which a blocking spawn would starve.
+ */
+export function vlt(args: string[], opts: { cwd?: string; env?: Record<string, string>; timeoutMs?: number } = {}): Promise<CliResult> {
+  const child = vltAsync(args, opts);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 120_000);
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? -1, stdout, stderr });
+    });
+  });
 }
 
 export function vltAsync(args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): ChildProcess {

@@ -23,13 +23,17 @@ export interface SymbolCandidate {
   path: string;
   startLine: number;
   container?: string;
+  /** Number of sub-words of the name (ParseDuration → 2), for part coverage. */
+  parts: number;
 }
 
 /** What hybrid search needs from the engine: the index plus a few cheap lookups. */
 export interface SearchSources {
   index: SearchIndex;
-  /** Definitions whose name, lower-cased, equals `lowerName`. */
-  symbolsNamed(lowerName: string): SymbolCandidate[];
+  /** Definitions whose {@link normalizeSymbolName normalized} name equals `key`. */
+  symbolsNamed(key: string): SymbolCandidate[];
+  /** Definitions whose name has `part` among its sub-words (see identifierParts). */
+  symbolsWithPart(part: string): SymbolCandidate[];
   /** The chunk of a file that contains a line. */
   chunkAt(fileId: number, line: number): number | undefined;
   /** First chunks of files whose path ends with `suffix`. */
@@ -47,6 +51,7 @@ export interface RetrieverHit {
   why?: string;
   /** The definition this hit stands for, when a retriever matched one inside the chunk. */
   symbol?: string;
+  symbolKind?: string;
 }
 
 export interface RetrieverRun {
@@ -64,6 +69,7 @@ export interface FusedHit {
   ranks: Partial<Record<RetrieverName, number>>;
   why?: string;
   symbol?: string;
+  symbolKind?: string;
 }
 
 export interface HybridOptions {
@@ -92,12 +98,22 @@ const RRF: Record<RetrieverName, { k: number; weight: number }> = {
   vector: { k: 60, weight: 1 },
 };
 /** How much of the query a definition's name covers. */
-const NAME_STRENGTH = { identifier: 4, join3: 4.5, join2: 3.5, word: 2 } as const;
+const NAME_STRENGTH = { identifier: 4, join4: 5.5, join3: 4.5, join2: 3.5, word: 2 } as const;
+/** How much less an order-free sub-word cover counts than a join of adjacent query words. */
+const COVERAGE_DISCOUNT = 0.5;
 /** The enclosing type matching another query word ("gzip writer close" → Writer.Close). */
 const CONTAINER_BONUS = 1.2;
 const PER_RETRIEVER = 100;
 const TYPE_KINDS = new Set<SymbolKind>(['class', 'interface', 'struct', 'trait', 'enum', 'type']);
 const TEST_PATH = /(^|\/)(tests?|__tests__|spec)\/|_test\.go$|(^|\/)test_[^/]*\.py$|_test\.py$|\.(test|spec)\.[jt]sx?$|Tests?\.(java|cs|kt|swift)$/;
+
+/**
+ * The lookup key of a symbol name: lower case without underscores, so that `parse_duration`,
+ * `ParseDuration` and the query words "parse duration" all meet at `parseduration`.
+ */
+export function normalizeSymbolName(name: string): string {
+  return name.toLowerCase().replace(/_/g, '');
+}
 
 export async function hybridSearch(sources: SearchSources, query: string, opts: HybridOptions): Promise<HybridResult> {
   const analysis = analyzeQuery(query);
@@ -142,7 +158,7 @@ function makeFilter(index: SearchIndex, opts: HybridOptions): (id: number) => bo
 function symbolRetriever(sources: SearchSources, q: AnalyzedQuery): RetrieverHit[] | { skipped: string } {
   const wanted = new Map<string, number>();
   const want = (name: string, strength: number) => {
-    const key = name.toLowerCase();
+    const key = normalizeSymbolName(name);
     if (key.length < 2) return;
     wanted.set(key, Math.max(wanted.get(key) ?? 0, strength));
   };
@@ -152,6 +168,7 @@ function symbolRetriever(sources: SearchSources, q: AnalyzedQuery): RetrieverHit
     for (const w of q.words) want(w, NAME_STRENGTH.word);
     for (const j of q.joins) want(j, NAME_STRENGTH.join2);
     for (const j of q.joins3) want(j, NAME_STRENGTH.join3);
+    for (const j of q.joins4) want(j, NAME_STRENGTH.join4);
   }
   if (wanted.size === 0) return { skipped: 'no identifiers or words in the query' };
 
@@ -161,14 +178,36 @@ function symbolRetriever(sources: SearchSources, q: AnalyzedQuery): RetrieverHit
   const importance = new Map<string, number>();
   const best = new Map<number, RetrieverHit>();
 
-  for (const [lowerName, strength] of wanted) {
-    const defs = sources.symbolsNamed(lowerName);
+  // Order-free coverage: every sub-word of a multi-word name appears in the query
+  // ("render template to string" covers render_to_string).
+  const covered = new Map<SymbolCandidate, number>();
+  if (!q.isLong) {
+    for (const term of q.terms) for (const def of sources.symbolsWithPart(term)) covered.set(def, (covered.get(def) ?? 0) + 1);
+  }
+  const byCoverage = new Map<string, SymbolCandidate[]>();
+  for (const [def, n] of covered) {
+    if (def.parts < 2 || n < def.parts) continue;
+    const key = `parts:${def.parts}`;
+    let list = byCoverage.get(key);
+    if (!list) byCoverage.set(key, (list = []));
+    list.push(def);
+  }
+
+  const groups: Array<[string, number, SymbolCandidate[]]> = [];
+  for (const [key, strength] of wanted) groups.push([key, strength, sources.symbolsNamed(key)]);
+  for (const [key, defs] of byCoverage) {
+    const parts = Number(key.slice(6));
+    // Weaker than a join of the same length: the query words need not be adjacent or in order.
+    groups.push([key, NAME_STRENGTH.join2 + (Math.min(parts, 4) - 2) - COVERAGE_DISCOUNT, defs]);
+  }
+
+  for (const [lowerName, strength, defs] of groups) {
     if (defs.length === 0) continue;
     // Like IDF for names: a name shared by hundreds of definitions (String, Close) says less.
     const specificity = 1.5 / Math.log2(2 + defs.length);
     for (const def of defs.slice(0, 5000)) {
       let score = strength + specificity + (exactIdents.has(def.name) ? 1 : 0);
-      const containerLeaf = def.container?.split(/\.|::/).pop()?.toLowerCase();
+      const containerLeaf = def.container ? normalizeSymbolName(def.container.split(/\.|::/).pop() ?? '') : undefined;
       if (containerLeaf && containerLeaf !== lowerName && queryWords.has(containerLeaf)) score += CONTAINER_BONUS;
       const pathLower = def.path.toLowerCase();
       let pathHits = 0;
@@ -187,7 +226,7 @@ function symbolRetriever(sources: SearchSources, q: AnalyzedQuery): RetrieverHit
       const chunk = sources.chunkAt(def.fileId, def.startLine);
       if (chunk === undefined) continue;
       const prev = best.get(chunk);
-      if (!prev || prev.score < score) best.set(chunk, { id: chunk, score, why: `${def.kind} ${def.qualifiedName}`, symbol: def.qualifiedName });
+      if (!prev || prev.score < score) best.set(chunk, { id: chunk, score, why: `${def.kind} ${def.qualifiedName}`, symbol: def.qualifiedName, symbolKind: def.kind });
     }
   }
   return [...best.values()].sort((a, b) => b.score - a.score || a.id - b.id);
@@ -251,7 +290,10 @@ export function fuse(runs: RetrieverRun[]): FusedHit[] {
       f.score += weight / (k + rank);
       f.ranks[run.name] = rank;
       if (h.why && !f.why) f.why = h.why;
-      if (h.symbol && !f.symbol) f.symbol = h.symbol;
+      if (h.symbol && !f.symbol) {
+        f.symbol = h.symbol;
+        if (h.symbolKind) f.symbolKind = h.symbolKind;
+      }
     });
   }
   return [...fused.values()].sort((a, b) => b.score - a.score || a.id - b.id);

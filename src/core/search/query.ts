@@ -22,6 +22,8 @@ export interface AnalyzedQuery {
   joins: string[];
   /** The same for 3 adjacent words. */
   joins3: string[];
+  /** The same for 4 adjacent words ("get object or 404" → getobjector404). */
+  joins4: string[];
   /** The last part of each dotted identifier (`http.HandlerFunc` → `HandlerFunc`), and each plain word. */
   words: string[];
   paths: PathMention[];
@@ -34,7 +36,7 @@ export const LONG_QUERY_WORDS = 40;
 const PATH_RE = /(?:[A-Za-z0-9_.@-]+\/)*[A-Za-z0-9_@-][A-Za-z0-9_.@-]*\.(?:go|py|pyi|rs|ts|tsx|mts|cts|js|jsx|mjs|cjs|java|c|h|cc|cpp|cxx|hpp|hh|cs|rb|php|kt|kts|swift|md)\b(?::(\d+))?/g;
 /** Python traceback frames: File "django/db/models/query.py", line 123 */
 const PY_FRAME_RE = /File "([^"]+)", line (\d+)/g;
-const IDENT_RE = /[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|->|#)[A-Za-z_$][A-Za-z0-9_$]*)*/g;
+const IDENT_RE = /[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|->|#)[A-Za-z_$][A-Za-z0-9_$]*)*|[0-9]+/g;
 
 function looksLikeCode(word: string): boolean {
   return /[a-z][A-Z]|[A-Z]{2,}[a-z]|_|\.|::|->|#/.test(word) || /^[A-Z][a-z0-9]+[A-Z]/.test(word);
@@ -72,12 +74,14 @@ export function analyzeQuery(raw: string): AnalyzedQuery {
 
   const joins = new Set<string>();
   const joins3 = new Set<string>();
+  const joins4 = new Set<string>();
   // Joins keep stop words: "context with timeout" must reach WithTimeout, "encode to string"
   // EncodeToString.
   const lowerWords = plain.map((w) => w.toLowerCase()).filter((w) => w.length >= 1);
   for (let i = 0; i + 1 < lowerWords.length && joins.size < 64; i++) {
     joins.add(lowerWords[i]! + lowerWords[i + 1]!);
     if (i + 2 < lowerWords.length) joins3.add(lowerWords[i]! + lowerWords[i + 1]! + lowerWords[i + 2]!);
+    if (i + 3 < lowerWords.length) joins4.add(lowerWords.slice(i, i + 4).join(''));
   }
 
   const wordCount = raw.split(/\s+/).filter(Boolean).length;
@@ -87,6 +91,7 @@ export function analyzeQuery(raw: string): AnalyzedQuery {
     identifiers,
     joins: [...joins],
     joins3: [...joins3],
+    joins4: [...joins4],
     words,
     paths,
     isLong: wordCount > LONG_QUERY_WORDS,

@@ -5,16 +5,16 @@
  * is applied to parts only; whole identifiers stay exact.
  */
 
-const IDENT = /[A-Za-z_$][A-Za-z0-9_$]*|[0-9]+[A-Za-z_][A-Za-z0-9_]*/g;
+const IDENT = /[A-Za-z_$][A-Za-z0-9_$]*|[0-9]+[A-Za-z_][A-Za-z0-9_]*|[0-9]{2,}/g;
 
 /** Words too common in code and prose to carry signal; they only cost time in scoring. */
 const STOPWORDS = new Set([
-  'the', 'and', 'for', 'are', 'but', 'not', 'you', 'all', 'any', 'can', 'her', 'was', 'one', 'our',
-  'out', 'has', 'his', 'how', 'its', 'may', 'new', 'now', 'see', 'two', 'way', 'who', 'did', 'get',
-  'let', 'put', 'say', 'she', 'too', 'use', 'this', 'that', 'with', 'from', 'have', 'what', 'when',
-  'where', 'which', 'will', 'would', 'there', 'their', 'then', 'than', 'them', 'these', 'those',
-  'into', 'does', 'been', 'were', 'is', 'it', 'of', 'to', 'in', 'on', 'or', 'an', 'as', 'at', 'be',
-  'by', 'if', 'we', 'do', 'so', 'no', 'my', 'me', 'up', 'am',
+  // English function words only: verbs like get/set/put/new/use name code and must stay.
+  'the', 'and', 'for', 'are', 'but', 'not', 'you', 'was', 'our', 'his', 'her', 'she', 'how', 'its',
+  'this', 'that', 'with', 'from', 'have', 'what', 'when', 'where', 'which', 'will', 'would', 'there',
+  'their', 'then', 'than', 'them', 'these', 'those', 'into', 'does', 'been', 'were', 'is', 'it',
+  'of', 'to', 'in', 'on', 'or', 'an', 'as', 'at', 'be', 'by', 'if', 'we', 'do', 'so', 'my', 'me',
+  'am',
 ]);
 
 const splitCache = new Map<string, string[]>();

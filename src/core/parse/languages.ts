@@ -1,0 +1,89 @@
+import type { LanguageId } from '../types';
+
+/**
+ * File extension (lower case, with the dot) to language. JSX is parsed with the JavaScript
+ * grammar because that grammar already understands JSX. `.h` is treated as C: a C++ header
+ * parsed with the C grammar still yields its functions, structs and includes, while class
+ * bodies degrade to error nodes that the chunker still covers.
+ */
+export const EXTENSION_LANGUAGES: Readonly<Record<string, LanguageId>> = {
+  '.ts': 'typescript',
+  '.mts': 'typescript',
+  '.cts': 'typescript',
+  '.tsx': 'tsx',
+  '.js': 'javascript',
+  '.mjs': 'javascript',
+  '.cjs': 'javascript',
+  '.jsx': 'javascript',
+  '.py': 'python',
+  '.pyi': 'python',
+  '.go': 'go',
+  '.rs': 'rust',
+  '.java': 'java',
+  '.c': 'c',
+  '.h': 'c',
+  '.cc': 'cpp',
+  '.cpp': 'cpp',
+  '.cxx': 'cpp',
+  '.hpp': 'cpp',
+  '.hh': 'cpp',
+  '.hxx': 'cpp',
+  '.cs': 'csharp',
+  '.rb': 'ruby',
+  '.php': 'php',
+  '.kt': 'kotlin',
+  '.kts': 'kotlin',
+  '.swift': 'swift',
+  '.md': 'markdown',
+  '.markdown': 'markdown',
+};
+
+/** Where a grammar comes from: the npm package that ships it and the file name inside it. */
+export interface GrammarSource {
+  /** The package whose directory (or `out/` folder) holds the file, for source-tree runs. */
+  pkg: string;
+  /** Sub-directory of the package that holds the file. */
+  subdir: string;
+  /** The `.wasm` file name; the bundled layout keeps the same name under `dist/wasm/`. */
+  file: string;
+}
+
+const repomix = (file: string): GrammarSource => ({ pkg: '@repomix/tree-sitter-wasms', subdir: 'out', file });
+
+/** The tree-sitter grammar of each language; markdown has none and is split by headings. */
+export const GRAMMARS: Readonly<Partial<Record<LanguageId, GrammarSource>>> = {
+  typescript: repomix('tree-sitter-typescript.wasm'),
+  tsx: repomix('tree-sitter-tsx.wasm'),
+  javascript: repomix('tree-sitter-javascript.wasm'),
+  python: repomix('tree-sitter-python.wasm'),
+  go: repomix('tree-sitter-go.wasm'),
+  rust: repomix('tree-sitter-rust.wasm'),
+  java: repomix('tree-sitter-java.wasm'),
+  c: repomix('tree-sitter-c.wasm'),
+  cpp: repomix('tree-sitter-cpp.wasm'),
+  csharp: repomix('tree-sitter-c_sharp.wasm'),
+  ruby: repomix('tree-sitter-ruby.wasm'),
+  php: repomix('tree-sitter-php.wasm'),
+  kotlin: { pkg: '@tree-sitter-grammars/tree-sitter-kotlin', subdir: '', file: 'tree-sitter-kotlin.wasm' },
+  swift: repomix('tree-sitter-swift.wasm'),
+};
+
+/** The `.wasm` file name of a language's grammar, or undefined for markdown. */
+export function wasmFileFor(language: LanguageId): string | undefined {
+  return GRAMMARS[language]?.file;
+}
+
+/** The file name of a language's tag query under the queries directory. */
+export function queryFileFor(language: LanguageId): string {
+  return `${language}.scm`;
+}
+
+/** The language of a file, judged by its extension (case-insensitive), or undefined. */
+export function languageForPath(path: string): LanguageId | undefined {
+  const slash = Math.max(path.lastIndexOf('/'), path.lastIndexOf('\\'));
+  const base = path.slice(slash + 1);
+  const dot = base.lastIndexOf('.');
+  // A leading dot marks a hidden file (".ts" is a name, not an extension).
+  if (dot <= 0) return undefined;
+  return EXTENSION_LANGUAGES[base.slice(dot).toLowerCase()];
+}

@@ -1,0 +1,52 @@
+/**
+ * Worker-thread entry of the parse pool, bundled to `dist/parse-worker.js`. It initialises
+ * one parser and answers `{id, path, language, source}` messages with `{id, result}` or
+ * `{id, error, code}`, one at a time in arrival order (parsing is synchronous).
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { isVltError } from '../errors';
+import type { LanguageId, ParsedFile } from '../types';
+import { createCodeParser, type CodeParser, type CodeParserOptions } from './parser';
+
+export interface ParseRequest {
+  id: number;
+  path: string;
+  language: LanguageId;
+  source: string;
+}
+
+export type ParseResponse = { id: number; result: ParsedFile } | { id: number; error: string; code?: string };
+
+/** What the pool passes as `workerData`. */
+export interface ParseWorkerData {
+  parserOptions?: CodeParserOptions;
+}
+
+function describe(e: unknown): { error: string; code?: string } {
+  if (isVltError(e)) return { error: e.message, code: e.code };
+  return { error: e instanceof Error ? e.message : String(e) };
+}
+
+if (parentPort) {
+  const port = parentPort;
+  const data = (workerData ?? {}) as ParseWorkerData;
+  const ready: Promise<CodeParser> = createCodeParser(data.parserOptions ?? {});
+  // An initialisation failure is reported per request rather than crashing the worker, so
+  // that the pool does not restart it in a loop.
+  ready.catch(() => undefined);
+
+  const handle = async (msg: ParseRequest): Promise<void> => {
+    let reply: ParseResponse;
+    try {
+      const parser = await ready;
+      reply = { id: msg.id, result: parser.parse(msg.path, msg.language, msg.source) };
+    } catch (e) {
+      reply = { id: msg.id, ...describe(e) };
+    }
+    port.postMessage(reply);
+  };
+
+  port.on('message', (msg: ParseRequest) => {
+    void handle(msg);
+  });
+}
