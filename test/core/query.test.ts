@@ -33,11 +33,19 @@ describe('analyzeQuery', () => {
 describe('weighted reciprocal-rank fusion', () => {
   it('rewards agreement between retrievers and keeps per-retriever ranks', () => {
     const fused = fuse([
-      { name: 'symbol', ms: 0, hits: [{ id: 1, score: 9 }, { id: 2, score: 5 }] },
+      { name: 'symbol', ms: 0, hits: [{ id: 1, score: 9 }, { id: 2, score: 9 }] },
       { name: 'bm25', ms: 0, hits: [{ id: 3, score: 20 }, { id: 2, score: 10 }] },
     ]);
     expect(fused.map((f) => f.id)).toEqual([2, 1, 3]);
     expect(fused[0]!.ranks).toEqual({ symbol: 2, bm25: 2 });
+  });
+
+  it('scales the precise retrievers by confidence: a weak second symbol match loses to a strong first', () => {
+    const fused = fuse([
+      { name: 'symbol', ms: 0, hits: [{ id: 1, score: 9 }, { id: 2, score: 3 }] },
+      { name: 'bm25', ms: 0, hits: [{ id: 2, score: 20 }, { id: 1, score: 10 }] },
+    ]);
+    expect(fused.map((f) => f.id)).toEqual([1, 2]);
   });
 
   it('is deterministic on ties', () => {

@@ -91,11 +91,11 @@ export interface HybridResult {
  * file named in a stack frame) get a small k so their top ranks dominate the fused list and
  * term overlap only orders what they did not find.
  */
-const RRF: Record<RetrieverName, { k: number; weight: number }> = {
-  symbol: { k: 15, weight: 1.5 },
-  path: { k: 10, weight: 1.5 },
-  bm25: { k: 60, weight: 1 },
-  vector: { k: 60, weight: 1 },
+const RRF: Record<RetrieverName, { k: number; weight: number; scaled: boolean }> = {
+  symbol: { k: 15, weight: 1.5, scaled: true },
+  path: { k: 10, weight: 1.5, scaled: true },
+  bm25: { k: 60, weight: 1, scaled: false },
+  vector: { k: 60, weight: 1, scaled: false },
 };
 /** How much of the query a definition's name covers. */
 const NAME_STRENGTH = { identifier: 4, join4: 5.5, join3: 4.5, join2: 3.5, word: 2 } as const;
@@ -279,7 +279,10 @@ async function vectorRetriever(sources: SearchSources, q: AnalyzedQuery, opts: H
 export function fuse(runs: RetrieverRun[]): FusedHit[] {
   const fused = new Map<number, FusedHit>();
   for (const run of runs) {
-    const { k, weight } = RRF[run.name];
+    const { k, weight, scaled } = RRF[run.name];
+    // The precise retrievers' scores mean something (an exact name vs a one-word match), so
+    // their contribution is also scaled by the score relative to their best hit.
+    const top = run.hits[0]?.score ?? 0;
     run.hits.forEach((h, i) => {
       const rank = i + 1;
       let f = fused.get(h.id);
@@ -287,7 +290,8 @@ export function fuse(runs: RetrieverRun[]): FusedHit[] {
         f = { id: h.id, score: 0, ranks: {} };
         fused.set(h.id, f);
       }
-      f.score += weight / (k + rank);
+      const confidence = scaled && top > 0 ? Math.max(0, h.score) / top : 1;
+      f.score += (weight * confidence) / (k + rank);
       f.ranks[run.name] = rank;
       if (h.why && !f.why) f.why = h.why;
       if (h.symbol && !f.symbol) {
