@@ -74,9 +74,14 @@ function printDryRun(r: DryRunReport): void {
   out(`would index ${r.files} files (${formatBytes(r.bytes)})`);
   for (const [lang, v] of Object.entries(r.languages).sort((a, b) => b[1].files - a[1].files)) out(`  ${lang.padEnd(12)} ${String(v.files).padStart(7)} files  ${formatBytes(v.bytes)}`);
   if (r.skippedDirs.length) {
+    // Grouped by reason: a Python tree has hundreds of __pycache__ folders.
+    const byReason = new Map<string, typeof r.skippedDirs>();
+    for (const d of r.skippedDirs) byReason.set(d.reason, [...(byReason.get(d.reason) ?? []), d]);
     out(`skipped folders (${r.skippedDirs.length}):`);
-    for (const d of r.skippedDirs.slice(0, 30)) out(`  ${d.path}/  (${d.reason}${d.detail ? `: ${d.detail}` : ''})`);
-    if (r.skippedDirs.length > 30) out(`  … ${r.skippedDirs.length - 30} more`);
+    for (const [reason, dirs] of byReason) {
+      const shown = dirs.slice(0, 5).map((d) => `${d.path}/`).join(', ');
+      out(`  ${reason} ${dirs.length}: ${shown}${dirs.length > 5 ? `, … ${dirs.length - 5} more` : ''}`);
+    }
   }
   const skipped = Object.entries(r.skipped);
   if (skipped.length) out(`skipped files: ${skipped.map(([k, v]) => `${k} ${v}`).join(', ')}`);
@@ -218,6 +223,11 @@ export function buildProgram(): Command {
 }
 
 export async function main(argv: string[]): Promise<number> {
+  // `vlt … | head` closes stdout early; that is the reader's choice, not an error.
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(0);
+    throw e;
+  });
   const program = buildProgram();
   try {
     await program.parseAsync(argv, { from: 'user' });

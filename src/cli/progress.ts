@@ -55,6 +55,11 @@ export class ProgressReporter {
     const rate = elapsed > 0 ? ev.done / elapsed : 0;
     const unit = ev.phase === 'embed' ? 'chunks' : 'files';
     if (this.tty) {
+      if (ev.phase === 'persist') {
+        this.stream.write(ev.done === 0 ? '\r\x1b[2Ksaving the index…' : '\r\x1b[2K');
+        this.drawn = ev.done === 0;
+        return;
+      }
       if (!finished && now - this.lastDraw < 80) return;
       this.lastDraw = now;
       const width = 24;

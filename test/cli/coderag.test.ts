@@ -158,6 +158,27 @@ describe('bad input', () => {
     }
   });
 
+  it('init --dry-run reports languages, skipped folders and embedding tokens, and writes nothing', async () => {
+    const ws = copyFixture('test/fixtures/lang');
+    try {
+      mkdirSync(path.join(ws.dir, 'node_modules/dep'), { recursive: true });
+      writeFileSync(path.join(ws.dir, 'node_modules/dep/index.js'), 'module.exports = 1;\n');
+      const r = await vlt(['coderag', 'init', ws.dir, '--dry-run', '--json']);
+      expect(r.code, r.stderr).toBe(0);
+      const report = JSON.parse(r.stdout);
+      expect(report.files).toBe(15);
+      expect(report.languages.go.files).toBe(1);
+      expect(report.skippedDirs).toEqual([expect.objectContaining({ path: 'node_modules', reason: 'vendored' })]);
+      expect(report.estimatedEmbeddingTokens).toBeGreaterThan(100);
+      expect(existsSync(path.join(ws.dir, '.vlt'))).toBe(false);
+      const human = await vlt(['coderag', 'init', ws.dir, '--dry-run']);
+      expect(human.stdout).toMatch(/would index 15 files/);
+      expect(human.stdout).toMatch(/vendored 1: node_modules\//);
+    } finally {
+      ws.cleanup();
+    }
+  });
+
   it('handles an empty repository', async () => {
     const dir = tempDir();
     try {

@@ -1,0 +1,90 @@
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Engine } from '../../src/core/engine';
+import type { WorkspaceFs } from '../../src/core/ports';
+import { nodeWorkspaceFs } from '../../src/node/fs';
+import { tempDir } from '../helpers/cli';
+
+/** The real file system, except that reads of chosen files fail the way the OS would. */
+function faultyFs(failures: Map<string, string>): WorkspaceFs {
+  return {
+    ...nodeWorkspaceFs,
+    async readFile(abs) {
+      const code = failures.get(path.basename(abs));
+      if (code) throw Object.assign(new Error(`${code}: simulated`), { code });
+      return nodeWorkspaceFs.readFile(abs);
+    },
+  };
+}
+
+describe('Engine against a faulty file system', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = tempDir();
+    mkdirSync(path.join(dir, 'pkg'));
+    writeFileSync(path.join(dir, 'pkg/keep.py'), 'def kept_function():\n    return 1\n');
+    writeFileSync(path.join(dir, 'pkg/vanishing.py'), 'def vanishing_function():\n    return 2\n');
+    writeFileSync(path.join(dir, 'pkg/locked.py'), 'def locked_function():\n    return 3\n');
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('skips a file deleted during indexing and an unreadable one, with reasons, and indexes the rest', async () => {
+    const fs = faultyFs(new Map([['vanishing.py', 'ENOENT'], ['locked.py', 'EACCES']]));
+    const engine = await Engine.open(dir, { fs, embeddingProvider: null }, 'write');
+    try {
+      const report = await engine.index();
+      expect(report.filesParsed).toBe(1);
+      const status = engine.status();
+      expect(status.files).toBe(1);
+      expect(status.skipped_by_reason).toEqual({ unreadable: 2 });
+      const hits = (await engine.search('kept_function')).hits;
+      expect(hits[0]?.path).toBe('pkg/keep.py');
+      expect((await engine.search('vanishing_function')).hits.every((h) => h.path !== 'pkg/vanishing.py')).toBe(true);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('drops a file from the index when it becomes unreadable later', async () => {
+    const first = await Engine.open(dir, { fs: nodeWorkspaceFs, embeddingProvider: null }, 'write');
+    await first.index();
+    await first.close();
+    writeFileSync(path.join(dir, 'pkg/locked.py'), 'def locked_function_changed():\n    return 4\n');
+    const engine = await Engine.open(dir, { fs: faultyFs(new Map([['locked.py', 'EACCES']])), embeddingProvider: null }, 'write');
+    try {
+      await engine.index();
+      expect(engine.status().files).toBe(2);
+      expect((await engine.search('locked_function')).hits.some((h) => h.path === 'pkg/locked.py')).toBe(false);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('re-indexes only the given known paths without a walk, and falls back to a walk for new ones', async () => {
+    const engine = await Engine.open(dir, { fs: nodeWorkspaceFs, embeddingProvider: null }, 'write');
+    try {
+      await engine.index();
+      writeFileSync(path.join(dir, 'pkg/keep.py'), 'def renamed_function():\n    return 1\n');
+      const r = await engine.index({ paths: ['pkg/keep.py'], persist: false });
+      expect(r).toMatchObject({ filesParsed: 1, filesDiscovered: 1, changed: ['pkg/keep.py'] });
+      expect((await engine.search('renamed_function')).hits[0]?.path).toBe('pkg/keep.py');
+      writeFileSync(path.join(dir, 'pkg/new.py'), 'def brand_new():\n    pass\n');
+      const r2 = await engine.index({ paths: ['pkg/new.py'] });
+      expect(r2.filesDiscovered).toBe(4);
+      expect((await engine.search('brand_new')).hits[0]?.path).toBe('pkg/new.py');
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('refuses to index from a read-only engine and rejects an empty query', async () => {
+    const engine = await Engine.open(dir, { fs: nodeWorkspaceFs, embeddingProvider: null }, 'read');
+    try {
+      await expect(engine.index()).rejects.toThrow(/write mode/);
+      await expect(engine.search('  ')).rejects.toMatchObject({ code: 'USAGE' });
+    } finally {
+      await engine.close();
+    }
+  });
+});
