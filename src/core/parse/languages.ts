@@ -73,9 +73,16 @@ export function wasmFileFor(language: LanguageId): string | undefined {
   return GRAMMARS[language]?.file;
 }
 
-/** The file name of a language's tag query under the queries directory. */
-export function queryFileFor(language: LanguageId): string {
-  return `${language}.scm`;
+/**
+ * Languages whose tag query extends another's: the base query comes first. TSX is TypeScript
+ * plus JSX, with the same node types, so its file only holds the JSX patterns.
+ */
+const QUERY_BASE: Partial<Record<LanguageId, LanguageId>> = { tsx: 'typescript' };
+
+/** The tag query files of a language under the queries directory, concatenated in order. */
+export function queryFilesFor(language: LanguageId): string[] {
+  const base = QUERY_BASE[language];
+  return base ? [`${base}.scm`, `${language}.scm`] : [`${language}.scm`];
 }
 
 /** The language of a file, judged by its extension (case-insensitive), or undefined. */

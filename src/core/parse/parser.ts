@@ -35,7 +35,7 @@ import {
   type ChunkOptions,
   type DefInfo,
 } from './chunker';
-import { GRAMMARS, queryFileFor } from './languages';
+import { GRAMMARS, queryFilesFor } from './languages';
 
 /*
  * The CommonJS build of web-tree-sitter is loaded with `require` on purpose: the bundles are
@@ -288,11 +288,13 @@ class TreeSitterCodeParser implements CodeParser {
     } catch (e) {
       throw new VltError('PARSER_UNAVAILABLE', `cannot load the ${language} grammar: ${String(e)}`, { language, wasm }, { cause: e });
     }
-    const queryPath = path.join(this.loc.queriesDir, queryFileFor(language));
+    const queryPath = queryFilesFor(language).map((f) => path.join(this.loc.queriesDir, f)).join(' + ');
     let source: string;
     let query: Query;
     try {
-      source = fs.readFileSync(queryPath, 'utf8');
+      source = queryFilesFor(language)
+        .map((f) => fs.readFileSync(path.join(this.loc.queriesDir, f), 'utf8'))
+        .join('\n');
       query = new TreeSitter.Query(lang, source);
     } catch (e) {
       throw new VltError('PARSER_UNAVAILABLE', `cannot load the ${language} tag query: ${String(e)}`, { language, queryPath }, { cause: e });
