@@ -219,6 +219,17 @@ export function buildProgram(): Command {
       }
     });
 
+  program
+    .command('mcp')
+    .description('serve the agent tools (search_code, index_status) over MCP on stdin/stdout; logs go to stderr')
+    .action(async () => {
+      // The global -C/--workspace is read here, so `vlt mcp --workspace DIR` and `vlt -C DIR mcp` agree.
+      const { logger, progress } = wiring(globals());
+      // Loaded on demand, so that other commands do not pay for initialising the MCP SDK (~5 ms).
+      const { runMcpStdio } = await import('../mcp/main');
+      await runMcpStdio({ workspace: root(), logger, onProgress: progress.sink });
+    });
+
   return program;
 }
 

@@ -42,7 +42,7 @@ describe('architecture', () => {
   });
 
   it('each host has exactly one wiring file that creates the engine', () => {
-    for (const host of ['cli']) {
+    for (const host of ['cli', 'mcp']) {
       const files = tsFiles(path.join(root, 'src', host)).filter((f) => /Engine\.open\(/.test(readFileSync(f, 'utf8')));
       expect(files.map((f) => path.relative(root, f))).toEqual([`src/${host}/main.ts`]);
     }

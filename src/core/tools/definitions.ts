@@ -1,0 +1,382 @@
+/**
+ * The agent tools, each defined once: a name, a title, a description written for a model, a
+ * zod input schema with a description on every field, behaviour annotations, and a handler
+ * over the engine. Hosts adapt these definitions (the MCP server in `src/mcp/server.ts`, VS
+ * Code's language-model tools later) and never redefine a tool, so every host offers the same
+ * contract.
+ */
+import { z } from 'zod';
+import type { Engine, SearchHit, StatusReport } from '../engine';
+import { VltError, toVltError } from '../errors';
+import type { Logger, WorkspaceFs } from '../ports';
+import { LANGUAGES } from '../types';
+import { MAX_ANSWER_TOKENS, charsForTokens, decodeCursor, encodeCursor, requestFingerprint, tokensForChars } from './budget';
+import { FreshnessChecker } from './freshness';
+
+/** What a handler may use. The host builds one and passes it to every call. */
+export interface ToolContext {
+  /**
+   * The engine of the workspace, opened on first use (building the index first when there
+   * is none) and shared by later calls. A failed open is retried on the next call.
+   */
+  getEngine(): Promise<Engine>;
+  /** File access for reading files live (the freshness check). */
+  fs: WorkspaceFs;
+  logger: Logger;
+  /** Set per call by the host when the client can cancel the call. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Hints about a tool's behaviour, as MCP defines them: clients use them to decide whether a
+ * call needs the user's confirmation. They are hints, not guarantees.
+ */
+export interface ToolAnnotations {
+  /** The tool does not change its environment. */
+  readOnlyHint: boolean;
+  /** When not read-only: the tool may destroy or overwrite data. */
+  destructiveHint: boolean;
+  /** Repeating a call with the same arguments has no further effect. */
+  idempotentHint: boolean;
+  /** The tool reaches outside the workspace (the web, other services). */
+  openWorldHint: boolean;
+}
+
+/** A tool's input schema: always an object of named arguments. */
+export type ToolInputSchema = z.ZodObject<z.ZodRawShape>;
+
+export interface ToolDefinition<I extends ToolInputSchema = ToolInputSchema, O extends object = object> {
+  /** snake_case, stable: agents and users refer to tools by name. */
+  name: string;
+  title: string;
+  /** Written for the model: when to use the tool, what it returns, how to page. */
+  description: string;
+  inputSchema: I;
+  annotations: ToolAnnotations;
+  // A method (not a function property) so that a definition with a narrower input type is
+  // still assignable to ToolDefinition<ToolInputSchema>, the type of the tool list.
+  handler(ctx: ToolContext, input: z.output<I>): Promise<O>;
+}
+
+export type ToolOutcome<O> = { ok: true; value: O } | { ok: false; error: VltError };
+
+/**
+ * Runs one tool call from raw, untrusted arguments: validates them against the tool's schema,
+ * runs the handler, and turns every failure into a VltError (never a throw), so that a host
+ * can always answer with either a result or an error the model can read and act on.
+ */
+export async function invokeTool<O extends object>(def: ToolDefinition<ToolInputSchema, O>, ctx: ToolContext, rawInput: unknown): Promise<ToolOutcome<O>> {
+  const parsed = def.inputSchema.safeParse(rawInput ?? {});
+  if (!parsed.success) {
+    return { ok: false, error: new VltError('USAGE', `invalid arguments for ${def.name}: ${formatIssues(parsed.error.issues)}`) };
+  }
+  try {
+    if (ctx.signal?.aborted) throw new VltError('CANCELLED', 'the call was cancelled');
+    return { ok: true, value: await def.handler(ctx, parsed.data) };
+  } catch (e) {
+    const err = ctx.signal?.aborted && !(e instanceof VltError) ? new VltError('CANCELLED', 'the call was cancelled', undefined, { cause: e }) : toVltError(e);
+    if (err.code === 'INTERNAL') ctx.logger.error(`${def.name} failed: ${err.message}`, err.stack ?? '');
+    return { ok: false, error: err };
+  }
+}
+
+/**
+ * One clause per issue, `field: message`, capped in length: messages never echo the input
+ * (zod's default messages do not, and unknown keys are cut short below), so a huge or hostile
+ * argument cannot make the error itself huge.
+ */
+export function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
+  const text = issues
+    .slice(0, 8)
+    .map((i) => `${i.path.length ? i.path.map(String).join('.') : '(arguments)'}: ${i.message}`)
+    .join('; ');
+  return text.length > 1000 ? `${text.slice(0, 1000)}…` : text;
+}
+
+/** Names of unknown arguments, shortened, for an error message that stays small. */
+function unknownKeysMessage(keys: readonly string[]): string {
+  const shown = keys.slice(0, 5).map((k) => JSON.stringify(k.length > 40 ? `${k.slice(0, 40)}…` : k));
+  return `unknown argument${keys.length > 1 ? 's' : ''} ${shown.join(', ')}${keys.length > 5 ? ` and ${keys.length - 5} more` : ''}; only the arguments listed in the tool's input schema are accepted`;
+}
+
+/**
+ * An object schema that rejects unknown arguments: a misspelt argument (`lang` for
+ * `language`) silently ignored would return unfiltered results the model takes as filtered.
+ */
+function strictArgs<S extends z.ZodRawShape>(shape: S) {
+  return z.strictObject(shape, {
+    error: (iss) => (iss.code === 'unrecognized_keys' ? unknownKeysMessage(iss.keys) : undefined),
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// search_code
+// ---------------------------------------------------------------------------------------
+
+/** Lines of source a hit's snippet holds at most; the engine's snippets hold as many. */
+const SNIPPET_LINES = 12;
+/** A signature line longer than this is cut: it is a preview, not the code. */
+const FIRST_LINE_CHARS = 240;
+
+const searchCodeInput = strictArgs({
+  query: z
+    .string()
+    .min(1)
+    .max(20_000)
+    .describe(
+      'What to look for: an identifier (parseConfig, Writer.Close), a few words (retry with backoff), a path fragment (store/atomic.ts), or a pasted error message or stack trace.',
+    ),
+  limit: z.number().int().min(1).max(50).default(10).describe('How many ranked hits the search returns in all, across pages (1-50).'),
+  language: z.enum(LANGUAGES).optional().describe('Only hits in files of this language.'),
+  path: z
+    .string()
+    .min(1)
+    .max(1000)
+    .optional()
+    .describe('Only hits whose workspace-relative path matches this glob, e.g. "src/**" or "**/*_test.go". A pattern without a slash matches file names at any depth.'),
+  signatures_only: z
+    .boolean()
+    .default(false)
+    .describe('Return only path, line range, symbol, kind and the first line of each hit, without snippets: a cheap way to scan many hits before reading a few.'),
+  max_tokens: z
+    .number()
+    .int()
+    .min(100)
+    .max(MAX_ANSWER_TOKENS)
+    .default(4000)
+    .describe('Upper bound on the size of this answer, in tokens (estimated as characters / 4). Hits that do not fit move to the next page.'),
+  cursor: z
+    .string()
+    .max(200)
+    .optional()
+    .describe('The next_cursor of a previous answer, to get the next page; pass it with exactly the same query, limit, language and path.'),
+});
+
+export interface SearchCodeHit extends SearchHit {
+  /** The file changed or vanished since it was indexed; the snippet was read live (or is empty). */
+  stale_index?: true;
+  /** Why a hit is stale, or that its snippet was shortened. */
+  note?: string;
+  /** The snippet was cut to fit the token budget. */
+  snippet_truncated?: true;
+}
+
+export interface SearchCodeSignature {
+  path: string;
+  start_line: number;
+  end_line: number;
+  symbol: string | null;
+  kind: string;
+  first_line: string;
+  stale_index?: true;
+  note?: string;
+}
+
+export interface SearchCodeResult {
+  hits: Array<SearchCodeHit | SearchCodeSignature>;
+  /** Present when more hits remain: pass it back as `cursor` for the next page. */
+  next_cursor?: string;
+  /** True when the budget cut this answer: hits moved to the next page, or a snippet was shortened. */
+  truncated: boolean;
+}
+
+type SearchCodeInput = z.output<typeof searchCodeInput>;
+
+export const searchCodeTool: ToolDefinition<typeof searchCodeInput, SearchCodeResult> = {
+  name: 'search_code',
+  title: 'Search code',
+  description: [
+    "Search this workspace's source code. Hybrid retrieval: BM25 full text, symbol definitions by name, file paths (and embeddings when configured), fused by rank.",
+    'Use it to find where something is defined, implemented or used before opening files. Good queries: an identifier, a few descriptive words, a path fragment, or a pasted error or stack trace.',
+    'Each hit gives the file path, the 1-based inclusive line range of the enclosing chunk (function, class, section), the matched symbol and its kind, a relevance score, and a snippet of up to 12 lines.',
+    'Hits are checked against the files on disk: a hit whose file changed since indexing has stale_index: true and a snippet re-read live; a vanished file has an empty snippet and a note.',
+    'The answer stays within max_tokens. When more hits remain, next_cursor is set: call again with the same query, limit, language and path plus cursor to get the next page.',
+    'Set signatures_only to scan many hits cheaply, then read the files you need.',
+  ].join(' '),
+  inputSchema: searchCodeInput,
+  // Read-only from the workspace's point of view: the first call may build the index, which
+  // only writes the tool's own cache folder (.vlt/), never the user's files.
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  handler: searchCode,
+};
+
+async function searchCode(ctx: ToolContext, input: SearchCodeInput): Promise<SearchCodeResult> {
+  if (!input.query.trim()) throw new VltError('USAGE', 'query is blank; pass an identifier, some words, a path or an error message');
+  if (input.path !== undefined) checkPathGlob(input.path);
+  const fingerprint = requestFingerprint([input.query, input.limit, input.language ?? null, input.path ?? null]);
+  const offset = input.cursor !== undefined ? decodeCursor(input.cursor, fingerprint, input.limit) : 0;
+
+  const engine = await ctx.getEngine();
+  const res = await engine.search(input.query, {
+    k: input.limit,
+    ...(input.language ? { language: input.language } : {}),
+    ...(input.path ? { pathGlob: input.path } : {}),
+    ...(ctx.signal ? { signal: ctx.signal } : {}),
+  });
+  const ranked = res.hits.slice(0, input.limit);
+  const fresh = new FreshnessChecker(engine.root, ctx.fs, engine.config.index.maxFileBytes);
+  const budget = charsForTokens(Math.min(input.max_tokens, MAX_ANSWER_TOKENS));
+
+  // The envelope is sized with the longest cursor this request can produce (its length does
+  // not depend on the offset's value beyond a few digits), so that adding the cursor at the
+  // end never pushes a full page over the budget.
+  const envelope = JSON.stringify({ hits: [], next_cursor: encodeCursor(input.limit, fingerprint), truncated: false }).length;
+  const hits: SearchCodeResult['hits'] = [];
+  let used = envelope;
+  let cut = false;
+  let next = offset;
+  for (; next < ranked.length; next++) {
+    const hit = ranked[next]!;
+    const live = await fresh.snippet(hit.path, hit.content_hash, hit.start_line, hit.end_line, hit.snippet, SNIPPET_LINES);
+    const out: SearchCodeHit | SearchCodeSignature = input.signatures_only ? signatureOf(hit, live.snippet) : { ...hit, snippet: live.snippet };
+    if (live.stale) {
+      out.stale_index = true;
+      if (live.note) out.note = live.note;
+    }
+    const size = JSON.stringify(out).length + (hits.length ? 1 : 0);
+    if (used + size <= budget) {
+      hits.push(out);
+      used += size;
+      continue;
+    }
+    // The first hit of a page must go out, or the page would repeat forever: its snippet (or
+    // signature line) is shortened to what fits. Later hits wait for the next page whole.
+    if (hits.length === 0) {
+      const shortened = shrinkToFit(out, budget - used);
+      if (!shortened) {
+        const need = tokensForChars(used + JSON.stringify(shrunkBase(out)).length);
+        throw new VltError('USAGE', `max_tokens ${input.max_tokens} is too small for the next hit, which needs about ${need} tokens even without its snippet; call again with a larger max_tokens`);
+      }
+      hits.push(shortened);
+      cut = true;
+      next++;
+    }
+    break;
+  }
+  const result: SearchCodeResult = { hits, truncated: cut || next < ranked.length };
+  if (next < ranked.length) result.next_cursor = encodeCursor(next, fingerprint);
+  return result;
+}
+
+const SHORTENED_NOTE = 'shortened to fit max_tokens; read the file for the whole range';
+
+/** A hit with its snippet (or signature line) emptied and marked as shortened: the least a hit can be. */
+function shrunkBase<H extends SearchCodeHit | SearchCodeSignature>(hit: H): H {
+  const note = hit.note ? `${hit.note}; ${SHORTENED_NOTE}` : SHORTENED_NOTE;
+  return 'first_line' in hit ? { ...hit, first_line: '', note } : { ...hit, snippet: '', snippet_truncated: true, note };
+}
+
+/**
+ * The hit with as much of its snippet as fits in `room` characters of JSON (whole lines; for a
+ * signature, a prefix of its line), or undefined when not even an empty one fits.
+ */
+function shrinkToFit<H extends SearchCodeHit | SearchCodeSignature>(hit: H, room: number): H | undefined {
+  const base = shrunkBase(hit);
+  const baseSize = JSON.stringify(base).length;
+  if (baseSize > room) return undefined;
+  if ('first_line' in hit) {
+    // Code points, not code units: a cut must not split a surrogate pair.
+    const chars = [...hit.first_line];
+    let lo = 0;
+    let hi = chars.length;
+    while (lo < hi) {
+      const mid = Math.ceil((lo + hi) / 2);
+      if (baseSize + JSON.stringify(`${chars.slice(0, mid).join('')}…`).length - 2 <= room) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo > 0 ? { ...base, first_line: `${chars.slice(0, lo).join('')}…` } : base;
+  }
+  const lines = (hit as SearchCodeHit).snippet.split('\n');
+  let kept = 0;
+  let size = baseSize;
+  for (const line of lines) {
+    // Each line costs its JSON-escaped length, plus the escaped newline before it.
+    const cost = JSON.stringify(line).length - 2 + (kept ? 2 : 0);
+    if (size + cost > room) break;
+    size += cost;
+    kept++;
+  }
+  return { ...base, snippet: lines.slice(0, kept).join('\n') };
+}
+
+function signatureOf(hit: SearchHit, snippet: string): SearchCodeSignature {
+  const first = (snippet.split('\n', 1)[0] ?? '').trim();
+  return {
+    path: hit.path,
+    start_line: hit.start_line,
+    end_line: hit.end_line,
+    symbol: hit.symbol,
+    kind: hit.kind,
+    first_line: first.length > FIRST_LINE_CHARS ? `${first.slice(0, FIRST_LINE_CHARS)}…` : first,
+  };
+}
+
+/**
+ * Most `*` wildcards (runs of stars, outside whole `**` segments) a path glob may hold. The
+ * glob becomes a backtracking regular expression; its cost grows with the path length to the
+ * power of the wildcard count (measured with picomatch 4: `*a*a*a*a*ab` takes 3 s against one
+ * 250-character name), and one such call would stall the server for every client request.
+ */
+const MAX_GLOB_WILDCARDS = 3;
+
+/**
+ * Checks the path filter before it reaches the matcher. It matches workspace-relative paths,
+ * so an absolute pattern or one that climbs out with `..` can never match anything: say so,
+ * rather than return an empty list the model would read as "no such code".
+ */
+function checkPathGlob(glob: string): void {
+  const g = glob.replace(/\\/g, '/');
+  const shown = g.length > 80 ? `${g.slice(0, 80)}…` : g;
+  if (g.startsWith('/') || /^[A-Za-z]:/.test(g) || g.split('/').includes('..')) {
+    throw new VltError('PATH_OUTSIDE_WORKSPACE', `path "${shown}" is not inside the workspace; use a glob relative to the workspace root, such as "src/**"`);
+  }
+  let wildcards = 0;
+  for (const segment of g.split('/')) if (segment !== '**') wildcards += segment.match(/\*+/g)?.length ?? 0;
+  if (wildcards > MAX_GLOB_WILDCARDS) {
+    throw new VltError('USAGE', `path "${shown}" has ${wildcards} "*" wildcards; at most ${MAX_GLOB_WILDCARDS} are allowed (plus any number of whole "**" segments), e.g. "src/**/*_test.go"`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// index_status
+// ---------------------------------------------------------------------------------------
+
+const indexStatusInput = strictArgs({});
+
+/** Skipped folders listed by index_status; the rest are counted. A large tree can skip thousands. */
+const STATUS_SKIPPED_DIRS = 50;
+
+export type IndexStatusResult = StatusReport & {
+  /** How many folders were skipped in all, when `skipped_dirs` lists only the first ones. */
+  skipped_dirs_total?: number;
+};
+
+export const indexStatusTool: ToolDefinition<typeof indexStatusInput, IndexStatusResult> = {
+  name: 'index_status',
+  title: 'Index status',
+  description: [
+    'Report what the code index of this workspace holds: how many files, chunks, symbols and references, per language; whether vector search is on;',
+    'which files and folders were skipped and why; and when the index was last updated.',
+    'Use it when search results look incomplete, or to check whether a file or language is indexed.',
+  ].join(' '),
+  inputSchema: indexStatusInput,
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  async handler(ctx) {
+    const engine = await ctx.getEngine();
+    const status: IndexStatusResult = engine.status();
+    // Everything else in the report has a bounded size; the list of skipped folders does not,
+    // and the answer must stay within MAX_ANSWER_TOKENS whatever the tree looks like.
+    if (status.skipped_dirs.length > STATUS_SKIPPED_DIRS) {
+      status.skipped_dirs_total = status.skipped_dirs.length;
+      status.skipped_dirs = status.skipped_dirs.slice(0, STATUS_SKIPPED_DIRS);
+    }
+    if (JSON.stringify(status).length > charsForTokens(MAX_ANSWER_TOKENS)) {
+      status.skipped_dirs_total ??= status.skipped_dirs.length;
+      status.skipped_dirs = [];
+    }
+    return status;
+  },
+};
+
+/** Every tool, in the order hosts list them. */
+export const TOOLS: readonly ToolDefinition[] = [searchCodeTool, indexStatusTool];
