@@ -137,6 +137,20 @@ export function buildProgram(): Command {
   const globals = (): GlobalOpts => program.opts<GlobalOpts>();
   const root = (p?: string) => path.resolve(p ?? globals().workspace ?? process.cwd());
 
+  /** `init` and `sync`: an incremental index run with progress. */
+  const indexCommand = async (workspace: string, o: { json?: boolean }): Promise<void> => {
+    const { progress, deps } = wiring(globals());
+    const engine = await Engine.open(workspace, deps, 'write');
+    try {
+      // A rebuild reason was already logged once by the engine when it opened the store.
+      const r = await engine.index({ onProgress: progress.sink });
+      if (o.json) json(r);
+      else out(summarizeIndex(r));
+    } finally {
+      await engine.close();
+    }
+  };
+
   const coderag = program.command('coderag').description('index and search the code of a workspace').exitOverride();
 
   coderag
@@ -146,19 +160,13 @@ export function buildProgram(): Command {
     .option('--dry-run', 'show what would be indexed, write nothing')
     .option('--json', 'machine-readable output')
     .action(async (p: string | undefined, o: { dryRun?: boolean; json?: boolean }) => {
+      if (!o.dryRun) return indexCommand(root(p), o);
       const { progress, deps } = wiring(globals());
-      const engine = await Engine.open(root(p), deps, o.dryRun ? 'read' : 'write');
+      const engine = await Engine.open(root(p), deps, 'read');
       try {
-        if (o.dryRun) {
-          const r = await engine.dryRun(progress.sink);
-          if (o.json) json(r);
-          else printDryRun(r);
-          return;
-        }
-        // A rebuild reason was already logged once by the engine when it opened the store.
-        const r = await engine.index({ onProgress: progress.sink });
+        const r = await engine.dryRun(progress.sink);
         if (o.json) json(r);
-        else out(summarizeIndex(r));
+        else printDryRun(r);
       } finally {
         await engine.close();
       }
@@ -168,17 +176,7 @@ export function buildProgram(): Command {
     .command('sync')
     .description('re-index changed files now')
     .option('--json', 'machine-readable output')
-    .action(async (o: { json?: boolean }) => {
-      const { progress, deps } = wiring(globals());
-      const engine = await Engine.open(root(), deps, 'write');
-      try {
-        const r = await engine.index({ onProgress: progress.sink });
-        if (o.json) json(r);
-        else out(summarizeIndex(r));
-      } finally {
-        await engine.close();
-      }
-    });
+    .action((o: { json?: boolean }) => indexCommand(root(), o));
 
   coderag
     .command('status')

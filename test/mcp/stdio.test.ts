@@ -489,7 +489,8 @@ describe('vlt mcp under fuzzed calls', () => {
       const v = xs.filter((x): x is number => x !== undefined);
       return v.length ? Math.min(...v) : undefined;
     };
-    const N = 1200;
+    // VLT_FUZZ_CALLS=20000 turns this into a soak run; VLT_FUZZ_SEED replays a failing run.
+    const N = Number(process.env.VLT_FUZZ_CALLS ?? 1200);
     let ok = 0;
     let errors = 0;
     const failures: string[] = [];
