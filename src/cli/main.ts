@@ -253,13 +253,11 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 if (require.main === module) {
-  main(process.argv.slice(2)).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (e: unknown) => {
-      process.stderr.write(`vlt: ${String(e)}\n`);
-      process.exitCode = 1;
-    },
-  );
+  // Exit explicitly once stdout is flushed: terminated parse workers otherwise keep the process
+  // around for a few seconds while their WebAssembly heaps are torn down.
+  const exit = (code: number) => process.stdout.write('', () => process.exit(code));
+  main(process.argv.slice(2)).then(exit, (e: unknown) => {
+    process.stderr.write(`vlt: ${String(e)}\n`);
+    exit(1);
+  });
 }

@@ -75,6 +75,12 @@ describe('vlt coderag on the per-language fixtures', () => {
     expect((await vlt(['coderag', 'search', 'x', '--bogus'])).code).toBe(2);
     expect((await vlt(['coderag', 'search', 'x', '-k', 'zero'])).code).toBe(2);
     expect((await vlt(['coderag', 'search', '   ', '-C', ws.dir])).code).toBe(2);
+    const slowGlob = await vlt(['coderag', 'search', 'x', '--path', '*a*a*a*a*ab', '-C', ws.dir]);
+    expect(slowGlob.code).toBe(2);
+    expect(slowGlob.stderr).toMatch(/wildcards/);
+    const escaping = await vlt(['coderag', 'search', 'x', '--path', '../../etc/**', '-C', ws.dir]);
+    expect(escaping.code).toBe(1);
+    expect(escaping.stderr).toMatch(/not inside the workspace/);
     const missing = await vlt(['coderag', 'init', '/definitely/not/here']);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/does not exist/);

@@ -103,7 +103,10 @@ class WorkerPool implements ParsePool {
 
   private start(slot: Slot): Worker {
     const data: ParseWorkerData = { parserOptions: this.parserOptions };
-    const worker = new Worker(this.script, { workerData: data });
+    // A worker's stdout would otherwise be the process's stdout, which carries results or the
+    // MCP protocol; anything a worker prints goes to stderr instead.
+    const worker = new Worker(this.script, { workerData: data, stdout: true });
+    worker.stdout.pipe(process.stderr, { end: false });
     // Idle workers must not keep the process alive; a slot holds a reference while busy.
     worker.unref();
     worker.on('message', (msg: ParseResponse) => this.onMessage(slot, msg));

@@ -10,6 +10,7 @@ import type { Engine, SearchHit, StatusReport } from '../engine';
 import { VltError, toVltError } from '../errors';
 import type { Logger, WorkspaceFs } from '../ports';
 import { LANGUAGES } from '../types';
+import { checkPathGlob } from '../search/hybrid';
 import { MAX_ANSWER_TOKENS, charsForTokens, decodeCursor, encodeCursor, requestFingerprint, tokensForChars } from './budget';
 import { FreshnessChecker } from './freshness';
 
@@ -309,32 +310,6 @@ function signatureOf(hit: SearchHit, snippet: string): SearchCodeSignature {
     kind: hit.kind,
     first_line: first.length > FIRST_LINE_CHARS ? `${first.slice(0, FIRST_LINE_CHARS)}…` : first,
   };
-}
-
-/**
- * Most `*` wildcards (runs of stars, outside whole `**` segments) a path glob may hold. The
- * glob becomes a backtracking regular expression; its cost grows with the path length to the
- * power of the wildcard count (measured with picomatch 4: `*a*a*a*a*ab` takes 3 s against one
- * 250-character name), and one such call would stall the server for every client request.
- */
-const MAX_GLOB_WILDCARDS = 3;
-
-/**
- * Checks the path filter before it reaches the matcher. It matches workspace-relative paths,
- * so an absolute pattern or one that climbs out with `..` can never match anything: say so,
- * rather than return an empty list the model would read as "no such code".
- */
-function checkPathGlob(glob: string): void {
-  const g = glob.replace(/\\/g, '/');
-  const shown = g.length > 80 ? `${g.slice(0, 80)}…` : g;
-  if (g.startsWith('/') || /^[A-Za-z]:/.test(g) || g.split('/').includes('..')) {
-    throw new VltError('PATH_OUTSIDE_WORKSPACE', `path "${shown}" is not inside the workspace; use a glob relative to the workspace root, such as "src/**"`);
-  }
-  let wildcards = 0;
-  for (const segment of g.split('/')) if (segment !== '**') wildcards += segment.match(/\*+/g)?.length ?? 0;
-  if (wildcards > MAX_GLOB_WILDCARDS) {
-    throw new VltError('USAGE', `path "${shown}" has ${wildcards} "*" wildcards; at most ${MAX_GLOB_WILDCARDS} are allowed (plus any number of whole "**" segments), e.g. "src/**/*_test.go"`);
-  }
 }
 
 // ---------------------------------------------------------------------------------------
