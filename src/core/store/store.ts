@@ -19,7 +19,7 @@ import type { Database, SqlJsStatic, SqlValue, Statement } from 'sql.js';
 import type { EmbeddingCache } from '../embeddings';
 import { VltError } from '../errors';
 import { silentLogger, type Logger } from '../ports';
-import type { Chunk, LanguageId, ParsedFile, SymbolKind, SymbolRef } from '../types';
+import type { Chunk, LanguageId, ParsedFile, SymbolDef, SymbolKind, SymbolRef } from '../types';
 import { isPidAlive, removeStaleTempFiles, writeFileAtomic } from './atomic';
 
 /** Version of the table layout of index.db. A file with any other version is rebuilt. */
@@ -382,17 +382,11 @@ export interface ChunkRow {
 /** The fields the search index and the embedder need to (re)build themselves from the store. */
 export type IndexableChunk = ChunkRow;
 
-export interface SymbolRow {
+/** A stored definition: the parsed {@link SymbolDef} plus where it lives. */
+export interface SymbolRow extends SymbolDef {
   id: number;
   fileId: number;
   path: string;
-  name: string;
-  kind: SymbolKind;
-  qualifiedName: string;
-  signature: string;
-  startLine: number;
-  endLine: number;
-  container?: string;
 }
 
 export interface SkippedRow {
