@@ -45,6 +45,8 @@ function dirBytes(dir) {
 // The engine bench runs as its own process so that its memory and timings are its own.
 const engineBench = path.join(work, 'engine-bench.cjs');
 await esbuild.build({ entryPoints: [path.join(root, 'test/bench/engine-bench.ts')], bundle: true, platform: 'node', format: 'cjs', target: 'node20', outfile: engineBench, logLevel: 'warning' });
+const mcpBench = path.join(work, 'mcp-bench.cjs');
+await esbuild.build({ entryPoints: [path.join(root, 'test/bench/mcp-bench.ts')], bundle: true, platform: 'node', format: 'cjs', target: 'node20', outfile: mcpBench, logLevel: 'warning' });
 // Reports the peak RSS of the process it is preloaded into (worker threads included).
 const rssProbe = path.join(work, 'rss-probe.cjs');
 writeFileSync(rssProbe, "process.on('exit', () => { require('fs').writeFileSync(process.env.VLT_RSS_OUT, String(process.resourceUsage().maxRSS * 1024)); });\n");
@@ -86,6 +88,9 @@ for (const c of CORPORA) {
     }),
   );
 
+  console.error(`[${c.name}] MCP tool-call overhead…`);
+  const mcp = JSON.parse(execFileSync(process.execPath, [mcpBench, dir, path.join(root, 'test/bench', c.gold), path.join(root, 'dist/cli.js')], { encoding: 'utf8' }));
+
   console.error(`[${c.name}] ripgrep on the same queries…`);
   const queries = [...gold.queries.map((q) => q.query), ...gold.extra_queries];
   const rgTimes = [];
@@ -118,6 +123,7 @@ for (const c of CORPORA) {
     references: status.references,
     ...eng,
     rg,
+    mcp,
     speedupVsRg: { p50: rg.p50 / eng.search.p50, p95: rg.p95 / eng.search.p95 },
   };
 }
@@ -143,6 +149,7 @@ row(`search p50 / p95 (${Object.values(results.corpora)[0]?.search.n ?? 0} runs)
 row('ripgrep, same queries, p50 / p95', (r) => `${ms(r.rg.p50)} / ${ms(r.rg.p95)}`);
 row('speed-up vs rg (p50 / p95)', (r) => `${r.speedupVsRg.p50.toFixed(1)}× / ${r.speedupVsRg.p95.toFixed(1)}×`);
 row('long bug-report query p50 / p95', (r) => (r.longQuery ? `${ms(r.longQuery.p50)} / ${ms(r.longQuery.p95)} (${r.longQuery.words} words)` : '-'));
+row('search_code over MCP stdio p50 / p95 (overhead vs engine)', (r) => `${ms(r.mcp.mcp.p50)} / ${ms(r.mcp.mcp.p95)} (+${ms(r.mcp.overhead.p50)} / +${ms(r.mcp.overhead.p95)})`);
 row('gold queries in top-N', (r) => `${r.quality.filter((q) => q.pass).length} / ${r.quality.length}`);
 lines.push('');
 for (const [name, r] of Object.entries(results.corpora)) {
