@@ -143,7 +143,7 @@ export class Engine {
 
   private async fillVectorsFromCache(): Promise<void> {
     const key = embeddingCacheKey(this.embeddings!);
-    const pairs = [...this.store.allChunksForIndexing()].map((c) => ({ id: c.id, hash: c.hash }));
+    const pairs = this.store.chunkHashes();
     const cached = await this.store.embeddings.getMany(key, pairs.map((p) => p.hash));
     for (const p of pairs) {
       const v = cached.get(p.hash);

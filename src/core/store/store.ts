@@ -1740,6 +1740,12 @@ export class IndexStore {
    * embeddings. Rows are streamed from one statement; finish (or break out of) the loop before
    * calling {@link commit}.
    */
+  /** Every chunk's id and enriched-text hash (the embedding cache key), without its text. */
+  chunkHashes(): Array<{ id: number; hash: string }> {
+    this.assertOpen();
+    return this.conn.all('SELECT id, hash FROM chunks ORDER BY id').map(([id, hash]) => ({ id: Number(id), hash: String(hash) }));
+  }
+
   *allChunksForIndexing(): Generator<IndexableChunk, void, undefined> {
     this.assertOpen();
     const s = this.conn.db.prepare(`SELECT ${CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id ORDER BY c.id`);
