@@ -79,7 +79,8 @@ export class Engine {
   private constructor(
     readonly root: string,
     readonly config: VltConfig,
-    private readonly store: IndexStore,
+    /** The index's store, for the code-intelligence modules (graph, repo map, navigation); read it, never write it. */
+    readonly store: IndexStore,
     private searchIndex: SearchIndex,
     private readonly deps: EngineDeps,
     private readonly logger: Logger,

@@ -55,7 +55,34 @@ export interface SymbolRef {
   line: number;
   /** 1-based column of the first character. */
   col: number;
-  kind: 'call' | 'type' | 'reference';
+  /** `inherit`: the name of a superclass, implemented interface or embedded type in a type's header. */
+  kind: 'call' | 'type' | 'reference' | 'inherit';
+}
+
+/**
+ * One import, include or use statement, structured enough to resolve names to files. A
+ * statement importing several modules (Python `import a, b`) gives one spec per module.
+ */
+export interface ImportSpec {
+  /**
+   * The module as written, without quotes: `./util`, `django.db.models`, `.models` (leading
+   * dots kept for Python relative imports), `net/http`, `foo.h`, `crate::a::b`, `java.util.List`.
+   */
+  source: string;
+  line: number;
+  /** Names brought into scope: `name` as the module exports it, `local` as this file uses it. */
+  names?: Array<{ name: string; local: string }>;
+  /**
+   * A local name bound to the module itself: `import * as z`, Python `import a.b as c` (`c`),
+   * Python `import a.b` (`a`), a Go package's name or alias, a TS/JS default import.
+   */
+  namespace?: string;
+  /** Everything the module exports is brought in: `from x import *`, `export * from`, Go `import . "x"`. */
+  star?: boolean;
+  /** The statement re-exports what it imports (`export { a } from`, `export * from`). */
+  reexport?: boolean;
+  /** `#include <x>`: a system header, searched outside the workspace first. */
+  system?: boolean;
 }
 
 /** A retrievable span of a file, with the context that makes it understandable alone. */
@@ -79,6 +106,8 @@ export interface ParsedFile {
   language: LanguageId;
   /** Import/include/use statements, as written (first line of each, trimmed). */
   imports: string[];
+  /** The same statements, structured for resolution. */
+  importSpecs: ImportSpec[];
   chunks: Chunk[];
   symbols: SymbolDef[];
   refs: SymbolRef[];

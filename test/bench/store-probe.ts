@@ -61,6 +61,7 @@ function makeFile(i: number): ParsedFile {
   return {
     language: 'go',
     imports: ['"fmt"', '"io"', `"pkg${i % 50}"`],
+    importSpecs: [],
     chunks: Array.from({ length: nChunks }, (_, c) => ({
       startLine: c * 20 + 1,
       endLine: c * 20 + 19,

@@ -47,6 +47,18 @@ function summarize(r: ParsedFile): Record<string, unknown> {
   return {
     language: r.language,
     imports: r.imports,
+    importSpecs: r.importSpecs.map((i) =>
+      [
+        `${i.line}: ${i.source}`,
+        i.namespace !== undefined ? `as ${i.namespace}` : '',
+        i.names ? `{ ${i.names.map((n) => (n.name === n.local ? n.name : `${n.name} as ${n.local}`)).join(', ')} }` : '',
+        i.star ? '*' : '',
+        i.reexport ? 'reexport' : '',
+        i.system ? 'system' : '',
+      ]
+        .filter(Boolean)
+        .join(' '),
+    ),
     symbols: r.symbols.map((s) => ({
       kind: s.kind,
       name: s.name,
@@ -238,7 +250,7 @@ describe('robustness', () => {
 
   it('handles empty and blank files', () => {
     for (const lang of LANGUAGES) {
-      expect(parser.parse('e', lang, '')).toEqual({ language: lang, imports: [], chunks: [], symbols: [], refs: [] });
+      expect(parser.parse('e', lang, '')).toEqual({ language: lang, importSpecs: [], imports: [], chunks: [], symbols: [], refs: [] });
       const blank = parser.parse('b', lang, '\n\n   \n');
       expect(blank.chunks, lang).toEqual([]);
     }

@@ -55,6 +55,10 @@ function parsed(tag: string, opts: { refs?: SymbolRef[] } = {}): ParsedFile {
   return {
     language: 'go',
     imports: ['"fmt"', `"example.com/${tag}"`],
+    importSpecs: [
+      { source: 'fmt', line: 3, namespace: 'fmt' },
+      { source: `example.com/${tag}`, line: 4, namespace: tag },
+    ],
     chunks: [
       {
         startLine: 1,

@@ -26,7 +26,7 @@ import * as path from 'node:path';
 import type * as WebTreeSitter from 'web-tree-sitter';
 import type { Language, Node, Parser, Query, Tree } from 'web-tree-sitter';
 import { VltError } from '../errors';
-import type { Chunk, LanguageId, ParsedFile, SymbolDef, SymbolKind, SymbolRef } from '../types';
+import type { Chunk, ImportSpec, LanguageId, ParsedFile, SymbolDef, SymbolKind, SymbolRef } from '../types';
 import {
   buildChunks,
   chunkMarkdown,
@@ -35,6 +35,7 @@ import {
   type ChunkOptions,
   type DefInfo,
 } from './chunker';
+import { readImport } from './imports';
 import { GRAMMARS, queryFilesFor } from './languages';
 
 /*
@@ -217,7 +218,7 @@ function analysePatterns(query: Query, source: string): PatternInfo[] {
     } else if (ref) {
       info.role = Role.Ref;
       const k = ref[1];
-      info.refKind = k === 'call' ? 'call' : k === 'type' || k === 'class' || k === 'interface' || k === 'implementation' ? 'type' : 'reference';
+      info.refKind = k === 'call' ? 'call' : k === 'inherit' ? 'inherit' : k === 'type' || k === 'class' || k === 'interface' || k === 'implementation' ? 'type' : 'reference';
     } else if (/@import\b/.test(text)) {
       info.role = Role.Import;
       info.capture = 'import';
@@ -311,11 +312,11 @@ class TreeSitterCodeParser implements CodeParser {
   parse(_path: string, language: LanguageId, source: string): ParsedFile {
     if (language === 'markdown') {
       const { symbols, chunks } = chunkMarkdown(source, this.chunkOptions);
-      return { language, imports: [], chunks, symbols, refs: [] };
+      return { language, imports: [], importSpecs: [], chunks, symbols, refs: [] };
     }
     const rt = this.runtime(language);
     const L = new LineIndex(source);
-    if (L.rowCount === 0) return { language, imports: [], chunks: [], symbols: [], refs: [] };
+    if (L.rowCount === 0) return { language, imports: [], importSpecs: [], chunks: [], symbols: [], refs: [] };
     let tree: Tree | null = null;
     try {
       this.parser ??= new TreeSitter.Parser();
@@ -356,7 +357,7 @@ class TreeSitterCodeParser implements CodeParser {
       }
     }
     push(a, L.rowCount - 1);
-    return { language, imports: [], chunks, symbols: [], refs: [] };
+    return { language, imports: [], importSpecs: [], chunks, symbols: [], refs: [] };
   }
 
   private extract(rt: LanguageRuntime, tree: Tree, language: LanguageId, L: LineIndex): ParsedFile {
@@ -478,8 +479,9 @@ class TreeSitterCodeParser implements CodeParser {
       refs.push({ name, line: p.row + 1, col: p.column + 1, kind: r.kind });
     }
 
-    const imports = [...importNodes.values()]
-      .sort((a, b) => a.startIndex - b.startIndex)
+    const importList = [...importNodes.values()].sort((a, b) => a.startIndex - b.startIndex);
+    const importSpecs: ImportSpec[] = importList.flatMap((n) => readImport(n, language));
+    const imports = importList
       .map((n) => {
         const text = statementText(source.slice(n.startIndex, n.endIndex));
         // Go lists imports in one parenthesised block; each spec is reported as its own import.
@@ -487,7 +489,7 @@ class TreeSitterCodeParser implements CodeParser {
       });
 
     const chunks = buildChunks(root, L, defs, language, this.chunkOptions);
-    return { language, imports, chunks, symbols, refs };
+    return { language, imports, importSpecs, chunks, symbols, refs };
   }
 
   /**

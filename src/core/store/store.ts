@@ -19,11 +19,11 @@ import type { Database, SqlJsStatic, SqlValue, Statement } from 'sql.js';
 import type { EmbeddingCache } from '../embeddings';
 import { VltError } from '../errors';
 import { silentLogger, type Logger } from '../ports';
-import type { Chunk, LanguageId, ParsedFile, SymbolDef, SymbolKind, SymbolRef } from '../types';
+import type { Chunk, ImportSpec, LanguageId, ParsedFile, SymbolDef, SymbolKind, SymbolRef } from '../types';
 import { isPidAlive, removeStaleTempFiles, writeFileAtomic } from './atomic';
 
 /** Version of the table layout of index.db. A file with any other version is rebuilt. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 /** Version of embeddings.db. Kept separate so that an index schema change keeps the vectors. */
 export const EMBEDDINGS_SCHEMA_VERSION = 1;
@@ -85,7 +85,7 @@ export function loadSqlJs(): Promise<SqlJsStatic> {
  *   u8      format version (1)
  *   varint  name count N, then N times: varint byte length + UTF-8 bytes (first-use order)
  *   varint  reference count R, then R times:
- *           varint  nameIndex * 4 + kind        (kind: 0 call, 1 type, 2 reference)
+ *           varint  nameIndex * 4 + kind        (kind: 0 call, 1 type, 2 reference, 3 inherit)
  *           varint  zigzag(line - previous line) (the first reference is relative to 0)
  *           varint  col
  *
@@ -95,8 +95,8 @@ export function loadSqlJs(): Promise<SqlJsStatic> {
  */
 export const REFS_FORMAT_VERSION = 1;
 
-const REF_KINDS: readonly SymbolRef['kind'][] = ['call', 'type', 'reference'];
-const REF_KIND_CODE: Record<SymbolRef['kind'], number> = { call: 0, type: 1, reference: 2 };
+const REF_KINDS: readonly SymbolRef['kind'][] = ['call', 'type', 'reference', 'inherit'];
+const REF_KIND_CODE: Record<SymbolRef['kind'], number> = { call: 0, type: 1, reference: 2, inherit: 3 };
 
 const utf8Encoder = new TextEncoder();
 const utf8Decoder = new TextDecoder('utf-8', { fatal: false });
@@ -458,6 +458,7 @@ CREATE TABLE files(
   size INTEGER NOT NULL,
   language TEXT NOT NULL,
   imports TEXT NOT NULL,
+  import_specs TEXT NOT NULL,
   ref_count INTEGER NOT NULL,
   refs BLOB
 );
@@ -1404,6 +1405,7 @@ export class IndexStore {
         file.size,
         file.language,
         JSON.stringify(parsed.imports),
+        JSON.stringify(parsed.importSpecs),
         parsed.refs.length,
         parsed.refs.length > 0 ? refBlob : null,
       ];
@@ -1411,13 +1413,13 @@ export class IndexStore {
         fileId = num(existing[0]);
         ({ chunkIds: removedChunkIds, names: oldNames } = this.deleteChildren(fileId, existing[1]));
         conn.run(
-          'UPDATE files SET hash = ?, mtime_ms = ?, size = ?, language = ?, imports = ?, ref_count = ?, refs = ? WHERE id = ?',
+          'UPDATE files SET hash = ?, mtime_ms = ?, size = ?, language = ?, imports = ?, import_specs = ?, ref_count = ?, refs = ? WHERE id = ?',
           [...fileParams, fileId],
         );
       } else {
         fileId = this.nextFileId++;
         conn.run(
-          'INSERT INTO files(id, path, hash, mtime_ms, size, language, imports, ref_count, refs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+          'INSERT INTO files(id, path, hash, mtime_ms, size, language, imports, import_specs, ref_count, refs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
           [fileId, file.path, ...fileParams],
         );
       }
@@ -1858,6 +1860,37 @@ export class IndexStore {
       }
     }
     return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  }
+
+  /** Structured imports of every file, for the code graph: one pass, no refs decoded. */
+  allImportSpecs(): Map<number, ImportSpec[]> {
+    this.assertOpen();
+    const out = new Map<number, ImportSpec[]>();
+    for (const [id, specs] of this.conn.all("SELECT id, import_specs FROM files WHERE import_specs != '[]'")) {
+      out.set(num(id), JSON.parse(str(specs)) as ImportSpec[]);
+    }
+    return out;
+  }
+
+  /** Structured imports of one file. */
+  importSpecsOf(fileId: number): ImportSpec[] {
+    this.assertOpen();
+    const raw = this.conn.first('SELECT import_specs FROM files WHERE id = ?', [fileId])?.[0];
+    return raw === undefined || raw === null ? [] : (JSON.parse(str(raw)) as ImportSpec[]);
+  }
+
+  /**
+   * Every referenced name with the ids of the files that use it (ascending), from the posting
+   * table: the whole definition→reference graph in one pass, without decoding any file's refs.
+   */
+  allRefPostings(): Array<{ name: string; fileIds: number[] }> {
+    this.assertOpen();
+    if ((this.postingsNeedRebuild || this.postingLog.length > 0) && !this.conn.inTransaction) this.flushPostings();
+    const out: Array<{ name: string; fileIds: number[] }> = [];
+    for (const [name, blob] of this.conn.all('SELECT name, files FROM ref_postings')) {
+      if (blob instanceof Uint8Array) out.push({ name: str(name), fileIds: decodePosting(blob) });
+    }
+    return out;
   }
 
   /** Every use of `name`, in path and line order, up to `limit`. */

@@ -177,6 +177,13 @@
 (new_expression
   type: (type_identifier) @name) @reference.call
 
+; Base classes: inheritance edges (before the general type pattern; the first pattern wins).
+(base_class_clause [
+  (type_identifier) @name
+  (qualified_identifier name: (type_identifier) @name)
+  (template_type name: (type_identifier) @name)
+]) @reference.inherit
+
 (type_identifier) @name @reference.type
 
 (field_expression

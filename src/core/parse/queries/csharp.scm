@@ -70,9 +70,11 @@
 
 (type_argument_list (identifier) @name) @reference.type
 
-(base_list (identifier) @name) @reference.type
+(base_list (identifier) @name) @reference.inherit
 
-(base_list (qualified_name name: (identifier) @name)) @reference.type
+(base_list (qualified_name name: (identifier) @name)) @reference.inherit
+
+(base_list (generic_name (identifier) @name)) @reference.inherit
 
 (attribute
   name: (identifier) @name) @reference.type

@@ -61,6 +61,23 @@
   function: (selector_expression
     field: (field_identifier) @name)) @reference.call
 
+; Embedded struct fields and embedded interfaces: Go's inheritance edges (before the general
+; type pattern, since the first pattern to capture a name wins).
+(field_declaration
+  !name
+  type: [
+    (type_identifier) @name
+    (pointer_type (type_identifier) @name)
+    (qualified_type name: (type_identifier) @name)
+    (pointer_type (qualified_type name: (type_identifier) @name))
+  ]) @reference.inherit
+
+(interface_type
+  (type_elem [
+    (type_identifier) @name
+    (qualified_type name: (type_identifier) @name)
+  ])) @reference.inherit
+
 (type_identifier) @name @reference.type
 
 ; pkg.Name and value.Field uses that are not calls.

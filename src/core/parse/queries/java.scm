@@ -49,6 +49,24 @@
     (scoped_type_identifier (type_identifier) @name .)
   ]) @reference.call
 
+; Superclass and implemented/extended interfaces: inheritance edges (before the general type
+; pattern, since the first pattern to capture a name wins).
+(superclass [
+  (type_identifier) @name
+  (generic_type (type_identifier) @name)
+  (scoped_type_identifier (type_identifier) @name .)
+]) @reference.inherit
+
+(super_interfaces (type_list [
+  (type_identifier) @name
+  (generic_type (type_identifier) @name)
+])) @reference.inherit
+
+(extends_interfaces (type_list [
+  (type_identifier) @name
+  (generic_type (type_identifier) @name)
+])) @reference.inherit
+
 (type_identifier) @name @reference.type
 
 (marker_annotation

@@ -57,7 +57,10 @@
 
 (decorator (identifier) @name) @reference.call
 
-(class_heritage (identifier) @name) @reference.type
+(class_heritage [
+  (identifier) @name
+  (member_expression property: (property_identifier) @name)
+]) @reference.inherit
 
 ; <Component ...> uses count as calls; lower-case names are HTML tags.
 ((jsx_opening_element

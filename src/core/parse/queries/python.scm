@@ -44,7 +44,7 @@
   superclasses: (argument_list [
     (identifier) @name
     (attribute attribute: (identifier) @name)
-  ])) @reference.type
+  ])) @reference.inherit
 
 ; obj.attr uses that are not calls.
 (attribute

@@ -29,9 +29,9 @@
 (call
   method: [(identifier) (constant)] @name) @reference.call
 
-(superclass (constant) @name) @reference.type
+(superclass (constant) @name) @reference.inherit
 
-(superclass (scope_resolution name: (constant) @name)) @reference.type
+(superclass (scope_resolution name: (constant) @name)) @reference.inherit
 
 (scope_resolution
   name: (constant) @name) @reference.type

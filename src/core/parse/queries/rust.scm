@@ -77,6 +77,15 @@
   .
   (token_tree)) @reference.call
 
+; `impl Trait for Type`: the trait is an inheritance edge of the type (before the general type
+; pattern, since the first pattern to capture a name wins).
+(impl_item
+  trait: [
+    (type_identifier) @name
+    (scoped_type_identifier name: (type_identifier) @name)
+    (generic_type type: (type_identifier) @name)
+  ]) @reference.inherit
+
 (type_identifier) @name @reference.type
 
 ; Paths and fields that are not calls: Mode::Line, self.buf.

@@ -76,10 +76,27 @@
 
 (decorator (identifier) @name) @reference.call
 
-(type_identifier) @name @reference.type
-
+;; Superclasses, implemented interfaces and extended interfaces: inheritance edges. They go
+;; before the general type pattern, since the first pattern to capture a name wins.
 (extends_clause
-  value: (identifier) @name) @reference.type
+  value: [
+    (identifier) @name
+    (member_expression property: (property_identifier) @name)
+  ]) @reference.inherit
+
+(implements_clause [
+  (type_identifier) @name
+  (generic_type name: (type_identifier) @name)
+  (nested_type_identifier name: (type_identifier) @name)
+]) @reference.inherit
+
+(extends_type_clause [
+  (type_identifier) @name
+  (generic_type name: (type_identifier) @name)
+  (nested_type_identifier name: (type_identifier) @name)
+]) @reference.inherit
+
+(type_identifier) @name @reference.type
 
 ; obj.prop uses that are not calls.
 (member_expression
