@@ -516,7 +516,7 @@ describe('corrupt index files', () => {
       },
       /is corrupt \(/,
     ],
-    ['a valid SQLite file with schema version 0', () => wrongSchemaBytes(0), /has schema version 0, expected 1/],
+    ['a valid SQLite file with schema version 0', () => wrongSchemaBytes(0), new RegExp(`has schema version 0, expected ${SCHEMA_VERSION}`)],
     ['a valid SQLite file without a schema version', () => wrongSchemaBytes(null), /has no schema version/],
   ];
 
