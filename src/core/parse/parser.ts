@@ -63,9 +63,19 @@ export interface CodeParser {
    * with code PARSER_UNAVAILABLE.
    */
   parse(path: string, language: LanguageId, source: string): ParsedFile;
+  /**
+   * Parses `source` and runs `fn` over its syntax tree, with the language's locals query
+   * (`queries/locals/<language>.scm`, scopes and bindings) when there is one. The tree is
+   * freed when `fn` returns, so nodes must not escape it. Throws PARSER_UNAVAILABLE like
+   * `parse`, and for markdown.
+   */
+  withTree<T>(language: LanguageId, source: string, fn: (root: Node, locals: Query | undefined) => T): T;
   /** Frees the parser, the queries and the cached grammars. */
   dispose(): void;
 }
+
+/** Languages whose locals query is another's (same node types). */
+const LOCALS_BASE: Partial<Record<LanguageId, LanguageId>> = { tsx: 'typescript' };
 
 const enum Role {
   None,
@@ -267,6 +277,7 @@ function statementText(text: string): string {
 class TreeSitterCodeParser implements CodeParser {
   private parser: Parser | undefined;
   private readonly runtimes = new Map<LanguageId, LanguageRuntime>();
+  private readonly localsQueries = new Map<LanguageId, Query | null>();
   private readonly chunkOptions: ChunkOptions;
 
   constructor(
@@ -547,7 +558,40 @@ class TreeSitterCodeParser implements CodeParser {
     return clip(sig, MAX_SIGNATURE);
   }
 
+  private localsQuery(language: LanguageId, rt: LanguageRuntime): Query | undefined {
+    const cached = this.localsQueries.get(language);
+    if (cached !== undefined) return cached ?? undefined;
+    const file = path.join(this.loc.queriesDir, 'locals', `${LOCALS_BASE[language] ?? language}.scm`);
+    let query: Query | null = null;
+    if (fs.existsSync(file)) {
+      try {
+        query = new TreeSitter.Query(rt.language, fs.readFileSync(file, 'utf8'));
+      } catch (e) {
+        throw new VltError('PARSER_UNAVAILABLE', `cannot load the ${language} locals query: ${String(e)}`, { language, file }, { cause: e });
+      }
+    }
+    this.localsQueries.set(language, query);
+    return query ?? undefined;
+  }
+
+  withTree<T>(language: LanguageId, source: string, fn: (root: Node, locals: Query | undefined) => T): T {
+    if (language === 'markdown') throw new VltError('PARSER_UNAVAILABLE', 'markdown has no syntax tree for navigation', { language });
+    const rt = this.runtime(language);
+    const locals = this.localsQuery(language, rt);
+    this.parser ??= new TreeSitter.Parser();
+    this.parser.setLanguage(rt.language);
+    const tree = this.parser.parse(source);
+    if (!tree) throw new VltError('INTERNAL', `tree-sitter returned no tree for a ${language} file`);
+    try {
+      return fn(tree.rootNode, locals);
+    } finally {
+      tree.delete();
+    }
+  }
+
   dispose(): void {
+    for (const q of this.localsQueries.values()) q?.delete();
+    this.localsQueries.clear();
     for (const rt of this.runtimes.values()) rt.query.delete();
     this.runtimes.clear();
     this.parser?.delete();

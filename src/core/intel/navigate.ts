@@ -1,0 +1,813 @@
+/**
+ * Definitions and references through a provider chain, each answer carrying its provenance:
+ *
+ * 1. `lsp`: a language server (exact, type-aware), when one runs for the file's language and
+ *    answers within the timeout;
+ * 2. `ctags`: Universal Ctags' tags for the name, when installed: name matches only, so they
+ *    are candidates that the next step confirms or overrides;
+ * 3. `graph`: the index's own resolution: the syntax tree of the file (locals scopes, member
+ *    receivers), imports resolved to files, re-exports followed, class members and base
+ *    classes searched; then, for names no scope binds, every indexed definition of the name;
+ * 4. `search`: the hybrid search, when nothing above knows the name.
+ *
+ * Only LSP answers are `exact`. A fallback answer says how it was resolved (`how`) and how
+ * sure it is (`confidence`); an ambiguous name lists every candidate, ranked, and is never
+ * silently narrowed to one.
+ */
+import * as path from 'node:path';
+import { VltError } from '../errors';
+import type { Logger, WorkspaceFs } from '../ports';
+import type { CodeParser } from '../parse/parser';
+import { languageForPath } from '../parse/languages';
+import type { IndexStore, SymbolRow } from '../store/store';
+import type { ImportSpec, LanguageId, SymbolDef } from '../types';
+import type { CodeGraph } from './graph';
+import type { LanguageServers, SourceRange } from './lsp';
+import { analyzePosition, classAt, classInfo, classMembers, identifiersNamed, LocalScopes, type ClassInfo, type Target } from './syntax';
+
+export type Provenance = 'lsp' | 'ctags' | 'graph' | 'search';
+
+export interface NavLocation {
+  path: string;
+  line: number;
+  col: number;
+  /** The definition's kind and signature, when the index knows them. */
+  kind?: string;
+  signature?: string;
+  provenance: Provenance;
+  exact: boolean;
+  confidence: 'high' | 'medium' | 'low';
+  /** How this location was found, in a few words. */
+  how: string;
+}
+
+export interface ProviderRun {
+  provider: Provenance;
+  status: 'answered' | 'empty' | 'skipped' | 'failed';
+  reason?: string;
+  ms: number;
+}
+
+export interface NavAnswer {
+  query: string;
+  /** The identifier asked about. */
+  symbol: string;
+  /** Definitions, or references for `references`, best first. */
+  locations: NavLocation[];
+  /** Several candidates and nothing to choose between them: all are listed. */
+  ambiguous: boolean;
+  /** Names that exist, when the asked one does not (prefix and edit-distance matches). */
+  suggestions?: string[];
+  /** What the caller should know: a server not ready, a fallback that answered, truncation. */
+  notes: string[];
+  providers: ProviderRun[];
+  /** For references: the definition they were gathered for. */
+  definition?: NavLocation;
+  truncated?: boolean;
+}
+
+/** A Universal Ctags tag, as the ctags port returns it. */
+export interface Tag {
+  name: string;
+  path: string;
+  line: number;
+  kind: string;
+  scope?: string;
+}
+
+/** Universal Ctags, reached by the host (it spawns the program). */
+export interface TagsProvider {
+  /** Why ctags cannot answer, or undefined when it can. */
+  unavailable(): Promise<string | undefined>;
+  lookup(name: string): Promise<Tag[]>;
+}
+
+export interface NavigatorDeps {
+  root: string;
+  fs: WorkspaceFs;
+  store: IndexStore;
+  graph(): Promise<CodeGraph>;
+  parser(): Promise<CodeParser>;
+  logger: Logger;
+  lsp?: LanguageServers;
+  tags?: TagsProvider;
+  /** Top search hits for a name: `path` and 1-based `line`. */
+  search?(query: string): Promise<Array<{ path: string; line: number; symbol: string | null }>>;
+}
+
+export interface NavOptions {
+  /** Skip the language server (the fallback chain alone, as `--no-lsp` and the benchmark do). */
+  noLsp?: boolean;
+  /** Upper bound for the LSP step. */
+  lspTimeoutMs?: number;
+  /** For references: the most locations returned. */
+  limit?: number;
+  signal?: AbortSignal;
+}
+
+interface Loc {
+  path: string;
+  line: number;
+  col: number;
+}
+
+type Query = { kind: 'position'; path: string; line: number; col: number } | { kind: 'name'; name: string };
+
+/** `file:line:col` (also `file:line:col` with a Windows drive letter) or a symbol name. */
+export function parseNavQuery(q: string): Query {
+  const trimmed = q.trim();
+  if (trimmed.length === 0) throw new VltError('USAGE', 'give a symbol name or FILE:LINE:COL');
+  const m = /^(.+):(\d+):(\d+)$/.exec(trimmed);
+  if (m?.[1] && m[2] && m[3]) return { kind: 'position', path: m[1], line: Number(m[2]), col: Number(m[3]) };
+  if (/^(.+\.[\w]+):(\d+)$/.test(trimmed)) throw new VltError('USAGE', `"${trimmed}" has a line but no column; give FILE:LINE:COL`);
+  return { kind: 'name', name: trimmed };
+}
+
+const MAX_DEPTH = 6;
+
+function levenshtein(a: string, b: string, max: number): number {
+  if (Math.abs(a.length - b.length) > max) return max + 1;
+  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    let best = i;
+    for (let j = 1; j <= b.length; j++) {
+      const v = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      cur.push(v);
+      if (v < best) best = v;
+    }
+    if (best > max) return max + 1;
+    prev = cur;
+  }
+  return prev[b.length]!;
+}
+
+const KIND_RANK: Record<string, number> = { class: 0, interface: 0, struct: 0, trait: 0, enum: 0, type: 1, function: 1, method: 2, module: 2, constant: 3, field: 3, variable: 4, heading: 9 };
+
+interface FileFacts {
+  text: string;
+  language: LanguageId;
+  symbols: SymbolDef[];
+  importSpecs: ImportSpec[];
+  lines: string[];
+}
+
+export class Navigator {
+  /** Per-call caches: parsed facts and export lookups of the files a resolution touches. */
+  private facts = new Map<string, Promise<FileFacts | undefined>>();
+  private exportsCache = new Map<string, Promise<Loc[]>>();
+
+  constructor(private readonly deps: NavigatorDeps) {}
+
+  // ---- file access -------------------------------------------------------------------------
+
+  /** Workspace-relative POSIX path of a user-given path; refuses paths outside the workspace. */
+  relPath(p: string): string {
+    const abs = path.resolve(this.deps.root, p);
+    const rel = path.relative(this.deps.root, abs);
+    if (rel.startsWith('..') || path.isAbsolute(rel)) throw new VltError('PATH_OUTSIDE_WORKSPACE', `${p} is outside the workspace ${this.deps.root}`);
+    return rel.split(path.sep).join('/');
+  }
+
+  private fileFacts(rel: string): Promise<FileFacts | undefined> {
+    let f = this.facts.get(rel);
+    if (!f) {
+      f = this.loadFacts(rel);
+      this.facts.set(rel, f);
+    }
+    return f;
+  }
+
+  private async loadFacts(rel: string): Promise<FileFacts | undefined> {
+    const language = languageForPath(rel);
+    if (!language || language === 'markdown') return undefined;
+    let bytes: Uint8Array;
+    try {
+      bytes = await this.deps.fs.readFile(path.join(this.deps.root, rel));
+    } catch {
+      return undefined;
+    }
+    const text = new TextDecoder().decode(bytes);
+    const parser = await this.deps.parser();
+    let parsed;
+    try {
+      parsed = parser.parse(rel, language, text);
+    } catch {
+      return undefined;
+    }
+    return { text, language, symbols: parsed.symbols, importSpecs: parsed.importSpecs, lines: text.split('\n') };
+  }
+
+  /** The column of `name` on a 1-based line, or 1. */
+  private nameCol(facts: FileFacts, line: number, name: string): number {
+    const text = facts.lines[line - 1] ?? '';
+    const re = new RegExp(`(?<![\\w$])${name.replace(/[$]/g, '\\$')}(?![\\w$])`);
+    const m = re.exec(text);
+    return m ? m.index + 1 : 1;
+  }
+
+  private async analyze(rel: string, line: number, col: number): Promise<{ target: Target | undefined; line: number; col: number; facts: FileFacts } | undefined> {
+    const facts = await this.fileFacts(rel);
+    if (!facts) return undefined;
+    const parser = await this.deps.parser();
+    return parser.withTree(facts.language, facts.text, (root, locals) => {
+      const scopes = locals ? new LocalScopes(root, locals, facts.language) : undefined;
+      const info = analyzePosition(root, facts.language, line, col, scopes);
+      return { ...info, facts };
+    });
+  }
+
+  // ---- the graph provider: resolution ----------------------------------------------------------
+
+  /** Top-level definitions named `name` that `file` provides, following re-exports. */
+  private exportsOf(file: string, name: string, depth: number): Promise<Loc[]> {
+    const key = `${file}\0${name}`;
+    let p = this.exportsCache.get(key);
+    if (!p) {
+      p = this.findExport(file, name, depth);
+      this.exportsCache.set(key, p);
+    }
+    return p;
+  }
+
+  private async findExport(file: string, name: string, depth: number): Promise<Loc[]> {
+    if (depth > MAX_DEPTH) return [];
+    const facts = await this.fileFacts(file);
+    if (!facts) return [];
+    const own = facts.symbols.filter((s) => s.name === name && s.container === undefined);
+    if (own.length > 0) return own.map((s) => ({ path: file, line: s.startLine, col: this.nameCol(facts, s.startLine, name) }));
+    const graph = await this.deps.graph();
+    // Names the file imports and passes on: `export { x } from`, `from .a import x` in __init__.
+    for (const spec of facts.importSpecs) {
+      const n = spec.names?.find((x) => x.local === name);
+      if (!n) continue;
+      const targets = graph.resolver.resolve(file, facts.language, spec);
+      for (const t of targets) {
+        if (facts.language === 'python' && graph.resolver.pythonModuleOf(t)?.endsWith(`.${n.name}`)) return [{ path: t, line: 1, col: 1 }];
+        const found = await this.exportsOf(t, n.name, depth + 1);
+        if (found.length > 0) return found;
+      }
+    }
+    for (const spec of facts.importSpecs) {
+      if (!spec.star) continue;
+      for (const t of graph.resolver.resolve(file, facts.language, spec)) {
+        const found = await this.exportsOf(t, name, depth + 1);
+        if (found.length > 0) return found;
+      }
+    }
+    if (facts.language === 'python') {
+      // `pkg.sub`: a submodule is an attribute of its package.
+      const mod = graph.resolver.pythonModuleOf(file);
+      const sub = mod ? graph.resolver.pythonModule(`${mod}.${name}`) : undefined;
+      if (sub && file.endsWith('__init__.py')) return [{ path: sub, line: 1, col: 1 }];
+    }
+    if (facts.language === 'go') {
+      // A Go package is its directory: the name may be defined in a sibling file.
+      const dir = file.includes('/') ? file.slice(0, file.lastIndexOf('/')) : '';
+      for (const sib of graph.resolver.filesIn(dir)) {
+        if (sib === file || !sib.endsWith('.go') || sib.endsWith('_test.go') !== file.endsWith('_test.go')) continue;
+        const sf = await this.fileFacts(sib);
+        const hit = sf?.symbols.filter((s) => s.name === name && s.container === undefined) ?? [];
+        if (sf && hit.length > 0) return hit.map((s) => ({ path: sib, line: s.startLine, col: this.nameCol(sf, s.startLine, name) }));
+      }
+    }
+    return [];
+  }
+
+  /** The module files an import binding names, when the binding is a module (namespace). */
+  private async moduleOfBinding(file: string, facts: FileFacts, local: string): Promise<string[] | undefined> {
+    const graph = await this.deps.graph();
+    for (const spec of facts.importSpecs) {
+      if (spec.namespace === local) {
+        const targets = graph.resolver.resolve(file, facts.language, spec);
+        // Python `import a.b` binds `a`: the package, not the leaf module.
+        if (facts.language === 'python' && !spec.source.startsWith('.') && spec.source.split('.')[0] === local && spec.source.includes('.')) {
+          const top = graph.resolver.pythonModule(local);
+          return top ? [top] : [];
+        }
+        return targets;
+      }
+      const n = spec.names?.find((x) => x.local === local);
+      if (n && facts.language === 'python') {
+        for (const t of graph.resolver.resolve(file, facts.language, spec)) {
+          if (graph.resolver.pythonModuleOf(t)?.endsWith(`.${n.name}`)) return [t];
+        }
+      }
+    }
+    return undefined;
+  }
+
+  /** Members named `member` of the class declared at `cls` (its name's line), then of its bases. */
+  private async membersOf(file: string, clsLine: number, clsName: string, member: string, depth: number, skipOwn = false): Promise<Loc[]> {
+    if (depth > MAX_DEPTH) return [];
+    const facts = await this.fileFacts(file);
+    if (!facts) return [];
+    const parser = await this.deps.parser();
+    const found = parser.withTree(facts.language, facts.text, (root) => {
+      const node = classAt(root, clsLine, clsName);
+      if (!node) return { own: [] as Loc[], bases: [] as ClassInfo['bases'] };
+      const own = skipOwn ? [] : classMembers(node, member).map((p) => ({ path: file, ...p }));
+      return { own, bases: classInfo(node)?.bases ?? [] };
+    });
+    if (found.own.length > 0) return found.own;
+    for (const b of found.bases) {
+      const defs = await this.resolveAt(file, b.line, b.col, depth + 1);
+      for (const d of defs.locs) {
+        const df = await this.fileFacts(d.path);
+        const clsDef = df?.symbols.find((s) => s.name === b.name && s.startLine === d.line);
+        if (!df || !clsDef) continue;
+        const inherited = await this.membersOf(d.path, d.line, b.name, member, depth + 1);
+        if (inherited.length > 0) return inherited;
+      }
+    }
+    return [];
+  }
+
+  /** A class named `name` visible from `file`: its own, imported, or the only one indexed. */
+  private async classByName(file: string, facts: FileFacts, name: string, depth: number): Promise<Loc[]> {
+    const own = facts.symbols.filter((s) => s.name === name && s.container === undefined);
+    if (own.length > 0) return own.map((s) => ({ path: file, line: s.startLine, col: this.nameCol(facts, s.startLine, name) }));
+    const graph = await this.deps.graph();
+    for (const spec of facts.importSpecs) {
+      const n = spec.names?.find((x) => x.local === name);
+      if (!n) continue;
+      for (const t of graph.resolver.resolve(file, facts.language, spec)) {
+        const found = await this.exportsOf(t, n.name, depth + 1);
+        if (found.length > 0) return found;
+      }
+    }
+    const all = this.deps.store.findSymbols(name).filter((s) => KIND_RANK[s.kind] === 0);
+    return all.length === 1 ? all.map((s) => ({ path: s.path, line: s.startLine, col: 1 })) : [];
+  }
+
+  /**
+   * The index's resolution of the identifier at a position. `locs` are the definitions it is
+   * sure of (scope, import, class member); `candidates` are name matches when it is not.
+   */
+  async resolveAt(
+    file: string,
+    line: number,
+    col: number,
+    depth = 0,
+  ): Promise<{ name: string | undefined; locs: Loc[]; how: string; candidates: SymbolRow[] }> {
+    const a = await this.analyze(file, line, col);
+    if (!a) return { name: undefined, locs: [], how: 'the file cannot be parsed', candidates: [] };
+    const t = a.target;
+    if (!t) return { name: undefined, locs: [], how: 'no identifier at this position', candidates: [] };
+    const facts = a.facts;
+    const receiverName = t.kind === 'member' && t.receiver.kind === 'name' ? t.receiver.name : t.kind === 'member' && t.receiver.kind === 'typed' ? t.receiver.typeName : undefined;
+    const none = (how: string) => ({ name: t.name, locs: [] as Loc[], how, candidates: this.nameCandidates(t.name, file, t.kind === 'member', receiverName) });
+    switch (t.kind) {
+      case 'declaration':
+        return { name: t.name, locs: [{ path: file, line: t.line, col: t.col }], how: 'the position is the declaration', candidates: [] };
+      case 'local':
+        return { name: t.name, locs: [{ path: file, line: t.binding.line, col: t.binding.col }], how: 'bound in an enclosing scope', candidates: [] };
+      case 'import': {
+        const locs = await this.followImportBinding(file, facts, t.name, depth);
+        if (locs.length > 0) return { name: t.name, locs, how: 'followed the import', candidates: [] };
+        // An import of something outside the workspace: the import statement is what we know.
+        return { name: t.name, locs: [{ path: file, line: t.binding.line, col: t.binding.col }], how: 'imported from outside the workspace', candidates: [] };
+      }
+      case 'free': {
+        const locs = await this.freeName(file, facts, t.name, depth);
+        if (locs.length > 0) return { name: t.name, locs, how: 'defined in the file, its package, or a star import', candidates: [] };
+        return none('not bound in the file; matched by name');
+      }
+      case 'member': {
+        const r = t.receiver;
+        if (r.kind === 'self' || r.kind === 'super') {
+          const locs = await this.membersOf(file, r.cls.line, r.cls.name, t.name, depth, r.kind === 'super');
+          if (locs.length > 0) return { name: t.name, locs, how: `member of ${r.cls.name} or its bases`, candidates: [] };
+          return none(`no member ${t.name} found in ${r.cls.name} or its bases; matched by name`);
+        }
+        if (r.kind === 'name') {
+          const modules = r.target.kind === 'import' || r.target.kind === 'free' ? await this.moduleOfBinding(file, facts, r.name) : undefined;
+          if (modules && modules.length > 0) {
+            for (const m of modules) {
+              const locs = await this.exportsOf(m, t.name, depth + 1);
+              if (locs.length > 0) return { name: t.name, locs, how: `exported by module ${r.name}`, candidates: [] };
+            }
+            return none(`module ${r.name} does not define ${t.name}; matched by name`);
+          }
+          // The receiver is a class (a static member, Python `Cls.attr`).
+          const recv = await this.resolveAt(file, ...this.posOfTarget(r.target, a), depth + 1).catch(() => undefined);
+          for (const d of recv?.locs ?? []) {
+            const df = await this.fileFacts(d.path);
+            const cls = df?.symbols.find((s) => s.startLine === d.line && KIND_RANK[s.kind] === 0);
+            if (!cls) continue;
+            const locs = await this.membersOf(d.path, d.line, cls.name, t.name, depth + 1);
+            if (locs.length > 0) return { name: t.name, locs, how: `member of ${cls.name}`, candidates: [] };
+          }
+          return none(`the type of ${r.name} is unknown without a language server; matched by name`);
+        }
+        if (r.kind === 'typed') {
+          for (const c of await this.classByName(file, facts, r.typeName, depth)) {
+            const locs = await this.membersOf(c.path, c.line, r.typeName, t.name, depth + 1);
+            if (locs.length > 0) return { name: t.name, locs, how: `member of ${r.typeName}, the declared type`, candidates: [] };
+          }
+          return none(`no member ${t.name} found in ${r.typeName}; matched by name`);
+        }
+        return none('the receiver is an expression whose type is unknown without a language server; matched by name');
+      }
+    }
+  }
+
+  private posOfTarget(t: Exclude<Target, { kind: 'member' }>, a: { line: number; col: number }): [number, number] {
+    if (t.kind === 'local' || t.kind === 'import') return [t.binding.line, t.binding.col];
+    if (t.kind === 'declaration') return [t.line, t.col];
+    return [a.line, a.col];
+  }
+
+  private async followImportBinding(file: string, facts: FileFacts, local: string, depth: number): Promise<Loc[]> {
+    const graph = await this.deps.graph();
+    for (const spec of facts.importSpecs) {
+      if (spec.namespace === local) {
+        const targets = await this.moduleOfBinding(file, facts, local);
+        return (targets ?? []).slice(0, 1).map((p) => ({ path: p, line: 1, col: 1 }));
+      }
+      const n = spec.names?.find((x) => x.local === local);
+      if (!n) continue;
+      const targets = graph.resolver.resolve(file, facts.language, spec);
+      for (const t of targets) {
+        if (facts.language === 'python' && graph.resolver.pythonModuleOf(t)?.endsWith(`.${n.name}`) && t !== targets[0]) return [{ path: t, line: 1, col: 1 }];
+        if (n.name === 'default') {
+          const f = await this.fileFacts(t);
+          const m = f?.lines.findIndex((l) => /^export\s+default\s+(abstract\s+)?(class|function)\b/.test(l)) ?? -1;
+          if (f && m >= 0) {
+            const name = /\b(?:class|function)\s+([\w$]+)/.exec(f.lines[m] ?? '')?.[1];
+            return [{ path: t, line: m + 1, col: name ? this.nameCol(f, m + 1, name) : 1 }];
+          }
+          continue;
+        }
+        const found = await this.exportsOf(t, n.name, depth + 1);
+        if (found.length > 0) return found;
+      }
+    }
+    return [];
+  }
+
+  private async freeName(file: string, facts: FileFacts, name: string, depth: number): Promise<Loc[]> {
+    const own = facts.symbols.filter((s) => s.name === name && s.container === undefined);
+    if (own.length > 0) return own.map((s) => ({ path: file, line: s.startLine, col: this.nameCol(facts, s.startLine, name) }));
+    const graph = await this.deps.graph();
+    if (facts.language === 'go') {
+      const pkg = await this.findExport(file, name, depth + 1);
+      if (pkg.length > 0) return pkg;
+    }
+    for (const spec of facts.importSpecs) {
+      if (!spec.star) continue;
+      for (const t of graph.resolver.resolve(file, facts.language, spec)) {
+        const found = await this.exportsOf(t, name, depth + 1);
+        if (found.length > 0) return found;
+      }
+    }
+    return [];
+  }
+
+  /** Indexed definitions named `name`, nearest to `file` first. */
+  private nameCandidates(name: string, file: string, member: boolean, receiver?: string): SymbolRow[] {
+    const rows = this.deps.store.findSymbols(name, { limit: 200 }).filter((s) => s.name === name);
+    const dir = file.includes('/') ? file.slice(0, file.lastIndexOf('/')) : '';
+    const recv = receiver?.replace(/^_+/, '').toLowerCase();
+    // `subscriber.next` most likely means Subscriber's `next`: a receiver named like a type.
+    const likeReceiver = (s: SymbolRow) => {
+      const owner = s.container?.split(/[.:#]/).pop()?.toLowerCase();
+      return recv !== undefined && owner !== undefined && owner.length > 2 && (recv === owner || recv.endsWith(owner));
+    };
+    const score = (s: SymbolRow) =>
+      (likeReceiver(s) ? -30 : 0) +
+      (s.path === file ? 0 : s.path.startsWith(`${dir}/`) ? 10 : 20) +
+      (member === (s.container !== undefined) ? 0 : 5) +
+      (KIND_RANK[s.kind] ?? 5) +
+      (/(^|\/)(tests?|__tests__|testing)\/|_test\.|\.test\.|\.spec\./.test(s.path) ? 8 : 0);
+    return rows.sort((a, b) => score(a) - score(b) || (a.path < b.path ? -1 : a.path > b.path ? 1 : a.startLine - b.startLine));
+  }
+
+  private suggestions(name: string): string[] {
+    const seen = new Set<string>();
+    const out: string[] = [];
+    for (const s of this.deps.store.findSymbols(name, { prefix: true, limit: 20 })) {
+      if (!seen.has(s.name)) {
+        seen.add(s.name);
+        out.push(s.name);
+      }
+    }
+    if (out.length < 5) {
+      const max = name.length <= 4 ? 1 : 2;
+      const scored: Array<[number, string]> = [];
+      for (const s of this.allNames()) {
+        if (seen.has(s)) continue;
+        const d = levenshtein(name.toLowerCase(), s.toLowerCase(), max);
+        if (d <= max) scored.push([d, s]);
+      }
+      scored.sort((a, b) => a[0] - b[0] || a[1].length - b[1].length || (a[1] < b[1] ? -1 : 1));
+      for (const [, s] of scored) {
+        if (out.length >= 5) break;
+        seen.add(s);
+        out.push(s);
+      }
+    }
+    return out.slice(0, 5);
+  }
+
+  private namesCache: string[] | undefined;
+  private allNames(): string[] {
+    this.namesCache ??= [...new Set(this.deps.store.allSymbols().map((s) => s.name))];
+    return this.namesCache;
+  }
+
+  private describe(loc: Loc, provenance: Provenance, exact: boolean, confidence: NavLocation['confidence'], how: string): NavLocation {
+    const out: NavLocation = { path: loc.path, line: loc.line, col: loc.col, provenance, exact, confidence, how };
+    const file = this.deps.store.getFile(loc.path);
+    const sym = file ? this.deps.store.symbolsOfFile(file.id).find((s) => s.startLine === loc.line) : undefined;
+    if (sym) {
+      out.kind = sym.kind;
+      out.signature = sym.signature;
+    }
+    return out;
+  }
+
+  // ---- the chain --------------------------------------------------------------------------------
+
+  async definition(query: string, opts: NavOptions = {}): Promise<NavAnswer> {
+    this.facts.clear();
+    this.exportsCache.clear();
+    const q = parseNavQuery(query);
+    if (q.kind === 'name') return this.definitionByName(query, q.name, opts);
+    const file = this.relPath(q.path);
+    const facts = await this.fileFacts(file);
+    if (!facts) {
+      const exists = await this.deps.fs.stat(path.join(this.deps.root, file)).catch(() => undefined);
+      if (!exists) throw new VltError('PATH_NOT_FOUND', `${file} does not exist in the workspace`);
+      throw new VltError('USAGE', `${file} is not a source file the navigator can read (no parser for its language)`);
+    }
+    this.checkPosition(file, facts, q.line, q.col);
+    const providers: ProviderRun[] = [];
+    const notes: string[] = [];
+    const answer = (symbol: string, locations: NavLocation[], ambiguous = false): NavAnswer => ({ query, symbol, locations, ambiguous, notes, providers });
+
+    // 1. LSP.
+    const lspLocs = await this.lspStep('definition', file, facts.language, q.line, q.col, opts, providers, notes);
+    const ident = await this.analyze(file, q.line, q.col);
+    const name = ident?.target?.name;
+    if (lspLocs && lspLocs.length > 0) {
+      return answer(
+        name ?? '',
+        lspLocs.map((r) => this.describe({ path: r.path, line: r.startLine, col: r.startCol }, 'lsp', true, 'high', 'language server')),
+      );
+    }
+    if (!name) throw new VltError('USAGE', `no identifier at ${file}:${q.line}:${q.col}`);
+
+    // 2. ctags: name matches, kept as candidates for the index to confirm.
+    const tags = await this.ctagsStep(name, providers);
+
+    // 3. The index's own resolution.
+    const t0 = performance.now();
+    const r = await this.resolveAt(file, q.line, q.col);
+    if (r.locs.length > 0) {
+      providers.push({ provider: 'graph', status: 'answered', reason: r.how, ms: performance.now() - t0 });
+      if (lspLocs !== undefined) notes.push('answered by the index after the language server gave no answer');
+      return answer(name, r.locs.map((l) => this.describe(l, 'graph', false, 'high', r.how)));
+    }
+    const candidates = r.candidates;
+    providers.push({ provider: 'graph', status: candidates.length > 0 ? 'answered' : 'empty', reason: r.how, ms: performance.now() - t0 });
+    if (candidates.length > 0 || (tags && tags.length > 0)) {
+      const merged = this.mergeCandidates(candidates, tags ?? []);
+      const unique = merged.length === 1;
+      if (!unique) notes.push(`${merged.length} definitions are named ${name}; none could be chosen without types, so all are listed, nearest first`);
+      return answer(
+        name,
+        merged.map((c) => ({ ...c, confidence: unique ? 'medium' : 'low', how: unique ? `the only definition named ${name}` : r.how })),
+        !unique,
+      );
+    }
+    // 4. Search.
+    const hits = await this.searchStep(name, providers);
+    if (hits.length > 0) {
+      notes.push(`no definition of ${name} is indexed; these are search hits`);
+      return answer(name, hits);
+    }
+    return { ...answer(name, []), suggestions: this.suggestions(name) };
+  }
+
+  private mergeCandidates(rows: readonly SymbolRow[], tags: readonly Tag[]): NavLocation[] {
+    const out: NavLocation[] = rows.slice(0, 50).map((s) => ({
+      path: s.path,
+      line: s.startLine,
+      col: 1,
+      kind: s.kind,
+      signature: s.signature,
+      provenance: 'graph' as const,
+      exact: false,
+      confidence: 'low' as const,
+      how: '',
+    }));
+    for (const t of tags) {
+      if (out.some((o) => o.path === t.path && o.line === t.line)) continue;
+      out.push({ path: t.path, line: t.line, col: 1, kind: t.kind, provenance: 'ctags', exact: false, confidence: 'low', how: 'ctags tag' });
+    }
+    return out;
+  }
+
+  private checkPosition(file: string, facts: FileFacts, line: number, col: number): void {
+    if (line < 1 || line > facts.lines.length) throw new VltError('USAGE', `line ${line} is outside ${file}, which has ${facts.lines.length} lines`);
+    const width = (facts.lines[line - 1] ?? '').length;
+    if (col < 1 || col > width + 1) throw new VltError('USAGE', `column ${col} is outside line ${line} of ${file}, which has ${width} characters`);
+  }
+
+  private async lspStep(
+    what: 'definition' | 'references',
+    file: string,
+    language: LanguageId,
+    line: number,
+    col: number,
+    opts: NavOptions,
+    providers: ProviderRun[],
+    notes: string[],
+  ): Promise<SourceRange[] | undefined> {
+    const lsp = this.deps.lsp;
+    if (opts.noLsp) {
+      providers.push({ provider: 'lsp', status: 'skipped', reason: 'disabled (--no-lsp)', ms: 0 });
+      return undefined;
+    }
+    const server = lsp?.serverFor(language);
+    if (!lsp || !server) {
+      providers.push({ provider: 'lsp', status: 'skipped', reason: `no language server for ${language}`, ms: 0 });
+      return undefined;
+    }
+    if (server.state === 'not-installed') {
+      providers.push({ provider: 'lsp', status: 'skipped', reason: `${server.name} is not installed (${server.detail})`, ms: 0 });
+      return undefined;
+    }
+    const timeoutMs = opts.lspTimeoutMs ?? 10_000;
+    const pos = { path: file, line, col };
+    const a =
+      what === 'definition'
+        ? await lsp.definition(pos, { timeoutMs, ...(opts.signal ? { signal: opts.signal } : {}) })
+        : await lsp.references(pos, { timeoutMs, includeDeclaration: false, ...(opts.signal ? { signal: opts.signal } : {}) });
+    if (!a.ok) {
+      providers.push({ provider: 'lsp', status: 'failed', reason: `${a.server ?? server.name}: ${a.failure} (${a.reason})`, ms: a.ms });
+      notes.push(`the language server did not answer (${a.failure}: ${a.reason}); the fallback chain answered`);
+      return [];
+    }
+    providers.push({ provider: 'lsp', status: a.value.length > 0 ? 'answered' : 'empty', reason: a.server, ms: a.ms });
+    return a.value;
+  }
+
+  private async ctagsStep(name: string, providers: ProviderRun[]): Promise<Tag[] | undefined> {
+    const tags = this.deps.tags;
+    if (!tags) {
+      providers.push({ provider: 'ctags', status: 'skipped', reason: 'no ctags provider in this host', ms: 0 });
+      return undefined;
+    }
+    const t0 = performance.now();
+    const why = await tags.unavailable();
+    if (why) {
+      providers.push({ provider: 'ctags', status: 'skipped', reason: why, ms: performance.now() - t0 });
+      return undefined;
+    }
+    try {
+      const found = await tags.lookup(name);
+      providers.push({ provider: 'ctags', status: found.length > 0 ? 'answered' : 'empty', reason: `${found.length} tags named ${name} (candidates for the index to confirm)`, ms: performance.now() - t0 });
+      return found;
+    } catch (e) {
+      providers.push({ provider: 'ctags', status: 'failed', reason: String(e), ms: performance.now() - t0 });
+      return undefined;
+    }
+  }
+
+  private async searchStep(name: string, providers: ProviderRun[]): Promise<NavLocation[]> {
+    if (!this.deps.search) {
+      providers.push({ provider: 'search', status: 'skipped', reason: 'no search in this host', ms: 0 });
+      return [];
+    }
+    const t0 = performance.now();
+    const hits = await this.deps.search(name);
+    providers.push({ provider: 'search', status: hits.length > 0 ? 'answered' : 'empty', ms: performance.now() - t0 });
+    return hits.slice(0, 10).map((h) => ({ path: h.path, line: h.line, col: 1, provenance: 'search', exact: false, confidence: 'low', how: 'search hit' }));
+  }
+
+  private async definitionByName(query: string, name: string, opts: NavOptions): Promise<NavAnswer> {
+    void opts;
+    const providers: ProviderRun[] = [{ provider: 'lsp', status: 'skipped', reason: 'a language server needs a position; give FILE:LINE:COL for an exact answer', ms: 0 }];
+    const notes: string[] = [];
+    const tags = await this.ctagsStep(name.split(/[.:#]/).pop() ?? name, providers);
+    const t0 = performance.now();
+    let rows = this.deps.store.findSymbols(name, { limit: 200 });
+    // A qualified name (`Writer.Close`) matches by suffix in the store; a bare name exactly.
+    if (!/[.:#]/.test(name)) rows = rows.filter((s) => s.name === name);
+    const ranked = rows.sort(
+      (a, b) =>
+        (KIND_RANK[a.kind] ?? 5) - (KIND_RANK[b.kind] ?? 5) ||
+        Number(/_test\.|\.test\.|\.spec\.|(^|\/)tests?\//.test(a.path)) - Number(/_test\.|\.test\.|\.spec\.|(^|\/)tests?\//.test(b.path)) ||
+        a.path.length - b.path.length ||
+        (a.path < b.path ? -1 : 1),
+    );
+    providers.push({ provider: 'graph', status: ranked.length > 0 ? 'answered' : 'empty', reason: `${ranked.length} indexed definitions`, ms: performance.now() - t0 });
+    const merged = this.mergeCandidates(ranked, tags ?? []);
+    if (merged.length > 0) {
+      const unique = merged.length === 1;
+      if (!unique) notes.push(`${merged.length} definitions are named ${name}; all are listed, most likely first (types and functions before variables, non-test files first)`);
+      return {
+        query,
+        symbol: name,
+        locations: merged.map((c) => ({ ...c, col: c.col, confidence: unique ? 'medium' : 'low', how: unique ? `the only definition named ${name}` : 'one of several definitions with this name' })),
+        ambiguous: !unique,
+        notes,
+        providers,
+      };
+    }
+    const hits = await this.searchStep(name, providers);
+    const out: NavAnswer = { query, symbol: name, locations: hits, ambiguous: false, notes, providers, suggestions: this.suggestions(name) };
+    if (hits.length > 0) notes.push(`no definition named ${name} is indexed; these are search hits`);
+    else notes.push(`no definition named ${name} is indexed`);
+    return out;
+  }
+
+  async references(query: string, opts: NavOptions = {}): Promise<NavAnswer> {
+    const limit = opts.limit ?? 500;
+    const def = await this.definition(query, opts);
+    const providers = [...def.providers];
+    const notes = [...def.notes];
+    const q = parseNavQuery(query);
+    const base = { query, symbol: def.symbol, ambiguous: def.ambiguous, notes, providers };
+    if (q.kind === 'position') {
+      const file = this.relPath(q.path);
+      const facts = await this.fileFacts(file);
+      if (facts && def.locations[0]?.provenance === 'lsp') {
+        const refs = await this.lspStep('references', file, facts.language, q.line, q.col, opts, providers, notes);
+        if (refs && refs.length > 0) {
+          const locs = refs.slice(0, limit).map((r) => this.describe({ path: r.path, line: r.startLine, col: r.startCol }, 'lsp', true, 'high', 'language server'));
+          return { ...base, locations: locs, definition: def.locations[0], truncated: refs.length > limit };
+        }
+      }
+    }
+    const target = def.locations[0];
+    if (!target || def.locations.every((l) => l.provenance === 'search')) {
+      return { ...base, locations: [], ...(def.suggestions ? { suggestions: def.suggestions } : {}) };
+    }
+    if (def.ambiguous) notes.push(`references are gathered for the first candidate, ${target.path}:${target.line}`);
+    const t0 = performance.now();
+    const { locs, truncated } = await this.gatherReferences(def.symbol, target, limit, opts.signal);
+    providers.push({ provider: 'graph', status: locs.length > 0 ? 'answered' : 'empty', reason: 'uses in the files that can see the definition, each resolved', ms: performance.now() - t0 });
+    return { ...base, locations: locs, definition: target, truncated };
+  }
+
+  /**
+   * Every use of the definition at `target`: the files that can see it (its own file, its
+   * importers through re-exports, its package, files whose indexed references mention the
+   * name), each use resolved and kept when it resolves to `target` (high confidence) or when
+   * it cannot be resolved but the name has no other definition (medium).
+   */
+  private async gatherReferences(name: string, target: NavLocation, limit: number, signal?: AbortSignal): Promise<{ locs: NavLocation[]; truncated: boolean }> {
+    const graph = await this.deps.graph();
+    const defFile = graph.file(target.path);
+    const files = new Set<string>([target.path]);
+    if (defFile) {
+      for (const id of graph.visibleFrom(defFile.id)) {
+        const f = graph.file(id);
+        if (f) files.add(f.path);
+      }
+      if (defFile.language === 'go') {
+        const dir = target.path.includes('/') ? target.path.slice(0, target.path.lastIndexOf('/')) : '';
+        for (const f of graph.resolver.filesIn(dir)) if (f.endsWith('.go')) files.add(f);
+      }
+    }
+    for (const f of this.deps.store.filesReferencing(name)) files.add(f.path);
+    const others = this.deps.store.findSymbols(name, { limit: 50 }).filter((s) => s.name === name && !(s.path === target.path && s.startLine === target.line));
+    const out: NavLocation[] = [];
+    const parser = await this.deps.parser();
+    let truncated = false;
+    for (const file of [...files].sort()) {
+      if (signal?.aborted) throw new VltError('CANCELLED', 'the call was cancelled');
+      const facts = await this.fileFacts(file);
+      if (!facts || facts.language !== (defFile?.language ?? facts.language) && !sameFamily(facts.language, defFile?.language)) continue;
+      const uses = parser.withTree(facts.language, facts.text, (root) => identifiersNamed(root, facts.text, name));
+      for (const u of uses) {
+        if (u.line === target.line && u.col === target.col && file === target.path) continue;
+        const r = await this.resolveAt(file, u.line, u.col);
+        const hit = r.locs.some((l) => l.path === target.path && l.line === target.line);
+        if (hit) {
+          if (r.how === 'the position is the declaration') continue;
+          out.push({ path: file, line: u.line, col: u.col, provenance: 'graph', exact: false, confidence: 'high', how: r.how });
+        } else if (r.locs.length === 0 && others.length === 0) {
+          out.push({ path: file, line: u.line, col: u.col, provenance: 'graph', exact: false, confidence: 'medium', how: `unresolved use of ${name}, the only definition with this name` });
+        } else if (r.locs.length === 0 && r.candidates[0] && r.candidates[0].path === target.path && r.candidates[0].startLine === target.line) {
+          out.push({ path: file, line: u.line, col: u.col, provenance: 'graph', exact: false, confidence: 'low', how: `unresolved use of ${name}; this definition is the nearest candidate` });
+        }
+        if (out.length >= limit) {
+          truncated = true;
+          return { locs: out, truncated };
+        }
+      }
+    }
+    return { locs: out, truncated };
+  }
+}
+
+function sameFamily(a: LanguageId, b: LanguageId | undefined): boolean {
+  if (!b) return true;
+  const fam = (l: LanguageId) => (l === 'tsx' || l === 'typescript' || l === 'javascript' ? 'js' : l === 'c' || l === 'cpp' ? 'c' : l);
+  return fam(a) === fam(b);
+}
+

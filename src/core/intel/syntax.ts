@@ -1,0 +1,453 @@
+/**
+ * What the identifier at a position is, read from one file's syntax tree: a declaration, a
+ * use bound by a local scope or an import, a member access (`obj.name`, `self.name`), or a
+ * free name. Everything here is syntactic and per file; `navigate.ts` follows imports and
+ * member lookups across files.
+ *
+ * Scopes and bindings come from the language's locals query (`queries/locals/*.scm`), with
+ * the resolution rule of nvim-treesitter's locals: the innermost enclosing scope that binds
+ * the name wins; within it, the last binding before the use, else the first one (hoisting).
+ * Python's rule that functions do not see their class body's names is applied here.
+ */
+import type { Node, Query } from 'web-tree-sitter';
+import type { LanguageId } from '../types';
+
+/** Node types that are identifiers a user can ask about. */
+const IDENTIFIER_TYPES = new Set([
+  'identifier',
+  'type_identifier',
+  'property_identifier',
+  'private_property_identifier',
+  'shorthand_property_identifier',
+  'shorthand_property_identifier_pattern',
+  'field_identifier',
+  'package_identifier',
+  'constant',
+  'simple_identifier',
+  'name',
+]);
+
+export interface Binding {
+  name: string;
+  line: number;
+  col: number;
+  kind: 'definition' | 'import' | 'global';
+}
+
+export interface ClassInfo {
+  name: string;
+  /** 1-based line of the class's name. */
+  line: number;
+  /** Superclass names as written in the class header (the last segment of dotted names). */
+  bases: Array<{ name: string; line: number; col: number }>;
+}
+
+export type Target =
+  | { kind: 'declaration'; name: string; line: number; col: number }
+  | { kind: 'local'; name: string; binding: Binding }
+  | { kind: 'import'; name: string; binding: Binding }
+  | { kind: 'free'; name: string }
+  | {
+      kind: 'member';
+      name: string;
+      /** How the receiver was identified. */
+      receiver:
+        | { kind: 'self'; cls: ClassInfo }
+        | { kind: 'super'; cls: ClassInfo }
+        | { kind: 'name'; name: string; target: Exclude<Target, { kind: 'member' }> }
+        | { kind: 'typed'; typeName: string }
+        | { kind: 'unknown'; text: string };
+    };
+
+export interface PositionInfo {
+  /** The identifier's text, or undefined when the position holds none. */
+  target: Target | undefined;
+  /** 1-based line and column of the identifier's start. */
+  line: number;
+  col: number;
+}
+
+function pos(n: Node): { line: number; col: number } {
+  return { line: n.startPosition.row + 1, col: n.startPosition.column + 1 };
+}
+
+/** The smallest identifier node covering a 0-based row/column, also one column to the left. */
+export function identifierAt(root: Node, row: number, column: number): Node | undefined {
+  for (const c of [column, column - 1]) {
+    if (c < 0) continue;
+    const n = root.descendantForPosition({ row, column: c });
+    if (n && IDENTIFIER_TYPES.has(n.type)) return n;
+    // `this`/`super`/`self` keywords are not identifiers to navigate from.
+  }
+  return undefined;
+}
+
+interface ScopeData {
+  defs: Map<string, Array<{ node: Node; kind: Binding['kind'] }>>;
+}
+
+function nodeKey(n: Node): string {
+  return `${n.startIndex}:${n.endIndex}:${n.type}`;
+}
+
+const FUNCTION_SCOPES = new Set(['function_definition', 'lambda', 'function_declaration', 'method_definition', 'arrow_function', 'function_expression', 'method_declaration', 'func_literal']);
+const CLASS_NODES = new Set(['class_definition', 'class_declaration', 'abstract_class_declaration', 'class', 'interface_declaration']);
+
+/** Scope analysis of one tree with the locals query, done once per tree and reused. */
+export class LocalScopes {
+  private readonly scopes = new Map<string, ScopeData>();
+  private readonly defNodes = new Set<string>();
+
+  constructor(
+    root: Node,
+    query: Query,
+    private readonly language: LanguageId,
+  ) {
+    const scopeKeys = new Set<string>();
+    const defs: Array<{ node: Node; kind: Binding['kind'] }> = [];
+    for (const c of query.captures(root)) {
+      if (c.name === 'local.scope') scopeKeys.add(nodeKey(c.node));
+      else if (c.name === 'local.definition') defs.push({ node: c.node, kind: 'definition' });
+      else if (c.name === 'local.import') defs.push({ node: c.node, kind: 'import' });
+      else if (c.name === 'local.global') defs.push({ node: c.node, kind: 'global' });
+    }
+    for (const d of defs) {
+      const scope = this.scopeOfDefinition(d.node, scopeKeys);
+      if (!scope) continue;
+      const key = nodeKey(scope);
+      let data = this.scopes.get(key);
+      if (!data) this.scopes.set(key, (data = { defs: new Map() }));
+      const name = d.node.text;
+      let list = data.defs.get(name);
+      if (!list) data.defs.set(name, (list = []));
+      if (!list.some((x) => x.node.startIndex === d.node.startIndex)) list.push(d);
+      if (d.kind !== 'global') this.defNodes.add(nodeKey(d.node));
+      if (d.kind === 'import') this.importNodes.add(nodeKey(d.node));
+    }
+    this.scopeKeys = scopeKeys;
+  }
+
+  private readonly scopeKeys: Set<string>;
+
+  /** The scope a binding belongs to: a declaration's own name binds outside the declaration. */
+  private scopeOfDefinition(def: Node, scopeKeys: ReadonlySet<string>): Node | undefined {
+    let cur = def.parent;
+    while (cur) {
+      if (scopeKeys.has(nodeKey(cur))) {
+        const named = cur.childForFieldName('name');
+        if (named && named.startIndex === def.startIndex && named.endIndex === def.endIndex) {
+          cur = cur.parent;
+          continue;
+        }
+        return cur;
+      }
+      cur = cur.parent;
+    }
+    return undefined;
+  }
+
+  isDefinition(n: Node): boolean {
+    return this.defNodes.has(nodeKey(n));
+  }
+
+  /** Whether `n` is the local name an import binds (`import { x }`, `from a import x`). */
+  isImportBinding(n: Node): boolean {
+    return this.importNodes.has(nodeKey(n));
+  }
+
+  private readonly importNodes = new Set<string>();
+
+  /** The binding a use of `name` at node `n` refers to, if any scope binds it. */
+  lookup(n: Node, name: string): Binding | undefined {
+    let passedFunction = false;
+    let cur: Node | null = n.parent;
+    let root: Node | undefined;
+    while (cur) {
+      const key = nodeKey(cur);
+      if (this.scopeKeys.has(key)) {
+        root = cur;
+        const skipClass = this.language === 'python' && CLASS_NODES.has(cur.type) && passedFunction;
+        const list = skipClass ? undefined : this.scopes.get(key)?.defs.get(name);
+        if (list && list.length > 0) {
+          const global = list.find((d) => d.kind === 'global');
+          if (global) return this.lookupModule(name);
+          // The last binding before the use; else the first (hoisting, later assignment).
+          let best = list[0]!;
+          for (const d of list) if (d.node.startIndex <= n.startIndex) best = d;
+          return { name, ...pos(best.node), kind: best.kind };
+        }
+        if (FUNCTION_SCOPES.has(cur.type)) passedFunction = true;
+      }
+      cur = cur.parent;
+    }
+    void root;
+    return undefined;
+  }
+
+  private lookupModule(name: string): Binding | undefined {
+    for (const [key, data] of this.scopes) {
+      if (!key.startsWith('0:')) continue;
+      const list = data.defs.get(name)?.filter((d) => d.kind !== 'global');
+      const first = list?.[0];
+      if (first) return { name, ...pos(first.node), kind: first.kind };
+    }
+    return undefined;
+  }
+}
+
+/** The receiver and property of a member access whose property is `n`, if it is one. */
+function memberAccess(n: Node, language: LanguageId): { object: Node } | undefined {
+  const p = n.parent;
+  if (!p) return undefined;
+  switch (language) {
+    case 'typescript':
+    case 'tsx':
+    case 'javascript':
+      if (p.type === 'member_expression' && p.childForFieldName('property')?.startIndex === n.startIndex) {
+        const object = p.childForFieldName('object');
+        return object ? { object } : undefined;
+      }
+      if (p.type === 'nested_type_identifier' && p.childForFieldName('name')?.startIndex === n.startIndex) {
+        const object = p.childForFieldName('module');
+        return object ? { object } : undefined;
+      }
+      return undefined;
+    case 'python':
+      if (p.type === 'attribute' && p.childForFieldName('attribute')?.startIndex === n.startIndex) {
+        const object = p.childForFieldName('object');
+        return object ? { object } : undefined;
+      }
+      return undefined;
+    case 'go':
+      if (p.type === 'selector_expression' && p.childForFieldName('field')?.startIndex === n.startIndex) {
+        const object = p.childForFieldName('operand');
+        return object ? { object } : undefined;
+      }
+      if (p.type === 'qualified_type' && p.childForFieldName('name')?.startIndex === n.startIndex) {
+        const object = p.childForFieldName('package');
+        return object ? { object } : undefined;
+      }
+      return undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** The class (or interface) enclosing a node, with its base names. */
+export function enclosingClass(n: Node): ClassInfo | undefined {
+  let cur: Node | null = n.parent;
+  while (cur) {
+    if (CLASS_NODES.has(cur.type)) return classInfo(cur);
+    cur = cur.parent;
+  }
+  return undefined;
+}
+
+export function classInfo(cls: Node): ClassInfo | undefined {
+  const nameNode = cls.childForFieldName('name');
+  if (!nameNode) return undefined;
+  const bases: ClassInfo['bases'] = [];
+  const push = (id: Node) => bases.push({ name: id.text, ...pos(id) });
+  if (cls.type === 'class_definition') {
+    const sup = cls.childForFieldName('superclasses');
+    for (const a of sup?.namedChildren ?? []) {
+      if (!a) continue;
+      if (a.type === 'identifier') push(a);
+      else if (a.type === 'attribute') {
+        const attr = a.childForFieldName('attribute');
+        if (attr) push(attr);
+      }
+    }
+  } else {
+    // TS/JS: class_heritage → extends_clause (value) and implements_clause; interfaces: extends_type_clause.
+    for (const h of cls.namedChildren) {
+      if (!h) continue;
+      const clauses = h.type === 'class_heritage' ? h.namedChildren : [h];
+      for (const c of clauses) {
+        if (!c) continue;
+        if (c.type === 'extends_clause') {
+          const v = c.childForFieldName('value');
+          if (v?.type === 'identifier') push(v);
+          else if (v?.type === 'member_expression') {
+            const prop = v.childForFieldName('property');
+            if (prop) push(prop);
+          }
+        } else if (c.type === 'identifier' && h.type === 'class_heritage') push(c);
+        else if (c.type === 'extends_type_clause' || c.type === 'implements_clause') {
+          for (const t of c.namedChildren) {
+            if (!t) continue;
+            if (t.type === 'type_identifier') push(t);
+            else if (t.type === 'generic_type') {
+              const nm = t.childForFieldName('name');
+              if (nm) push(nm);
+            }
+          }
+        }
+      }
+    }
+  }
+  return { name: nameNode.text, ...pos(nameNode), bases };
+}
+
+/** Whether `n` is the first parameter of a method (Python `self`/`cls` by position). */
+function isSelfParameter(n: Node, scopes: LocalScopes | undefined): boolean {
+  if (n.type !== 'identifier' || (n.text !== 'self' && n.text !== 'cls')) return false;
+  const b = scopes?.lookup(n, n.text);
+  // Bound by a parameter list (or not bound at all, in a snippet): treat as the instance.
+  return b === undefined || b.kind === 'definition';
+}
+
+/** A TS/JS local variable's declared or constructed type name: `x: Foo`, `new Foo()`. */
+function declaredType(root: Node, binding: Binding): string | undefined {
+  const n = root.descendantForPosition({ row: binding.line - 1, column: binding.col - 1 });
+  const decl = n?.parent;
+  if (!decl) return undefined;
+  const typeAnn = decl.childForFieldName('type');
+  const t = typeAnn?.namedChildren[0];
+  if (t?.type === 'type_identifier') return t.text;
+  if (t?.type === 'generic_type') return t.childForFieldName('name')?.text;
+  const value = decl.childForFieldName('value');
+  if (value?.type === 'new_expression') {
+    const ctor = value.childForFieldName('constructor');
+    if (ctor?.type === 'identifier') return ctor.text;
+  }
+  return undefined;
+}
+
+function plainTarget(n: Node, name: string, scopes: LocalScopes | undefined): Exclude<Target, { kind: 'member' }> {
+  // An import's own local name is followed to what it imports, as language servers do.
+  if (scopes?.isImportBinding(n)) return { kind: 'import', name, binding: { name, ...pos(n), kind: 'import' } };
+  if (scopes?.isDefinition(n)) return { kind: 'declaration', name, ...pos(n) };
+  const b = scopes?.lookup(n, name);
+  if (b) return b.kind === 'import' ? { kind: 'import', name, binding: b } : { kind: 'local', name, binding: b };
+  return { kind: 'free', name };
+}
+
+/**
+ * Classifies the identifier at a 1-based line/column. `scopes` comes from {@link LocalScopes}
+ * when the language has a locals query; without one, every name is free.
+ */
+export function analyzePosition(root: Node, language: LanguageId, line: number, col: number, scopes: LocalScopes | undefined): PositionInfo {
+  const n = identifierAt(root, line - 1, col - 1);
+  if (!n) return { target: undefined, line, col };
+  const name = n.text;
+  const at = pos(n);
+  // A declaration's own name (a class, a function, a method or field in a class body).
+  const parent = n.parent;
+  if (parent && parent.childForFieldName('name')?.startIndex === n.startIndex && /definition|declaration|signature|declarator|spec|_item$/.test(parent.type)) {
+    return { target: { kind: 'declaration', name, ...at }, ...at };
+  }
+  const member = memberAccess(n, language);
+  if (member) {
+    const obj = member.object;
+    if (obj.type === 'this') {
+      const cls = enclosingClass(n);
+      return { target: { kind: 'member', name, receiver: cls ? { kind: 'self', cls } : { kind: 'unknown', text: 'this' } }, ...at };
+    }
+    if (obj.type === 'super' || (obj.type === 'call' && obj.childForFieldName('function')?.text === 'super')) {
+      const cls = enclosingClass(n);
+      return { target: { kind: 'member', name, receiver: cls ? { kind: 'super', cls } : { kind: 'unknown', text: 'super' } }, ...at };
+    }
+    if (language === 'python' && isSelfParameter(obj, scopes)) {
+      const cls = enclosingClass(n);
+      if (cls) return { target: { kind: 'member', name, receiver: { kind: 'self', cls } }, ...at };
+    }
+    if (IDENTIFIER_TYPES.has(obj.type)) {
+      const target = plainTarget(obj, obj.text, scopes);
+      if (target.kind === 'local' && (language === 'typescript' || language === 'tsx' || language === 'javascript')) {
+        const typeName = declaredType(root, target.binding);
+        if (typeName) return { target: { kind: 'member', name, receiver: { kind: 'typed', typeName } }, ...at };
+      }
+      return { target: { kind: 'member', name, receiver: { kind: 'name', name: obj.text, target } }, ...at };
+    }
+    return { target: { kind: 'member', name, receiver: { kind: 'unknown', text: obj.text.slice(0, 80) } }, ...at };
+  }
+  return { target: plainTarget(n, name, scopes), ...at };
+}
+
+/** Definitions named `member` directly in a class body (methods, fields, Python `self.x = ...`). */
+export function classMembers(cls: Node, member: string): Array<{ line: number; col: number }> {
+  const out: Array<{ line: number; col: number }> = [];
+  const body = cls.childForFieldName('body');
+  if (!body) return out;
+  const visit = (n: Node, depth: number): void => {
+    for (const c of n.namedChildren) {
+      if (!c) continue;
+      const nm = c.childForFieldName('name');
+      if (nm && nm.text === member && /definition|signature|declaration|_field|property/.test(c.type)) out.push(pos(nm));
+      // Python: `x = ...` in the class body, `self.x = ...` in its methods.
+      if (c.type === 'expression_statement') {
+        const a = c.namedChildren[0];
+        if (a && (a.type === 'assignment' || a.type === 'augmented_assignment')) {
+          const left = a.childForFieldName('left');
+          if (left?.type === 'identifier' && left.text === member && depth === 0) out.push(pos(left));
+          if (left?.type === 'attribute' && left.childForFieldName('attribute')?.text === member) {
+            const o = left.childForFieldName('object');
+            if (o?.type === 'identifier' && o.text === 'self') {
+              const attr = left.childForFieldName('attribute');
+              if (attr) out.push(pos(attr));
+            }
+          }
+        }
+      }
+      // TS constructor parameter properties: constructor(private x: T).
+      if (c.type === 'required_parameter' || c.type === 'optional_parameter') {
+        const hasModifier = c.namedChildren.some((m) => m?.type === 'accessibility_modifier' || m?.type === 'override_modifier');
+        const p = c.childForFieldName('pattern');
+        if (hasModifier && p?.text === member) out.push(pos(p));
+      }
+      if (c.type === 'decorated_definition') visit(c, depth);
+      else if (depth < 3 && (c.type === 'function_definition' || c.type === 'method_definition' || c.type === 'block' || c.type === 'statement_block' || c.type === 'formal_parameters' || c.type === 'if_statement')) {
+        visit(c.childForFieldName('body') ?? c, depth + 1);
+        if (c.type === 'method_definition') {
+          const params = c.childForFieldName('parameters');
+          if (params) visit(params, depth + 1);
+        }
+      }
+    }
+  };
+  visit(body, 0);
+  const seen = new Set<string>();
+  return out.filter((p) => {
+    const k = `${p.line}:${p.col}`;
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+
+/** The class node whose name sits on a 1-based line (and column, when known). */
+export function classAt(root: Node, line: number, name: string): Node | undefined {
+  let found: Node | undefined;
+  const walk = (n: Node): void => {
+    if (found) return;
+    if (n.startPosition.row > line - 1 || n.endPosition.row < line - 1) return;
+    if (CLASS_NODES.has(n.type) && n.childForFieldName('name')?.text === name && n.childForFieldName('name')?.startPosition.row === line - 1) {
+      found = n;
+      return;
+    }
+    for (const c of n.namedChildren) if (c) walk(c);
+  };
+  walk(root);
+  return found;
+}
+
+/**
+ * Positions of every identifier named `name` in a file, outside strings and comments: a text
+ * scan for whole-word occurrences, each confirmed by the syntax tree (cheaper than walking
+ * every node of a large file).
+ */
+export function identifiersNamed(root: Node, source: string, name: string): Array<{ line: number; col: number }> {
+  const out: Array<{ line: number; col: number }> = [];
+  if (name.length === 0) return out;
+  const isWord = (c: string | undefined) => c !== undefined && /[\w$]/.test(c);
+  let i = source.indexOf(name);
+  while (i >= 0) {
+    if (!isWord(source[i - 1]) && !isWord(source[i + name.length])) {
+      const n = root.descendantForIndex(i, i + name.length);
+      if (n && IDENTIFIER_TYPES.has(n.type) && n.text === name) out.push(pos(n));
+    }
+    i = source.indexOf(name, i + name.length);
+  }
+  return out;
+}

@@ -1,0 +1,167 @@
+/**
+ * Universal Ctags as a provider of the navigation chain (`TagsProvider`): one `ctags` run
+ * over the indexed files, its JSON output kept as a name → tags map, persisted under `.vlt/`
+ * with the index generation it was made for, so that later processes reuse it until the index
+ * changes.
+ */
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs/promises';
+import * as path from 'node:path';
+import type { Tag, TagsProvider } from '../core/intel/navigate';
+import type { Logger } from '../core/ports';
+import { writeFileAtomic } from '../core/store/atomic';
+
+export interface CtagsOptions {
+  root: string;
+  /** Workspace-relative paths to tag (the indexed files). */
+  files: () => string[];
+  /** Changes whenever the index changes; the cache is keyed by it. */
+  generation: () => number;
+  logger: Logger;
+  /** The ctags program; `ctags` on PATH by default. */
+  command?: string;
+  /** Upper bound for one ctags run. */
+  timeoutMs?: number;
+}
+
+const CACHE_FILE = 'ctags.json';
+const CACHE_VERSION = 1;
+
+interface CacheFile {
+  version: number;
+  generation: number;
+  tags: Tag[];
+}
+
+/** Runs `ctags --version` once: is it Universal Ctags (the only one with JSON output)? */
+async function probe(command: string): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    let out = '';
+    const child = spawn(command, ['--version'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('error', (e: NodeJS.ErrnoException) => resolve(e.code === 'ENOENT' ? `${command} is not installed` : `${command} cannot run: ${e.message}`));
+    child.on('close', () => resolve(/Universal Ctags/.test(out) ? undefined : `${command} is not Universal Ctags (no JSON output)`));
+  });
+}
+
+export class CtagsProvider implements TagsProvider {
+  private why: Promise<string | undefined> | undefined;
+  private byName: Map<string, Tag[]> | undefined;
+  private builtFor = -1;
+  private building: Promise<Map<string, Tag[]>> | undefined;
+
+  constructor(private readonly opts: CtagsOptions) {}
+
+  unavailable(): Promise<string | undefined> {
+    this.why ??= probe(this.opts.command ?? 'ctags');
+    return this.why;
+  }
+
+  async lookup(name: string): Promise<Tag[]> {
+    const map = await this.tags();
+    return map.get(name) ?? [];
+  }
+
+  private async tags(): Promise<Map<string, Tag[]>> {
+    const gen = this.opts.generation();
+    if (this.byName && this.builtFor === gen) return this.byName;
+    this.building ??= this.load(gen).finally(() => (this.building = undefined));
+    return this.building;
+  }
+
+  private cachePath(): string {
+    return path.join(this.opts.root, '.vlt', CACHE_FILE);
+  }
+
+  private async load(gen: number): Promise<Map<string, Tag[]>> {
+    let tags: Tag[] | undefined;
+    try {
+      const cached = JSON.parse(await fs.readFile(this.cachePath(), 'utf8')) as CacheFile;
+      if (cached.version === CACHE_VERSION && cached.generation === gen && Array.isArray(cached.tags)) tags = cached.tags;
+    } catch {
+      // No cache, or an unreadable one: run ctags.
+    }
+    if (!tags) {
+      tags = await this.run();
+      try {
+        const body: CacheFile = { version: CACHE_VERSION, generation: gen, tags };
+        await writeFileAtomic(this.cachePath(), Buffer.from(JSON.stringify(body)));
+      } catch (e) {
+        this.opts.logger.debug(`ctags: cannot cache tags: ${String(e)}`);
+      }
+    }
+    const map = new Map<string, Tag[]>();
+    for (const t of tags) {
+      let list = map.get(t.name);
+      if (!list) map.set(t.name, (list = []));
+      list.push(t);
+    }
+    this.byName = map;
+    this.builtFor = gen;
+    return map;
+  }
+
+  /** One ctags run over the indexed files (given on stdin), JSON lines parsed as they come. */
+  private run(): Promise<Tag[]> {
+    const command = this.opts.command ?? 'ctags';
+    const files = this.opts.files();
+    const t0 = performance.now();
+    return new Promise((resolve, reject) => {
+      const child = spawn(command, ['--output-format=json', '--fields=+nKZ', '--extras=-F', '-L', '-', '-f', '-'], {
+        cwd: this.opts.root,
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      const tags: Tag[] = [];
+      let rest = '';
+      let stderr = '';
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        reject(new Error(`ctags did not finish within ${this.opts.timeoutMs ?? 120_000} ms`));
+      }, this.opts.timeoutMs ?? 120_000);
+      child.stdout.setEncoding('utf8');
+      child.stdout.on('data', (chunk: string) => {
+        const lines = (rest + chunk).split('\n');
+        rest = lines.pop() ?? '';
+        for (const l of lines) {
+          const t = parseTagLine(l);
+          if (t) tags.push(t);
+        }
+      });
+      child.stderr.on('data', (d: Buffer) => {
+        if (stderr.length < 4000) stderr += d.toString();
+      });
+      child.on('error', (e) => {
+        clearTimeout(timer);
+        reject(e);
+      });
+      child.on('close', (code) => {
+        clearTimeout(timer);
+        const t = parseTagLine(rest);
+        if (t) tags.push(t);
+        if (code !== 0 && tags.length === 0) {
+          reject(new Error(`ctags exited with ${code}: ${stderr.trim().split('\n')[0] ?? ''}`));
+          return;
+        }
+        this.opts.logger.debug(`ctags: ${tags.length} tags for ${files.length} files in ${(performance.now() - t0).toFixed(0)} ms`);
+        resolve(tags);
+      });
+      child.stdin.on('error', () => {
+        // ctags exiting early closes the pipe; the close handler reports it.
+      });
+      child.stdin.end(files.join('\n'));
+    });
+  }
+}
+
+function parseTagLine(line: string): Tag | undefined {
+  if (!line.startsWith('{')) return undefined;
+  try {
+    const j = JSON.parse(line) as { _type?: string; name?: string; path?: string; line?: number; kind?: string; scope?: string };
+    if (j._type !== 'tag' || !j.name || !j.path || !j.line) return undefined;
+    const t: Tag = { name: j.name, path: j.path.split(path.sep).join('/'), line: j.line, kind: j.kind ?? '' };
+    if (j.scope) t.scope = j.scope;
+    return t;
+  } catch {
+    return undefined;
+  }
+}
