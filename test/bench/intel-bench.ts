@@ -43,7 +43,7 @@ export interface ChainResult {
     perKind: Record<string, { cases: number; answered: number; correct: number }>;
     misses: string[];
   };
-  references: { cases: number; recall: number; p50Ms: number; p95Ms: number };
+  references: { cases: number; recall: number; p50Ms: number; p95Ms: number; misses: string[] };
 }
 
 function pct(xs: number[], p: number): number {
@@ -117,6 +117,7 @@ export async function runChain(engine: Engine, gold: Gold, prefix: string, useLs
       }
     }
     const refTimes: number[] = [];
+    const refMisses: string[] = [];
     let found = 0;
     let total = 0;
     for (const r of gold.references) {
@@ -125,7 +126,12 @@ export async function runChain(engine: Engine, gold: Gold, prefix: string, useLs
       refTimes.push(performance.now() - t0);
       const got = new Set((a?.locations ?? []).map((l) => `${l.path}:${l.line}:${l.col}`));
       total += r.gold.length;
-      for (const g of r.gold) if (got.has(`${prefix}${g.path}:${g.line}:${g.col}`)) found++;
+      const missed: string[] = [];
+      for (const g of r.gold) {
+        if (got.has(`${prefix}${g.path}:${g.line}:${g.col}`)) found++;
+        else missed.push(`${g.path}:${g.line}:${g.col}`);
+      }
+      if (missed.length > 0 && refMisses.length < 30) refMisses.push(`${r.id} ${r.name} ${r.definition.path}:${r.definition.line}: missed ${missed.length}/${r.gold.length}, got ${got.size}: ${missed.slice(0, 4).join(' ')}`);
     }
     return {
       definition: {
@@ -140,7 +146,7 @@ export async function runChain(engine: Engine, gold: Gold, prefix: string, useLs
         perKind,
         misses,
       },
-      references: { cases: gold.references.length, recall: total ? found / total : 0, p50Ms: pct(refTimes, 50), p95Ms: pct(refTimes, 95) },
+      references: { cases: gold.references.length, recall: total ? found / total : 0, p50Ms: pct(refTimes, 50), p95Ms: pct(refTimes, 95), misses: refMisses },
     };
   } finally {
     await lsp?.dispose();
@@ -162,7 +168,7 @@ export async function runIntelBench(names: string[], work: string, useLsp: boole
   return out;
 }
 
-if (require.main === module) {
+if (process.argv[1]?.endsWith('intel-bench.cjs')) {
   const args = process.argv.slice(2);
   const names = args.filter((a) => !a.startsWith('--'));
   const work = path.resolve('.bench');

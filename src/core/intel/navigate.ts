@@ -21,9 +21,10 @@ import type { CodeParser } from '../parse/parser';
 import { languageForPath } from '../parse/languages';
 import type { IndexStore, SymbolRow } from '../store/store';
 import type { ImportSpec, LanguageId, SymbolDef } from '../types';
+import type { Node } from 'web-tree-sitter';
 import type { CodeGraph } from './graph';
 import type { LanguageServers, SourceRange } from './lsp';
-import { analyzePosition, classAt, classInfo, classMembers, identifiersNamed, LocalScopes, type ClassInfo, type Target } from './syntax';
+import { analyzePosition, arityAt, classAt, classInfo, classMembers, identifiersNamed, LocalScopes, type CallShape, type ClassInfo, type Target } from './syntax';
 
 export type Provenance = 'lsp' | 'ctags' | 'graph' | 'search';
 
@@ -124,6 +125,15 @@ export function parseNavQuery(q: string): Query {
 }
 
 const MAX_DEPTH = 6;
+/** Syntax trees kept open during one call; a reference search over a big package stays bounded. */
+const MAX_OPEN_TREES = 128;
+
+interface Resolution {
+  name: string | undefined;
+  locs: Loc[];
+  how: string;
+  candidates: SymbolRow[];
+}
 
 function levenshtein(a: string, b: string, max: number): number {
   if (Math.abs(a.length - b.length) > max) return max + 1;
@@ -206,15 +216,41 @@ export class Navigator {
     return m ? m.index + 1 : 1;
   }
 
-  private async analyze(rel: string, line: number, col: number): Promise<{ target: Target | undefined; line: number; col: number; facts: FileFacts } | undefined> {
+  /**
+   * Syntax trees and scope tables of the files a call touches, kept for the call (a reference
+   * search resolves many uses per file) and freed at its end, or when too many are open.
+   */
+  private trees = new Map<string, { root: Node; scopes: LocalScopes | undefined; dispose(): void }>();
+
+  private async syntax(rel: string, facts: FileFacts): Promise<{ root: Node; scopes: LocalScopes | undefined }> {
+    const hit = this.trees.get(rel);
+    if (hit) return hit;
+    const parser = await this.deps.parser();
+    const t = parser.openTree(facts.language, facts.text);
+    const entry = { root: t.root, scopes: t.locals ? new LocalScopes(t.root, t.locals, facts.language) : undefined, dispose: t.dispose };
+    if (this.trees.size >= MAX_OPEN_TREES) {
+      const [oldest, old] = this.trees.entries().next().value as [string, { dispose(): void }];
+      old.dispose();
+      this.trees.delete(oldest);
+    }
+    this.trees.set(rel, entry);
+    return entry;
+  }
+
+  /** Frees every cached tree and forgets per-call caches. */
+  private reset(): void {
+    for (const t of this.trees.values()) t.dispose();
+    this.trees.clear();
+    this.facts.clear();
+    this.exportsCache.clear();
+    this.resolved.clear();
+  }
+
+  private async analyze(rel: string, line: number, col: number): Promise<{ target: Target | undefined; line: number; col: number; call?: CallShape; facts: FileFacts } | undefined> {
     const facts = await this.fileFacts(rel);
     if (!facts) return undefined;
-    const parser = await this.deps.parser();
-    return parser.withTree(facts.language, facts.text, (root, locals) => {
-      const scopes = locals ? new LocalScopes(root, locals, facts.language) : undefined;
-      const info = analyzePosition(root, facts.language, line, col, scopes);
-      return { ...info, facts };
-    });
+    const { root, scopes } = await this.syntax(rel, facts);
+    return { ...analyzePosition(root, facts.language, line, col, scopes), facts };
   }
 
   // ---- the graph provider: resolution ----------------------------------------------------------
@@ -302,13 +338,11 @@ export class Navigator {
     if (depth > MAX_DEPTH) return [];
     const facts = await this.fileFacts(file);
     if (!facts) return [];
-    const parser = await this.deps.parser();
-    const found = parser.withTree(facts.language, facts.text, (root) => {
-      const node = classAt(root, clsLine, clsName);
-      if (!node) return { own: [] as Loc[], bases: [] as ClassInfo['bases'] };
-      const own = skipOwn ? [] : classMembers(node, member).map((p) => ({ path: file, ...p }));
-      return { own, bases: classInfo(node)?.bases ?? [] };
-    });
+    const { root } = await this.syntax(file, facts);
+    const node = classAt(root, clsLine, clsName);
+    const found = node
+      ? { own: skipOwn ? [] : classMembers(node, member).map((p) => ({ path: file, ...p })), bases: classInfo(node)?.bases ?? [] }
+      : { own: [] as Loc[], bases: [] as ClassInfo['bases'] };
     if (found.own.length > 0) return found.own;
     for (const b of found.bases) {
       const defs = await this.resolveAt(file, b.line, b.col, depth + 1);
@@ -344,17 +378,65 @@ export class Navigator {
    * The index's resolution of the identifier at a position. `locs` are the definitions it is
    * sure of (scope, import, class member); `candidates` are name matches when it is not.
    */
-  async resolveAt(
-    file: string,
-    line: number,
-    col: number,
-    depth = 0,
-  ): Promise<{ name: string | undefined; locs: Loc[]; how: string; candidates: SymbolRow[] }> {
+  private resolved = new Map<string, Promise<Resolution>>();
+  private resolving = new Set<string>();
+
+  async resolveAt(file: string, line: number, col: number, depth = 0): Promise<Resolution> {
+    const key = `${file}:${line}:${col}`;
+    // A resolution that needs itself (a class whose base is itself, an import cycle) ends
+    // here with nothing instead of waiting on its own promise.
+    if (this.resolving.has(key) || depth > MAX_DEPTH) return { name: undefined, locs: [], how: 'a resolution cycle', candidates: [] };
+    let r = this.resolved.get(key);
+    if (!r) {
+      this.resolving.add(key);
+      r = this.resolveUncached(file, line, col, depth).finally(() => this.resolving.delete(key));
+      this.resolved.set(key, r);
+    }
+    return r;
+  }
+
+  private async resolveUncached(file: string, line: number, col: number, depth: number): Promise<Resolution> {
+    const r = await this.resolveSyntax(file, line, col, depth);
+    if (r.call && r.locs.length > 1) r.locs = await this.orderOverloads(r.locs, r.call);
+    return r;
+  }
+
+  /**
+   * Overloads (several declarations of one name in one file): the ones whose arity accepts
+   * the call's arguments first, and among those, the ones taking a function where the call
+   * passes one. Language servers pick by types; arity settles most real cases.
+   */
+  private async orderOverloads(locs: Loc[], call: CallShape): Promise<Loc[]> {
+    const scored: Array<{ loc: Loc; score: number; i: number }> = [];
+    for (const [i, loc] of locs.entries()) {
+      const facts = await this.fileFacts(loc.path);
+      const arity = facts ? arityAt((await this.syntax(loc.path, facts)).root, loc.line, loc.col) : undefined;
+      let score = 0;
+      if (arity) {
+        if (call.args < arity.min || call.args > arity.max) score += 10;
+        call.fnArgs.forEach((isFn, k) => {
+          if (isFn && arity.fnParams[k] === false) score += 1;
+        });
+      }
+      scored.push({ loc, score, i });
+    }
+    return scored.sort((a, b) => a.score - b.score || a.i - b.i).map((x) => x.loc);
+  }
+
+  private async resolveSyntax(file: string, line: number, col: number, depth: number): Promise<Resolution & { call?: CallShape }> {
     const a = await this.analyze(file, line, col);
     if (!a) return { name: undefined, locs: [], how: 'the file cannot be parsed', candidates: [] };
     const t = a.target;
     if (!t) return { name: undefined, locs: [], how: 'no identifier at this position', candidates: [] };
     const facts = a.facts;
+    if (a.call) {
+      const inner = await this.resolveTarget(file, t, a, facts, depth);
+      return { ...inner, call: a.call };
+    }
+    return this.resolveTarget(file, t, a, facts, depth);
+  }
+
+  private async resolveTarget(file: string, t: Target, a: { line: number; col: number }, facts: FileFacts, depth: number): Promise<Resolution> {
     const receiverName = t.kind === 'member' && t.receiver.kind === 'name' ? t.receiver.name : t.kind === 'member' && t.receiver.kind === 'typed' ? t.receiver.typeName : undefined;
     const none = (how: string) => ({ name: t.name, locs: [] as Loc[], how, candidates: this.nameCandidates(t.name, file, t.kind === 'member', receiverName) });
     switch (t.kind) {
@@ -363,7 +445,7 @@ export class Navigator {
       case 'local':
         return { name: t.name, locs: [{ path: file, line: t.binding.line, col: t.binding.col }], how: 'bound in an enclosing scope', candidates: [] };
       case 'import': {
-        const locs = await this.followImportBinding(file, facts, t.name, depth);
+        const locs = await this.followImportBinding(file, facts, t.name, depth, t.imported === true);
         if (locs.length > 0) return { name: t.name, locs, how: 'followed the import', candidates: [] };
         // An import of something outside the workspace: the import statement is what we know.
         return { name: t.name, locs: [{ path: file, line: t.binding.line, col: t.binding.col }], how: 'imported from outside the workspace', candidates: [] };
@@ -390,8 +472,11 @@ export class Navigator {
             return none(`module ${r.name} does not define ${t.name}; matched by name`);
           }
           // The receiver is a class (a static member, Python `Cls.attr`).
-          const recv = await this.resolveAt(file, ...this.posOfTarget(r.target, a), depth + 1).catch(() => undefined);
-          for (const d of recv?.locs ?? []) {
+          const recvLocs =
+            r.target.kind === 'free'
+              ? await this.classByName(file, facts, r.name, depth + 1)
+              : (await this.resolveAt(file, ...this.posOfTarget(r.target), depth + 1)).locs;
+          for (const d of recvLocs) {
             const df = await this.fileFacts(d.path);
             const cls = df?.symbols.find((s) => s.startLine === d.line && KIND_RANK[s.kind] === 0);
             if (!cls) continue;
@@ -412,15 +497,23 @@ export class Navigator {
     }
   }
 
-  private posOfTarget(t: Exclude<Target, { kind: 'member' }>, a: { line: number; col: number }): [number, number] {
+  private posOfTarget(t: Exclude<Target, { kind: 'member' | 'free' }>): [number, number] {
     if (t.kind === 'local' || t.kind === 'import') return [t.binding.line, t.binding.col];
-    if (t.kind === 'declaration') return [t.line, t.col];
-    return [a.line, a.col];
+    return [t.line, t.col];
   }
 
-  private async followImportBinding(file: string, facts: FileFacts, local: string, depth: number): Promise<Loc[]> {
+  private async followImportBinding(file: string, facts: FileFacts, local: string, depth: number, byExportedName = false): Promise<Loc[]> {
     const graph = await this.deps.graph();
     for (const spec of facts.importSpecs) {
+      if (byExportedName) {
+        const n = spec.names?.find((x) => x.name === local);
+        if (!n) continue;
+        for (const t of graph.resolver.resolve(file, facts.language, spec)) {
+          const found = await this.exportsOf(t, n.name, depth + 1);
+          if (found.length > 0) return found;
+        }
+        continue;
+      }
       if (spec.namespace === local) {
         const targets = await this.moduleOfBinding(file, facts, local);
         return (targets ?? []).slice(0, 1).map((p) => ({ path: p, line: 1, col: 1 }));
@@ -432,7 +525,7 @@ export class Navigator {
         if (facts.language === 'python' && graph.resolver.pythonModuleOf(t)?.endsWith(`.${n.name}`) && t !== targets[0]) return [{ path: t, line: 1, col: 1 }];
         if (n.name === 'default') {
           const f = await this.fileFacts(t);
-          const m = f?.lines.findIndex((l) => /^export\s+default\s+(abstract\s+)?(class|function)\b/.test(l)) ?? -1;
+          const m = f?.lines.findIndex((l) => /^export\s+default\b/.test(l)) ?? -1;
           if (f && m >= 0) {
             const name = /\b(?:class|function)\s+([\w$]+)/.exec(f.lines[m] ?? '')?.[1];
             return [{ path: t, line: m + 1, col: name ? this.nameCol(f, m + 1, name) : 1 }];
@@ -530,8 +623,18 @@ export class Navigator {
   // ---- the chain --------------------------------------------------------------------------------
 
   async definition(query: string, opts: NavOptions = {}): Promise<NavAnswer> {
-    this.facts.clear();
-    this.exportsCache.clear();
+    this.reset();
+    try {
+      return await this.definitionInner(query, opts);
+    } finally {
+      if (!this.keep) this.reset();
+    }
+  }
+
+  /** Set while `references` runs, so that the definition step's trees stay for the uses. */
+  private keep = false;
+
+  private async definitionInner(query: string, opts: NavOptions): Promise<NavAnswer> {
     const q = parseNavQuery(query);
     if (q.kind === 'name') return this.definitionByName(query, q.name, opts);
     const file = this.relPath(q.path);
@@ -725,6 +828,17 @@ export class Navigator {
   }
 
   async references(query: string, opts: NavOptions = {}): Promise<NavAnswer> {
+    this.reset();
+    this.keep = true;
+    try {
+      return await this.referencesInner(query, opts);
+    } finally {
+      this.keep = false;
+      this.reset();
+    }
+  }
+
+  private async referencesInner(query: string, opts: NavOptions): Promise<NavAnswer> {
     const limit = opts.limit ?? 500;
     const def = await this.definition(query, opts);
     const providers = [...def.providers];
@@ -776,15 +890,23 @@ export class Navigator {
     for (const f of this.deps.store.filesReferencing(name)) files.add(f.path);
     const others = this.deps.store.findSymbols(name, { limit: 50 }).filter((s) => s.name === name && !(s.path === target.path && s.startLine === target.line));
     const out: NavLocation[] = [];
-    const parser = await this.deps.parser();
     let truncated = false;
     for (const file of [...files].sort()) {
       if (signal?.aborted) throw new VltError('CANCELLED', 'the call was cancelled');
       const facts = await this.fileFacts(file);
       if (!facts || facts.language !== (defFile?.language ?? facts.language) && !sameFamily(facts.language, defFile?.language)) continue;
-      const uses = parser.withTree(facts.language, facts.text, (root) => identifiersNamed(root, facts.text, name));
+      const uses = identifiersNamed((await this.syntax(file, facts)).root, facts.text, name);
       for (const u of uses) {
         if (u.line === target.line && u.col === target.col && file === target.path) continue;
+        if (u.inDocLink) {
+          // A doc link names whatever the name means at the file's top level.
+          const own = facts.symbols.some((s) => s.name === name && s.container === undefined && s.startLine === target.line && file === target.path);
+          const locs = own ? [target] : await this.followImportBinding(file, facts, name, 0).then((l) => (l.length > 0 ? l : this.freeName(file, facts, name, 0)));
+          if (locs.some((l) => l.path === target.path && l.line === target.line)) {
+            out.push({ path: file, line: u.line, col: u.col, provenance: 'graph', exact: false, confidence: 'high', how: 'doc comment link' });
+          }
+          continue;
+        }
         const r = await this.resolveAt(file, u.line, u.col);
         const hit = r.locs.some((l) => l.path === target.path && l.line === target.line);
         if (hit) {

@@ -45,7 +45,13 @@ export interface ClassInfo {
 export type Target =
   | { kind: 'declaration'; name: string; line: number; col: number }
   | { kind: 'local'; name: string; binding: Binding }
-  | { kind: 'import'; name: string; binding: Binding }
+  | {
+      kind: 'import';
+      name: string;
+      binding: Binding;
+      /** The position is the module's exported name (`a` in `import { a as b }`), not the local one. */
+      imported?: boolean;
+    }
   | { kind: 'free'; name: string }
   | {
       kind: 'member';
@@ -59,9 +65,17 @@ export type Target =
         | { kind: 'unknown'; text: string };
     };
 
+/** The call an identifier is the callee of: its argument count and which arguments are function literals. */
+export interface CallShape {
+  args: number;
+  fnArgs: boolean[];
+}
+
 export interface PositionInfo {
   /** The identifier's text, or undefined when the position holds none. */
   target: Target | undefined;
+  /** Set when the identifier is called here (`f(a, b)`, `obj.f(a)`), for choosing among overloads. */
+  call?: CallShape;
   /** 1-based line and column of the identifier's start. */
   line: number;
   col: number;
@@ -330,8 +344,78 @@ function plainTarget(n: Node, name: string, scopes: LocalScopes | undefined): Ex
 export function analyzePosition(root: Node, language: LanguageId, line: number, col: number, scopes: LocalScopes | undefined): PositionInfo {
   const n = identifierAt(root, line - 1, col - 1);
   if (!n) return { target: undefined, line, col };
+  const info = analyzeIdentifier(n, root, language, scopes);
+  const call = callShape(n);
+  return call ? { ...info, call } : info;
+}
+
+const CALL_TYPES = new Set(['call_expression', 'call', 'new_expression']);
+const FUNCTION_LITERALS = new Set(['arrow_function', 'function_expression', 'function', 'lambda', 'func_literal']);
+
+function callShape(n: Node): CallShape | undefined {
+  let callee: Node = n;
+  const p = n.parent;
+  if (p && (p.type === 'member_expression' || p.type === 'attribute' || p.type === 'selector_expression')) callee = p;
+  const call = callee.parent;
+  if (!call || !CALL_TYPES.has(call.type)) return undefined;
+  const fn = call.childForFieldName('function') ?? call.childForFieldName('constructor');
+  if (!fn || fn.startIndex !== callee.startIndex || fn.endIndex !== callee.endIndex) return undefined;
+  const args = (call.childForFieldName('arguments')?.namedChildren ?? []).filter((a): a is Node => a !== null && a.type !== 'comment');
+  return { args: args.length, fnArgs: args.map((a) => FUNCTION_LITERALS.has(a.type)) };
+}
+
+/** Parameter arity of the function or method whose name is at a position, for overload choice. */
+export function arityAt(root: Node, line: number, col: number): { min: number; max: number; fnParams: boolean[] } | undefined {
+  const n = root.descendantForPosition({ row: line - 1, column: col - 1 });
+  const decl = n?.parent;
+  const params = decl?.childForFieldName('parameters');
+  if (!params) return undefined;
+  let min = 0;
+  let max = 0;
+  const fnParams: boolean[] = [];
+  for (const p of params.namedChildren) {
+    if (!p || p.type === 'comment') continue;
+    const text = p.text;
+    if (p.type === 'identifier' && (text === 'self' || text === 'cls') && max === 0) continue;
+    if (/^\.\.\.|^\*/.test(text) || p.type === 'list_splat_pattern' || p.type === 'dictionary_splat_pattern') {
+      max = Infinity;
+      fnParams.push(false);
+      continue;
+    }
+    const optional = p.type === 'optional_parameter' || p.type === 'default_parameter' || p.type === 'typed_default_parameter' || /=/.test(text);
+    if (!optional && p.type !== 'this_parameter' && !/^this\b/.test(text)) min++;
+    if (!/^this\b/.test(text)) {
+      max++;
+      fnParams.push(/=>|Callable|Function\b/.test(p.childForFieldName('type')?.text ?? ''));
+    }
+  }
+  return { min, max, fnParams };
+}
+
+/** Strips `x!`, `(x)` and `x as T` around a receiver. */
+function unwrap(n: Node): Node {
+  let cur = n;
+  for (let i = 0; i < 4; i++) {
+    if (cur.type === 'non_null_expression' || cur.type === 'parenthesized_expression' || cur.type === 'as_expression' || cur.type === 'satisfies_expression') {
+      const inner = cur.namedChildren[0];
+      if (!inner) break;
+      cur = inner;
+    } else break;
+  }
+  return cur;
+}
+
+function analyzeIdentifier(n: Node, root: Node, language: LanguageId, scopes: LocalScopes | undefined): PositionInfo {
   const name = n.text;
   const at = pos(n);
+  if (scopes?.isImportBinding(n)) return { target: { kind: 'import', name, binding: { name, ...at, kind: 'import' } }, ...at };
+  // The exported name of `import { a as b }` and the names of `export { a } from './x'`: what
+  // the module exports under that name.
+  const spec = n.parent;
+  if (spec && (spec.type === 'import_specifier' || spec.type === 'export_specifier') && spec.childForFieldName('name')?.startIndex === n.startIndex) {
+    const fromModule = spec.type === 'import_specifier' || spec.parent?.parent?.childForFieldName('source') != null;
+    if (fromModule) return { target: { kind: 'import', name, binding: { name, ...at, kind: 'import' }, imported: true }, ...at };
+  }
   // A declaration's own name (a class, a function, a method or field in a class body).
   const parent = n.parent;
   if (parent && parent.childForFieldName('name')?.startIndex === n.startIndex && /definition|declaration|signature|declarator|spec|_item$/.test(parent.type)) {
@@ -339,7 +423,7 @@ export function analyzePosition(root: Node, language: LanguageId, line: number, 
   }
   const member = memberAccess(n, language);
   if (member) {
-    const obj = member.object;
+    const obj = unwrap(member.object);
     if (obj.type === 'this') {
       const cls = enclosingClass(n);
       return { target: { kind: 'member', name, receiver: cls ? { kind: 'self', cls } : { kind: 'unknown', text: 'this' } }, ...at };
@@ -437,8 +521,8 @@ export function classAt(root: Node, line: number, name: string): Node | undefine
  * scan for whole-word occurrences, each confirmed by the syntax tree (cheaper than walking
  * every node of a large file).
  */
-export function identifiersNamed(root: Node, source: string, name: string): Array<{ line: number; col: number }> {
-  const out: Array<{ line: number; col: number }> = [];
+export function identifiersNamed(root: Node, source: string, name: string): Array<{ line: number; col: number; inDocLink?: true }> {
+  const out: Array<{ line: number; col: number; inDocLink?: true }> = [];
   if (name.length === 0) return out;
   const isWord = (c: string | undefined) => c !== undefined && /[\w$]/.test(c);
   let i = source.indexOf(name);
@@ -446,6 +530,12 @@ export function identifiersNamed(root: Node, source: string, name: string): Arra
     if (!isWord(source[i - 1]) && !isWord(source[i + name.length])) {
       const n = root.descendantForIndex(i, i + name.length);
       if (n && IDENTIFIER_TYPES.has(n.type) && n.text === name) out.push(pos(n));
+      // `{@link Name}` in a doc comment refers to the name in scope, as TypeScript resolves it.
+      else if (n && n.type === 'comment' && /\{@link(?:code|plain)?\s+$/.test(source.slice(Math.max(0, i - 12), i))) {
+        const before = source.slice(0, i);
+        const lineNo = before.split('\n').length;
+        out.push({ line: lineNo, col: i - before.lastIndexOf('\n'), inDocLink: true });
+      }
     }
     i = source.indexOf(name, i + name.length);
   }

@@ -70,6 +70,8 @@ export interface CodeParser {
    * `parse`, and for markdown.
    */
   withTree<T>(language: LanguageId, source: string, fn: (root: Node, locals: Query | undefined) => T): T;
+  /** Like `withTree`, but the caller keeps the tree until it calls `dispose()`. */
+  openTree(language: LanguageId, source: string): { root: Node; locals: Query | undefined; dispose(): void };
   /** Frees the parser, the queries and the cached grammars. */
   dispose(): void;
 }
@@ -587,6 +589,25 @@ class TreeSitterCodeParser implements CodeParser {
     } finally {
       tree.delete();
     }
+  }
+
+  openTree(language: LanguageId, source: string): { root: Node; locals: Query | undefined; dispose(): void } {
+    if (language === 'markdown') throw new VltError('PARSER_UNAVAILABLE', 'markdown has no syntax tree for navigation', { language });
+    const rt = this.runtime(language);
+    const locals = this.localsQuery(language, rt);
+    this.parser ??= new TreeSitter.Parser();
+    this.parser.setLanguage(rt.language);
+    const tree = this.parser.parse(source);
+    if (!tree) throw new VltError('INTERNAL', `tree-sitter returned no tree for a ${language} file`);
+    let live = true;
+    return {
+      root: tree.rootNode,
+      locals,
+      dispose: () => {
+        if (live) tree.delete();
+        live = false;
+      },
+    };
   }
 
   dispose(): void {

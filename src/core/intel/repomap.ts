@@ -1,0 +1,1194 @@
+/**
+ * The repository map: the files of a workspace with their most important definitions, ranked
+ * and cut to a token budget, so that a model sees the shape of a code base in a thousand
+ * tokens. It is Aider's repo map, read as a pipeline of small stages:
+ *
+ *   1. tags      every definition (from the index's symbol table) and, per identifier, the
+ *                files that use it (the index's reference postings);
+ *   2. graph     files are nodes; each file that uses an identifier links to each file that
+ *                defines it, weighted by how telling the identifier is ({@link identifierWeight});
+ *   3. rank      personalised PageRank over the files, then each file's rank is spread over its
+ *                out-links to rank (file, identifier) definitions;
+ *   4. fit       the largest prefix of the ranked definitions whose rendering fits the budget,
+ *                counted with a real tokenizer, never over it;
+ *   5. render    `path:` then one line per definition: `L<line> <signature>`.
+ *
+ * Stages 1-3 without a focus depend only on the index, so their result is cached per index
+ * state ({@link RepoMapSource.stateVersion}); a focus (files, symbols, words of a question)
+ * re-runs stage 3 on the cached graph with a personalisation vector and heavier identifiers.
+ */
+import { createHash } from 'node:crypto';
+import * as path from 'node:path';
+import { VltError } from '../errors';
+import { identifierParts, tokenizeQuery } from '../search/tokenizer';
+import type { SymbolRow } from '../store/store';
+import type { LanguageId, SymbolKind } from '../types';
+import { pageRank, RankGraphBuilder, type RankGraph } from './pagerank';
+
+// ---------------------------------------------------------------------------------------------
+// Public contract
+// ---------------------------------------------------------------------------------------------
+
+/** What the map reads: the engine satisfies it as it is. */
+export interface RepoMapSource {
+  /** Absolute workspace root, to accept absolute focus and scope paths. */
+  readonly root: string;
+  /** Changes whenever what the index holds may have changed; the cache key. */
+  readonly stateVersion: string;
+  readonly store: {
+    listFiles(): Array<{ id: number; path: string; language: LanguageId }>;
+    allSymbols(): SymbolRow[];
+    allRefPostings(): Array<{ name: string; fileIds: number[] }>;
+  };
+}
+
+/** A file→file link that is not about one identifier, such as a resolved import; ids are the store's file ids. */
+export interface ExtraEdge {
+  from: number;
+  to: number;
+  weight: number;
+}
+
+export interface RepoMapperOptions {
+  /**
+   * Extra weighted file→file edges, asked for once per index state when the graph is built
+   * (resolved imports, for instance). They shift file ranks; definitions are still ranked
+   * through identifiers only.
+   */
+  extraEdges?: (files: ReadonlyArray<{ id: number; path: string }>) => Iterable<ExtraEdge>;
+  /** Replaces the tokenizer (tests); defaults to gpt-tokenizer's o200k_base. */
+  countTokens?: TokenCounter;
+}
+
+export interface RepoMapOptions {
+  /** Only show files under this workspace-relative directory (or this one file). */
+  scope?: string;
+  /** Budget for the map, in tokens (default {@link DEFAULT_MAP_TOKENS}). */
+  maxTokens?: number;
+  /** Allow a budget above {@link MAX_MAP_TOKENS}. */
+  allowLarge?: boolean;
+  /** Focus items of any kind, classified here: a file or directory path, a symbol name, or words. */
+  focus?: string[];
+  /** Workspace-relative paths or directory prefixes to rank around. */
+  focusFiles?: string[];
+  /** Identifiers (`parseConfig`) or qualified names (`Writer.Close`) to rank around. */
+  focusSymbols?: string[];
+  /** Free text (a question): words are matched against identifiers, their parts, and path segments. */
+  focusWords?: string[];
+  /** The `next_cursor` of a previous call with the same scope and focus. */
+  cursor?: string;
+  /**
+   * Count the text's tokens as it costs inside a JSON string (escaped newlines and quotes),
+   * which is how a tool answer carries it.
+   */
+  countJsonEscaped?: boolean;
+}
+
+export interface RepoMapSymbol {
+  name: string;
+  kind: SymbolKind;
+  line: number;
+  end_line: number;
+  signature: string;
+}
+
+export interface RepoMapFile {
+  path: string;
+  /** The file's PageRank (the ranks of all files sum to 1). */
+  rank: number;
+  /** The ranked definitions shown for this file, in line order (context headers excluded). */
+  symbols: RepoMapSymbol[];
+}
+
+export interface RepoMapResult {
+  text: string;
+  files: RepoMapFile[];
+  /** Tokens of `text` as counted for the budget. */
+  tokens: number;
+  /** More ranked definitions remain (see `next_cursor`), or an entry had to be shortened. */
+  truncated: boolean;
+  /** Pass back as `cursor` to continue with the next-ranked definitions. */
+  next_cursor?: string;
+  /** Focus items that matched nothing, and similar remarks; also at the top of `text` when they fit. */
+  notes: string[];
+  stats: {
+    graphMs: number;
+    rankMs: number;
+    renderMs: number;
+    /** The graph came from the cache (no index read). */
+    cached: boolean;
+    /** PageRank iterations of this call (0 when the ranking came from the cache). */
+    iterations: number;
+    /** Ranked entries in scope, from the first page on. */
+    entries: number;
+  };
+}
+
+export type TokenCounter = (text: string) => number;
+
+/** Aider's default map budget. */
+export const DEFAULT_MAP_TOKENS = 1024;
+/** No map is larger than this unless the caller says `allowLarge` (the MCP answer limit). */
+export const MAX_MAP_TOKENS = 20_000;
+
+// ---------------------------------------------------------------------------------------------
+// Ranking weights (Aider's, with the reason for each)
+// ---------------------------------------------------------------------------------------------
+
+/** Damping of PageRank, as networkx and Aider use it. */
+const DAMPING = 0.85;
+/** An identifier the caller mentioned (a focus symbol, or a word spelling a defined name) matters most. */
+const MENTIONED_MUL = 10;
+/** A word that is one part of an identifier (`retry` in `runWithRetry`) is a weaker mention. */
+const PART_MENTION_MUL = 3;
+/** Long compound names (`parse_config`, `runWithRetry`) are specific: a use of one is a real dependency. */
+const SPECIFIC_NAME_MUL = 10;
+const SPECIFIC_NAME_MIN_LENGTH = 8;
+/**
+ * A short plain name defined only as a member (`get`, `push`, `size`, `Close`) is matched, by
+ * name, by every `.get()` and `.push()` of the repository, most of which call the standard
+ * library's. Aider has no such rule; without it a class's `push` method tops the map of any
+ * TypeScript tree.
+ */
+const PLAIN_MEMBER_MUL = 0.1;
+/**
+ * One- and two-letter names (`r`, `N`, `db`) are mostly locals and fields elsewhere; a
+ * definition spelled so collects their uses by name.
+ */
+const TINY_NAME_MUL = 0.1;
+const TINY_NAME_MAX_LENGTH = 2;
+/** `_private` names are implementation details of their file. */
+const PRIVATE_NAME_MUL = 0.1;
+/** A name defined in many files (`String`, `close`, `init`) says little about which one a use means. */
+const COMMON_NAME_MUL = 0.1;
+const COMMON_NAME_DEFINERS = 5;
+/**
+ * A definition no other file uses (an entry point, a file's private helper) still has a place
+ * in the map: it ranks as this share of its file's rank, about what a definition gets from one
+ * plain use in a file of a third of that rank. Aider instead gives such definitions a 0.1
+ * self-link inside PageRank, which hands a file's whole rank to its one unused helper when the
+ * file uses nothing else, and puts a private `_clamp` at the top of the map.
+ */
+const UNREFERENCED_SHARE = 0.01;
+/**
+ * The links of a file that weigh less than this in all (a use of a name defined in many files,
+ * a `_private` one) pass on only their share of its rank and let the rest teleport (see
+ * `minOutWeight` in pagerank.ts), rather than hand a weak link the file's whole rank. A file
+ * using any one ordinary name ranks as in Aider.
+ */
+const MIN_OUT_WEIGHT = 1;
+
+/**
+ * Predeclared identifiers a file uses without any workspace file defining them: a use of one
+ * is not a dependency. Only names that are rarely also a method or helper of the workspace are
+ * listed (Python's `filter` and `open`, Go 1.21's `min` and `max` are left out on purpose).
+ */
+const PREDECLARED: Partial<Record<LanguageId, readonly string[]>> = {
+  go: [
+    'any', 'bool', 'byte', 'comparable', 'complex64', 'complex128', 'error', 'float32', 'float64', 'int', 'int8', 'int16', 'int32', 'int64',
+    'rune', 'string', 'uint', 'uint8', 'uint16', 'uint32', 'uint64', 'uintptr', 'true', 'false', 'iota', 'nil',
+    'append', 'cap', 'close', 'complex', 'copy', 'delete', 'imag', 'len', 'make', 'new', 'panic', 'print', 'println', 'real', 'recover',
+  ],
+  python: [
+    'str', 'int', 'float', 'bool', 'bytes', 'bytearray', 'complex', 'list', 'dict', 'set', 'frozenset', 'tuple', 'object', 'None', 'True', 'False',
+    'isinstance', 'issubclass', 'len', 'super', 'print', 'range', 'enumerate', 'zip', 'sorted', 'reversed', 'hasattr', 'getattr', 'setattr', 'callable', 'repr',
+    'property', 'staticmethod', 'classmethod', 'Exception', 'BaseException', 'ValueError', 'TypeError', 'KeyError', 'IndexError', 'AttributeError',
+    'RuntimeError', 'NotImplementedError', 'StopIteration', 'OSError', 'ImportError', 'LookupError', 'AssertionError',
+  ],
+  rust: ['bool', 'char', 'str', 'i8', 'i16', 'i32', 'i64', 'i128', 'isize', 'u8', 'u16', 'u32', 'u64', 'u128', 'usize', 'f32', 'f64', 'Self', 'self'],
+};
+
+/** {@link PREDECLARED} inverted: name → the languages that predeclare it. */
+const PREDECLARED_BY_NAME: ReadonlyMap<string, ReadonlySet<LanguageId>> = (() => {
+  const m = new Map<string, Set<LanguageId>>();
+  for (const [lang, names] of Object.entries(PREDECLARED) as Array<[LanguageId, readonly string[]]>) {
+    for (const n of names) {
+      let langs = m.get(n);
+      if (!langs) m.set(n, (langs = new Set()));
+      langs.add(lang);
+    }
+  }
+  return m;
+})();
+
+// ---------------------------------------------------------------------------------------------
+// Rendering limits
+// ---------------------------------------------------------------------------------------------
+
+/** A signature longer than this is cut: the map is a table of contents, not the code. */
+const MAX_SIGNATURE_CHARS = 160;
+/** One file defining the same name many times (overloads, generated tables) shows this many, then a count. */
+const MAX_ROWS_PER_ENTRY = 12;
+/** Focused rankings kept per index state, so that paging through a focused map does not re-rank. */
+const FOCUS_CACHE_SIZE = 8;
+
+// ---------------------------------------------------------------------------------------------
+// Tokenizer
+// ---------------------------------------------------------------------------------------------
+
+let defaultCounter: Promise<TokenCounter> | undefined;
+
+/**
+ * The real tokenizer, loaded on first use: its tables take a few hundred milliseconds to
+ * load, which no other command should pay. Text that spells a special token (`<|endoftext|>`)
+ * is counted as the plain text it is.
+ */
+export function loadTokenCounter(): Promise<TokenCounter> {
+  // The package's main module (o200k_base), so that other users of it in the process share one copy.
+  defaultCounter ??= import('gpt-tokenizer')
+    .then((m): TokenCounter => {
+      const opts = { disallowedSpecial: new Set<string>() };
+      return (text) => m.countTokens(text, opts);
+    })
+    .catch((e: unknown) => {
+      defaultCounter = undefined;
+      throw new VltError('INTERNAL', `could not load the tokenizer: ${e instanceof Error ? e.message : String(e)}`, undefined, { cause: e });
+    });
+  return defaultCounter;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stage 1-2: tags and graph (cached per index state)
+// ---------------------------------------------------------------------------------------------
+
+interface FileNode {
+  id: number;
+  path: string;
+  language: LanguageId;
+}
+
+/** A ranked unit: all definitions of one name in one file (Aider's (file, ident) pair). */
+interface Entry {
+  node: number;
+  ident: number;
+  /** The graph groups whose flow reaches this definition (see {@link buildState}). */
+  groups: number[];
+  /** Definitions in line order. */
+  rows: SymbolRow[];
+  /** No other file uses the name: ranked by {@link UNREFERENCED_SHARE}. */
+  unreferenced: boolean;
+}
+
+interface Ranking {
+  nodeRank: Float64Array;
+  /** Unit ids in rank order: `u < entries.length` is an entry, else the bare file `u - entries.length`. */
+  order: Int32Array;
+  iterations: number;
+}
+
+interface MapState {
+  key: string;
+  files: FileNode[];
+  graph: RankGraph;
+  /** Defined names, sorted; an index into it is an "ident". */
+  idents: string[];
+  identOf: Map<string, number>;
+  /** Per ident: its graph groups, and the nodes defining it. */
+  identGroups: number[][];
+  identDefiners: number[][];
+  entries: Entry[];
+  /** Per node: its mappable definitions in line order (for container headers). */
+  fileRows: SymbolRow[][];
+  graphMs: number;
+  base?: Ranking;
+  focused: Map<string, Ranking>;
+  /** Lazily built lookups for focus resolution. */
+  lookups?: FocusLookups;
+  /** Standalone token cost of each unit, for the first guess of how many fit. */
+  unitCost: Map<number, number>;
+}
+
+/**
+ * Whether a path is test code by the conventions of the languages indexed: a test folder
+ * (`test/`, `tests/`, `__tests__/`, `testdata/`, `spec/`), or a test file name (`x_test.go`,
+ * `test_x.py`, `x_test.py`, `conftest.py`, `x.test.ts`, `x.spec.js`, `XTest.java`, `x_spec.rb`).
+ */
+export function isTestPath(p: string): boolean {
+  const segments = p.split('/');
+  const base = segments.pop() ?? '';
+  if (segments.some((d) => /^(?:tests?|__tests__|testdata|specs?)$/i.test(d))) return true;
+  return /(?:_test\.go|^test_.*\.py|_test\.py|^conftest\.py|\.(?:test|spec)\.[cm]?[jt]sx?|(?:Test|Tests|IT)\.(?:java|kt|cs)|_spec\.rb|_test\.rb)$/.test(base);
+}
+
+/** Definitions the map shows: code symbols, not markdown headings. */
+function isMappable(row: SymbolRow, language: LanguageId | undefined): boolean {
+  return row.kind !== 'heading' && language !== 'markdown' && row.name.length > 0;
+}
+
+/** Kinds whose members a map shows: a method of a class, a constant of an enum. */
+const TYPE_KINDS: ReadonlySet<SymbolKind> = new Set<SymbolKind>(['class', 'interface', 'struct', 'enum', 'trait', 'type', 'module']);
+
+/**
+ * A file's definitions without those local to a function or a value (`const push = …` inside a
+ * function body): they are implementation details, and because references are matched by name
+ * they would collect every `array.push()` of the repository. A member whose container is not in
+ * the same file (a Go method, a Rust impl) is kept.
+ */
+function withoutLocals(rows: SymbolRow[]): SymbolRow[] {
+  if (!rows.some((r) => r.container)) return rows;
+  const kindOf = new Map<string, SymbolKind>();
+  for (const r of rows) if (!kindOf.has(r.qualifiedName)) kindOf.set(r.qualifiedName, r.kind);
+  const isLocal = (r: SymbolRow): boolean => {
+    const kind = r.container !== undefined ? kindOf.get(r.container) : undefined;
+    return kind !== undefined && !TYPE_KINDS.has(kind);
+  };
+  return rows.filter((r) => !isLocal(r));
+}
+
+/**
+ * Aider's weight of an identifier, before any focus, plus two rules of ours against names
+ * that collide with the standard library's and with locals: {@link PLAIN_MEMBER_MUL} when every
+ * definition of the name is a member of a type, {@link TINY_NAME_MUL} for one or two letters.
+ */
+export function identifierWeight(name: string, definingFiles: number, onlyMembers = false): number {
+  let mul = 1;
+  const hasAlpha = /[A-Za-z]/.test(name);
+  const snake = name.includes('_') && hasAlpha;
+  const kebab = name.includes('-') && hasAlpha;
+  const camel = /[A-Z]/.test(name) && /[a-z]/.test(name);
+  const specific = (snake || kebab || camel) && name.length >= SPECIFIC_NAME_MIN_LENGTH;
+  if (specific) mul *= SPECIFIC_NAME_MUL;
+  else if (onlyMembers) mul *= PLAIN_MEMBER_MUL;
+  if (name.length <= TINY_NAME_MAX_LENGTH) mul *= TINY_NAME_MUL;
+  if (name.startsWith('_')) mul *= PRIVATE_NAME_MUL;
+  if (definingFiles > COMMON_NAME_DEFINERS) mul *= COMMON_NAME_MUL;
+  return mul;
+}
+
+function buildState(source: RepoMapSource, key: string, extraEdges: RepoMapperOptions['extraEdges']): MapState {
+  const t0 = performance.now();
+  const store = source.store;
+  const files: FileNode[] = store.listFiles().map((f) => ({ id: f.id, path: f.path, language: f.language }));
+  // Nodes in path order, groups in name order, referencers in node order: the graph is then the
+  // same whatever order the indexer stored files in, and so are the ranks, to the last bit.
+  files.sort((a, b) => compareStrings(a.path, b.path));
+  const nodeOfId = new Map<number, number>();
+  files.forEach((f, i) => nodeOfId.set(f.id, i));
+
+  // Stage 1: definitions, bucketed by name without an object per (file, name).
+  const rows: SymbolRow[] = [];
+  const rowNode: number[] = [];
+  const rowName: number[] = [];
+  const nameIds = new Map<string, number>();
+  const names: string[] = [];
+  const fileRows: SymbolRow[][] = files.map(() => []);
+  for (const row of store.allSymbols()) {
+    const node = nodeOfId.get(row.fileId);
+    if (node !== undefined && isMappable(row, files[node]!.language)) fileRows[node]!.push(row);
+  }
+  for (let node = 0; node < files.length; node++) {
+    const kept = withoutLocals(fileRows[node]!).sort(byPosition);
+    fileRows[node] = kept;
+    for (const row of kept) {
+      let id = nameIds.get(row.name);
+      if (id === undefined) {
+        id = names.length;
+        names.push(row.name);
+        nameIds.set(row.name, id);
+      }
+      rows.push(row);
+      rowNode.push(node);
+      rowName.push(id);
+    }
+  }
+  const idents = names.slice().sort();
+  const identOfNameId = new Int32Array(names.length);
+  idents.forEach((name, i) => (identOfNameId[nameIds.get(name)!] = i));
+  const identOf = new Map<string, number>();
+  idents.forEach((name, i) => identOf.set(name, i));
+  // Rows of each ident, contiguous (counting sort).
+  const rowStart = new Int32Array(idents.length + 1);
+  for (const id of rowName) rowStart[identOfNameId[id]! + 1]!++;
+  for (let i = 0; i < idents.length; i++) rowStart[i + 1]! += rowStart[i]!;
+  const fill = rowStart.slice(0, idents.length);
+  const rowsByIdent = new Int32Array(rows.length);
+  rowName.forEach((id, i) => (rowsByIdent[fill[identOfNameId[id]!]!++] = i));
+
+  // Who uses each defined name. A use of a language's predeclared name (Go's `int`, `error`,
+  // `len`) depends on the language, not on the workspace file that happens to declare it for
+  // documentation (Go's builtin/builtin.go) or a same-named helper, so it links nowhere.
+  const referencers: Array<number[] | undefined> = new Array(idents.length);
+  for (const { name, fileIds } of store.allRefPostings()) {
+    const id = nameIds.get(name);
+    if (id === undefined) continue;
+    const predeclaredIn = PREDECLARED_BY_NAME.get(name);
+    const nodes: number[] = [];
+    for (const fileId of fileIds) {
+      const n = nodeOfId.get(fileId);
+      if (n !== undefined && !predeclaredIn?.has(files[n]!.language)) nodes.push(n);
+    }
+    if (nodes.length > 0) referencers[identOfNameId[id]!] = nodes.sort((a, b) => a - b);
+  }
+
+  // Stage 2: the graph. Each (file, name) is one ranked entry; each name links its users to
+  // its definers through one or two groups.
+  const isTest = files.map((f) => isTestPath(f.path));
+  const builder = new RankGraphBuilder(files.length);
+  const entries: Entry[] = [];
+  const identGroups: number[][] = [];
+  const identDefiners: number[][] = [];
+  const byNodeThenLine = (a: number, b: number) => rowNode[a]! - rowNode[b]! || byPosition(rows[a]!, rows[b]!);
+  for (let ident = 0; ident < idents.length; ident++) {
+    const members = Array.from(rowsByIdent.subarray(rowStart[ident]!, rowStart[ident + 1]!));
+    if (members.length > 1) members.sort(byNodeThenLine);
+    const definers: number[] = [];
+    const defRows: SymbolRow[][] = [];
+    for (const i of members) {
+      if (definers[definers.length - 1] !== rowNode[i]) {
+        definers.push(rowNode[i]!);
+        defRows.push([]);
+      }
+      defRows[defRows.length - 1]!.push(rows[i]!);
+    }
+    // A file's use of a name it defines itself resolves to its own definition (scoping rules
+    // agree in every language here), so it links nowhere; a name only its own file uses is a
+    // private helper and ranks as unreferenced. Aider keeps these self-links, and a file of
+    // helpers calling each other then fills the map with its internals.
+    const own = new Set(definers);
+    const refs = (referencers[ident] ?? []).filter((n) => !own.has(n));
+    const onlyMembers = defRows.every((list) => list.every((r) => r.container !== undefined));
+    const weight = identifierWeight(idents[ident]!, definers.length, onlyMembers);
+    // Code outside the tests never uses a test file's definitions (Go's _test.go files, a
+    // src/test tree), so its uses link to the other definers only; tests link to all. A use of
+    // a name that k files define is a use of one of them: each link weighs 1/k, so a name
+    // defined five times does not pass on five times its users' rank (Aider links each fully).
+    // The index's postings say which files use a name, not how often, so every user weighs
+    // the same (Aider: the square root of its use count).
+    const plainDefiners = definers.filter((n) => !isTest[n]);
+    const groups: number[] = [];
+    const perDefiner = definers.map((): number[] => []);
+    const link = (users: number[], targets: number[]) => {
+      if (users.length === 0 || targets.length === 0) return;
+      const g = builder.addGroup(weight / targets.length, users, targets);
+      groups.push(g);
+      for (const t of targets) perDefiner[definers.indexOf(t)]!.push(g);
+    };
+    if (plainDefiners.length === definers.length) link(refs, definers);
+    else {
+      link(
+        refs.filter((n) => !isTest[n]),
+        plainDefiners,
+      );
+      link(
+        refs.filter((n) => isTest[n]),
+        definers,
+      );
+    }
+    identGroups.push(groups);
+    identDefiners.push(definers);
+    definers.forEach((node, j) => entries.push({ node, ident, groups: perDefiner[j]!, rows: defRows[j]!, unreferenced: perDefiner[j]!.length === 0 }));
+  }
+  if (extraEdges) {
+    for (const e of extraEdges(files)) {
+      const from = nodeOfId.get(e.from);
+      const to = nodeOfId.get(e.to);
+      if (from !== undefined && to !== undefined && e.weight > 0 && Number.isFinite(e.weight)) builder.addEdge(from, to, e.weight);
+    }
+  }
+  return {
+    key,
+    files,
+    graph: builder.build(),
+    idents,
+    identOf,
+    identGroups,
+    identDefiners,
+    entries,
+    fileRows,
+    graphMs: performance.now() - t0,
+    focused: new Map(),
+    unitCost: new Map(),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stage 3: rank
+// ---------------------------------------------------------------------------------------------
+
+interface Personalization {
+  /** Teleport weights per node, or undefined for uniform. */
+  vector?: Float64Array;
+  /** Group index → multiplier of its weight. */
+  groupMul: Map<number, number>;
+  /**
+   * Entries of the focus symbols: they lead the map. PageRank raises what a focus uses, not
+   * the focus itself (its rank comes from its users), yet whoever asks about `OrderService`
+   * wants to see `OrderService` first.
+   */
+  pinned: Set<number>;
+  /** Identifies this personalization, for the focused-ranking cache. */
+  key: string;
+}
+
+function rank(state: MapState, p: Personalization | undefined): { ranking: Ranking; ms: number } {
+  const t0 = performance.now();
+  const g = state.graph;
+  let groupWeight: Float64Array | undefined;
+  if (p && p.groupMul.size > 0) {
+    groupWeight = g.groupWeight.slice();
+    for (const [group, mul] of p.groupMul) groupWeight[group] = groupWeight[group]! * mul;
+  }
+  const res = pageRank(g, {
+    alpha: DAMPING,
+    minOutWeight: MIN_OUT_WEIGHT,
+    ...(p?.vector ? { personalization: p.vector } : {}),
+    ...(groupWeight ? { groupWeight } : {}),
+    // A focused ranking starts from the plain one: most of the graph barely moves.
+    ...(state.base ? { start: state.base.nodeRank } : {}),
+  });
+  // Each file's rank spread over its out-links gives the rank of the definitions they reach:
+  // a group's flow reaches each of its definers.
+  const entryRank = new Float64Array(state.entries.length);
+  state.entries.forEach((e, i) => {
+    let flow = 0;
+    for (const g of e.groups) flow += res.groupFlow[g]!;
+    entryRank[i] = e.unreferenced ? UNREFERENCED_SHARE * res.rank[e.node]! : flow;
+  });
+  const entryIds = Array.from(state.entries.keys());
+  const pinned = p?.pinned;
+  entryIds.sort((a, b) => (pinned ? Number(pinned.has(b)) - Number(pinned.has(a)) : 0) || entryRank[b]! - entryRank[a]! || compareEntries(state, a, b));
+  // Files with nothing to show come last, by their own rank (Aider lists them as bare paths).
+  const bare: number[] = [];
+  const hasEntries = new Uint8Array(state.files.length);
+  for (const e of state.entries) hasEntries[e.node] = 1;
+  for (let n = 0; n < state.files.length; n++) if (!hasEntries[n]) bare.push(n);
+  bare.sort((a, b) => res.rank[b]! - res.rank[a]! || compareStrings(state.files[a]!.path, state.files[b]!.path));
+  const order = new Int32Array(entryIds.length + bare.length);
+  order.set(entryIds);
+  bare.forEach((n, i) => (order[entryIds.length + i] = state.entries.length + n));
+  return { ranking: { nodeRank: res.rank, order, iterations: res.iterations }, ms: performance.now() - t0 };
+}
+
+function compareEntries(state: MapState, a: number, b: number): number {
+  const ea = state.entries[a]!;
+  const eb = state.entries[b]!;
+  // Nodes are numbered in path order, so this is path, then line.
+  return ea.node - eb.node || ea.rows[0]!.startLine - eb.rows[0]!.startLine || a - b;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Focus resolution
+// ---------------------------------------------------------------------------------------------
+
+interface FocusLookups {
+  /** Lower-cased defined name → idents. */
+  byLower: Map<string, number[]>;
+  /** Identifier part → idents, filled per part on demand (see {@link identsWithPart}). */
+  byPart: Map<string, number[]>;
+  /** Lower-cased path segment, file name, file stem or stem part → nodes. */
+  byPathWord: Map<string, number[]>;
+}
+
+function lookups(state: MapState): FocusLookups {
+  if (state.lookups) return state.lookups;
+  const push = (m: Map<string, number[]>, k: string, v: number) => {
+    const list = m.get(k);
+    if (!list) m.set(k, [v]);
+    else if (list[list.length - 1] !== v) list.push(v);
+  };
+  const byLower = new Map<string, number[]>();
+  state.idents.forEach((name, i) => push(byLower, name.toLowerCase(), i));
+  const byPathWord = new Map<string, number[]>();
+  state.files.forEach((f, n) => {
+    const segments = f.path.toLowerCase().split('/');
+    const base = segments[segments.length - 1] ?? '';
+    const stem = base.replace(/\.[^.]*$/, '');
+    const words = new Set([...segments, stem, ...tokenizeQuery(stem.replace(/[^A-Za-z0-9]+/g, ' '))]);
+    for (const w of words) if (w) push(byPathWord, w, n);
+  });
+  state.lookups = { byLower, byPart: new Map(), byPathWord };
+  return state.lookups;
+}
+
+/**
+ * Idents whose name has `part` among its identifier parts. Splitting every name up front costs
+ * more than a whole focused ranking on a large tree, so names are screened by substring first
+ * and only the candidates are split, once per part asked for.
+ */
+function identsWithPart(state: MapState, part: string): number[] {
+  const lk = lookups(state);
+  let hit = lk.byPart.get(part);
+  if (hit) return hit;
+  hit = [];
+  // A part is a piece of the lower-cased name (at most minus a plural "s"), so a name without
+  // it as a substring cannot have it as a part.
+  for (let i = 0; i < state.idents.length; i++) {
+    const name = state.idents[i]!;
+    if (name.length > part.length && name.toLowerCase().includes(part) && identifierParts(name).includes(part)) hit.push(i);
+  }
+  lk.byPart.set(part, hit);
+  return hit;
+}
+
+/** A user path made workspace-relative with forward slashes, no `./` and no trailing slash. */
+function normalizePath(root: string, p: string): string {
+  let s = p.trim().replace(/\\/g, '/');
+  if (path.isAbsolute(s)) {
+    const rel = path.relative(root, s);
+    if (!rel.startsWith('..') && !path.isAbsolute(rel)) s = rel.replace(/\\/g, '/');
+  }
+  s = s.replace(/^(\.\/)+/, '').replace(/\/+$/, '');
+  return s === '.' ? '' : s;
+}
+
+/** Nodes whose path is `p`, lies under directory `p`, or (with `suffix`) ends with `/p`. */
+function filesMatching(state: MapState, p: string, suffix: boolean): number[] {
+  if (!p) return state.files.map((_, i) => i);
+  const out: number[] = [];
+  state.files.forEach((f, i) => {
+    if (f.path === p || f.path.startsWith(`${p}/`) || (suffix && f.path.endsWith(`/${p}`))) out.push(i);
+  });
+  return out;
+}
+
+/** The ident and defining nodes of a symbol name, bare (`Close`) or qualified (`Writer.Close`, `io::Read`). */
+function symbolMatches(state: MapState, name: string): { ident: number; nodes: number[] } | undefined {
+  const direct = state.identOf.get(name);
+  if (direct !== undefined) return { ident: direct, nodes: state.identDefiners[direct]! };
+  const m = /^(.*?)(?:\.|::|#|\/)([^.:#/]+)$/.exec(name);
+  if (!m) return undefined;
+  const ident = state.identOf.get(m[2]!);
+  if (ident === undefined) return undefined;
+  const nodes = new Set<number>();
+  for (const e of state.entries) {
+    if (e.ident !== ident) continue;
+    if (e.rows.some((r) => r.qualifiedName === name || endsWithQualified(r.qualifiedName, name))) nodes.add(e.node);
+  }
+  return nodes.size > 0 ? { ident, nodes: [...nodes] } : undefined;
+}
+
+function endsWithQualified(qualifiedName: string, suffix: string): boolean {
+  if (!qualifiedName.endsWith(suffix)) return false;
+  const before = qualifiedName.slice(0, qualifiedName.length - suffix.length);
+  return before.endsWith('.') || before.endsWith('::') || before.endsWith('#') || before.endsWith('/');
+}
+
+/**
+ * A word and, after it, its likely stems: the tokenizer only drops a plural "s", but a
+ * question says "decoded" or "scheduling" where the code says `decode` and `schedule`.
+ */
+function wordForms(token: string): string[] {
+  const forms = [token];
+  const strip = (suffix: string, add = '') => {
+    if (token.length > suffix.length + 2 && token.endsWith(suffix)) forms.push(token.slice(0, -suffix.length) + add);
+  };
+  strip('ing');
+  strip('ing', 'e');
+  strip('ed');
+  strip('d');
+  strip('es');
+  strip('s');
+  return forms;
+}
+
+const FOCUS_ITEM_MAX_CHARS = 2000;
+
+function resolveFocus(state: MapState, root: string, opts: RepoMapOptions, notes: string[]): Personalization | undefined {
+  const files = new Set<number>();
+  const personal = new Map<number, number>();
+  const groupMul = new Map<number, number>();
+  const bump = (ident: number, mul: number) => {
+    for (const g of state.identGroups[ident]!) groupMul.set(g, Math.max(groupMul.get(g) ?? 1, mul));
+  };
+  const personalize = (nodes: Iterable<number>) => {
+    for (const n of nodes) personal.set(n, 1);
+  };
+  const clip = (s: string) => (s.length > 80 ? `${s.slice(0, 80)}…` : s);
+
+  const focusFile = (raw: string, suffix: boolean): boolean => {
+    const nodes = filesMatching(state, normalizePath(root, raw), suffix);
+    if (nodes.length === 0 || nodes.length === state.files.length) return false;
+    for (const n of nodes) files.add(n);
+    personalize(nodes);
+    return true;
+  };
+  const pinned = new Set<number>();
+  const focusSymbol = (name: string): boolean => {
+    const m = symbolMatches(state, name);
+    if (!m) return false;
+    bump(m.ident, MENTIONED_MUL);
+    personalize(m.nodes);
+    const nodes = new Set(m.nodes);
+    state.entries.forEach((e, i) => {
+      if (e.ident === m.ident && nodes.has(e.node)) pinned.add(i);
+    });
+    return true;
+  };
+  const unmatchedWords: string[] = [];
+  const focusWords = (text: string): boolean => {
+    const lk = lookups(state);
+    let any = false;
+    // A word spelling a defined name exactly is a mention of it, as in Aider.
+    for (const raw of text.match(/[A-Za-z_$][A-Za-z0-9_$]*/g) ?? []) {
+      const ident = state.identOf.get(raw);
+      if (ident !== undefined) {
+        bump(ident, MENTIONED_MUL);
+        any = true;
+      }
+    }
+    // How many of the words name a part of each identifier: "how is a cursor decoded" makes
+    // `decodeCursor` (two parts named) weigh more than `encodeCursor` (one).
+    const partHits = new Map<number, number>();
+    for (const word of new Set(text.split(/[^A-Za-z0-9_$]+/).filter(Boolean))) {
+      let hit = false;
+      const parts = new Set<number>();
+      for (const token of tokenizeQuery(word)) {
+        for (const form of wordForms(token)) {
+          const exact = lk.byLower.get(form) ?? [];
+          const withPart = identsWithPart(state, form);
+          const nodes = lk.byPathWord.get(form) ?? [];
+          if (exact.length + withPart.length + nodes.length === 0) continue;
+          for (const g of exact) bump(g, MENTIONED_MUL);
+          for (const g of withPart) parts.add(g);
+          personalize(nodes);
+          hit = true;
+          break;
+        }
+      }
+      for (const g of parts) partHits.set(g, (partHits.get(g) ?? 0) + 1);
+      if (hit) any = true;
+      else if (tokenizeQuery(word).length > 0) unmatchedWords.push(word);
+    }
+    for (const [g, n] of partHits) bump(g, Math.min(MENTIONED_MUL, PART_MENTION_MUL ** n));
+    return any;
+  };
+
+  for (const raw of opts.focusFiles ?? []) {
+    if (!focusFile(raw, true)) notes.push(`focus file "${clip(raw)}" matches no indexed file`);
+  }
+  for (const raw of opts.focusSymbols ?? []) {
+    if (!focusSymbol(raw.trim())) notes.push(`focus symbol "${clip(raw)}" has no definition in the index`);
+  }
+  for (const raw of opts.focusWords ?? []) focusWords(raw);
+  for (const raw of opts.focus ?? []) {
+    const item = raw.trim();
+    if (!item) continue;
+    // A path or a directory prefix first, then a defined symbol, then a path suffix, then words.
+    const looksLikePath = /[/\\]/.test(item) || /\.[A-Za-z0-9]{1,8}$/.test(item);
+    if (focusFile(item, false) || (!/\s/.test(item) && focusSymbol(item)) || (looksLikePath && focusFile(item, true))) continue;
+    if (looksLikePath && !/\s/.test(item)) {
+      notes.push(`focus "${clip(item)}" matches no indexed file or symbol`);
+      continue;
+    }
+    const before = unmatchedWords.length;
+    const matched = focusWords(item);
+    if (/\s/.test(item)) continue;
+    // One token: say what became of it, once, rather than list it among unmatched words.
+    unmatchedWords.length = before;
+    if (!matched) notes.push(`focus "${clip(item)}" matches no indexed file, symbol, identifier part or path segment`);
+    else if (/^[A-Za-z_$][\w$]*$/.test(item) && identifierParts(item).length > 1) {
+      notes.push(`focus "${clip(item)}" is not a defined symbol; its words were matched instead`);
+    }
+  }
+  if (unmatchedWords.length > 0) notes.push(`focus words matching no identifier or path: ${[...new Set(unmatchedWords)].slice(0, 10).map(clip).join(', ')}`);
+
+  if (personal.size === 0 && groupMul.size === 0) return undefined;
+  let vector: Float64Array | undefined;
+  if (personal.size > 0) {
+    vector = new Float64Array(state.files.length);
+    for (const [n, w] of personal) vector[n] = w;
+  }
+  const key = JSON.stringify([[...personal.keys()].sort((a, b) => a - b), [...groupMul].sort((a, b) => a[0] - b[0]), [...pinned].sort((a, b) => a - b)]);
+  return { ...(vector ? { vector } : {}), groupMul, pinned, key };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stage 5: render (stage 4, fitting, is in RepoMapper.render)
+// ---------------------------------------------------------------------------------------------
+
+interface Page {
+  text: string;
+  files: RepoMapFile[];
+}
+
+function oneLine(s: string): string {
+  // A declaration over several lines, joined: no blank inside brackets, no trailing comma.
+  const flat = s
+    .replace(/\s+/g, ' ')
+    .replace(/([([]) /g, '$1')
+    .replace(/,? ([)\]])/g, '$1')
+    .trim();
+  const chars = [...flat];
+  return chars.length > MAX_SIGNATURE_CHARS ? `${chars.slice(0, MAX_SIGNATURE_CHARS).join('')}…` : flat;
+}
+
+function lastSegment(qualified: string): string {
+  const m = /([^.:#/]+)$/.exec(qualified);
+  return m ? m[1]! : qualified;
+}
+
+/** The definitions enclosing `row` in its own file, outermost first (a method's class, ...). */
+function enclosing(rows: readonly SymbolRow[], row: SymbolRow): SymbolRow[] {
+  const chain: SymbolRow[] = [];
+  let cur = row;
+  for (let depth = 0; depth < 8 && cur.container; depth++) {
+    const want = cur.container;
+    let best: SymbolRow | undefined;
+    for (const r of rows) {
+      if (r.startLine > cur.startLine) break;
+      if (r !== cur && r.qualifiedName === want && r.endLine >= cur.endLine) best = r;
+    }
+    if (!best) break;
+    chain.unshift(best);
+    cur = best;
+  }
+  return chain;
+}
+
+/**
+ * Renders units (entries or bare files) grouped by file, files in the order their first unit
+ * ranks, definitions in line order under their enclosing definitions. `minimal` shows only
+ * the first definition of each entry, by name, for the one-entry fallback of a tiny budget.
+ */
+function renderPage(state: MapState, ranking: Ranking, units: readonly number[], minimal = false): Page {
+  const nEntries = state.entries.length;
+  const byNode = new Map<number, { selected: SymbolRow[]; more: number; bare: boolean }>();
+  for (const u of units) {
+    const node = u < nEntries ? state.entries[u]!.node : u - nEntries;
+    let slot = byNode.get(node);
+    if (!slot) {
+      slot = { selected: [], more: 0, bare: u >= nEntries };
+      byNode.set(node, slot);
+    }
+    if (u >= nEntries) continue;
+    const rows = state.entries[u]!.rows;
+    const limit = minimal ? 1 : MAX_ROWS_PER_ENTRY;
+    slot.selected.push(...rows.slice(0, limit));
+    slot.more += Math.max(0, rows.length - limit);
+  }
+  const lines: string[] = [];
+  const files: RepoMapFile[] = [];
+  for (const [node, slot] of byNode) {
+    const file = state.files[node]!;
+    const rankValue = Number(ranking.nodeRank[node]!.toPrecision(6));
+    if (slot.selected.length === 0) {
+      lines.push(file.path);
+      files.push({ path: file.path, rank: rankValue, symbols: [] });
+      continue;
+    }
+    lines.push(`${file.path}:`);
+    const allRows = state.fileRows[node]!;
+    const selected = new Set(slot.selected);
+    const shown = new Map<SymbolRow, number>();
+    for (const row of slot.selected) {
+      const chain = enclosing(allRows, row);
+      chain.forEach((r, depth) => {
+        if (!shown.has(r)) shown.set(r, depth);
+      });
+      shown.set(row, chain.length);
+    }
+    const ordered = [...shown.keys()].sort((a, b) => a.startLine - b.startLine || b.endLine - a.endLine || a.id - b.id);
+    for (const row of ordered) {
+      const depth = shown.get(row)!;
+      let sig = minimal ? row.qualifiedName || row.name : oneLine(row.signature || row.name);
+      // A member declared outside its type's body (a Rust impl method) names the type, unless its signature does (a Go receiver).
+      if (depth === 0 && row.container && !minimal) {
+        const owner = lastSegment(row.container);
+        if (!sig.includes(owner)) sig += ` (in ${owner})`;
+      }
+      lines.push(`  L${row.startLine} ${'  '.repeat(depth)}${sig}`);
+    }
+    if (slot.more > 0) lines.push(`  ⋮ ${slot.more} more definition${slot.more > 1 ? 's' : ''} of the same name${slot.more > 1 ? 's' : ''}`);
+    files.push({
+      path: file.path,
+      rank: rankValue,
+      symbols: slot.selected
+        .filter((r) => selected.has(r))
+        .sort(byPosition)
+        .map((r) => ({ name: r.name, kind: r.kind, line: r.startLine, end_line: r.endLine, signature: oneLine(r.signature || r.name) })),
+    });
+  }
+  return { text: lines.length ? `${lines.join('\n')}\n` : '', files };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cursor
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * A cursor is `m1-<offset>-<fingerprint>-<index state>`: plain rather than base64, because a
+ * base64 cursor costs a model three times the tokens. Nothing in it is secret; the fingerprint
+ * (scope and focus) and the index state only make a cursor used out of context fail clearly.
+ */
+const CURSOR_PATTERN = /^m1-(\d{1,9})-([0-9a-f]{12})-([A-Za-z0-9._:]{1,64})$/;
+
+function encodeCursor(offset: number, fingerprint: string, state: string): string {
+  return `m1-${offset}-${fingerprint}-${state}`;
+}
+
+/** The example a tool sizes its answer envelope with: as long as a real cursor gets. */
+export const SAMPLE_CURSOR = encodeCursor(999_999, 'f'.repeat(12), '9999.9999');
+
+function decodeCursor(cursor: string, fingerprint: string, state: string, units: number): number {
+  const m = CURSOR_PATTERN.exec(cursor);
+  if (!m) {
+    throw new VltError('USAGE', 'cursor is not a repository-map cursor; pass the next_cursor of a previous map unchanged, or leave cursor out to start from the top');
+  }
+  if (m[2] !== fingerprint) {
+    throw new VltError('USAGE', 'cursor belongs to a map with a different scope or focus; repeat the same scope and focus, or leave cursor out to start from the top');
+  }
+  if (m[3] !== state) {
+    throw new VltError('USAGE', 'the index changed since this cursor was made, so the ranking moved; leave cursor out to start from the top');
+  }
+  const offset = Number(m[1]);
+  if (offset > units) throw new VltError('USAGE', 'cursor points past the end of the map; leave cursor out to start from the top');
+  return offset;
+}
+
+function fingerprint(root: string, opts: RepoMapOptions): string {
+  const norm = (xs: string[] | undefined) => [...(xs ?? [])].map((x) => x.trim()).sort();
+  const parts = [normalizePath(root, opts.scope ?? ''), norm(opts.focus), norm(opts.focusFiles), norm(opts.focusSymbols), norm(opts.focusWords)];
+  return createHash('sha1').update(JSON.stringify(parts)).digest('hex').slice(0, 12);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The mapper
+// ---------------------------------------------------------------------------------------------
+
+const mappers = new WeakMap<RepoMapSource, RepoMapper>();
+
+/**
+ * Builds and caches the repository map of one engine (or any {@link RepoMapSource}). Keep
+ * one per engine, e.g. through {@link repoMapperFor}: the cache is what makes a second map cheap.
+ */
+export class RepoMapper {
+  private state: MapState | undefined;
+
+  constructor(
+    private readonly source: RepoMapSource,
+    private readonly options: RepoMapperOptions = {},
+  ) {}
+
+  /** Renders the map; see {@link RepoMapOptions}. Bad input (budget, scope, cursor) is a USAGE error. */
+  async render(opts: RepoMapOptions = {}): Promise<RepoMapResult> {
+    const maxTokens = opts.maxTokens ?? DEFAULT_MAP_TOKENS;
+    if (!Number.isInteger(maxTokens) || maxTokens < 1) throw new VltError('USAGE', `max tokens must be a positive integer, not ${String(maxTokens)}`);
+    if (maxTokens > MAX_MAP_TOKENS && !opts.allowLarge) {
+      throw new VltError('USAGE', `a map of ${maxTokens} tokens is larger than the limit of ${MAX_MAP_TOKENS}; ask for at most ${MAX_MAP_TOKENS} and page with the cursor`);
+    }
+    for (const list of [opts.focus, opts.focusFiles, opts.focusSymbols, opts.focusWords]) {
+      if ((list?.length ?? 0) > 100) throw new VltError('USAGE', 'at most 100 focus items are accepted');
+      for (const item of list ?? []) if (item.length > FOCUS_ITEM_MAX_CHARS) throw new VltError('USAGE', `a focus item is longer than ${FOCUS_ITEM_MAX_CHARS} characters`);
+    }
+    const countRaw = this.options.countTokens ?? (await loadTokenCounter());
+    const count: TokenCounter = opts.countJsonEscaped ? (t) => countRaw(JSON.stringify(t)) : countRaw;
+
+    // Stages 1-2, from the cache when the index did not change.
+    const key = this.source.stateVersion;
+    const cached = this.state?.key === key;
+    if (!cached) this.state = buildState(this.source, key, this.options.extraEdges);
+    const state = this.state!;
+
+    const root = this.source.root;
+    const scope = normalizePath(root, opts.scope ?? '');
+    const inScope = scope ? filesMatching(state, scope, false) : undefined;
+    if (inScope && inScope.length === 0) throw scopeError(state, scope);
+
+    // Stage 3.
+    const notes: string[] = [];
+    if (state.files.length === 0) notes.push('the index holds no files; run `vlt coderag init` first');
+    const personal = resolveFocus(state, root, opts, notes);
+    let rankMs = 0;
+    let iterations = 0;
+    let ranking: Ranking;
+    if (!state.base) {
+      const r = rank(state, undefined);
+      state.base = r.ranking;
+      rankMs += r.ms;
+      iterations += r.ranking.iterations;
+    }
+    if (!personal) ranking = state.base;
+    else {
+      const hit = state.focused.get(personal.key);
+      if (hit) ranking = hit;
+      else {
+        const r = rank(state, personal);
+        ranking = r.ranking;
+        rankMs += r.ms;
+        iterations += r.ranking.iterations;
+        if (state.focused.size >= FOCUS_CACHE_SIZE) state.focused.delete(state.focused.keys().next().value!);
+        state.focused.set(personal.key, ranking);
+      }
+    }
+
+    // Stage 4: the units of this scope from the cursor on, and how many of them fit.
+    const t0 = performance.now();
+    let units = Array.from(ranking.order);
+    if (inScope) {
+      const allowed = new Uint8Array(state.files.length);
+      for (const n of inScope) allowed[n] = 1;
+      const nEntries = state.entries.length;
+      units = units.filter((u) => allowed[u < nEntries ? state.entries[u]!.node : u - nEntries] === 1);
+    }
+    const fp = fingerprint(root, opts);
+    const offset = opts.cursor !== undefined ? decodeCursor(opts.cursor, fp, key, units.length) : 0;
+    const rest = units.slice(offset);
+
+    const compose = (page: Page, withNotes: boolean) => (withNotes && notes.length ? `${notes.map((n) => `note: ${n}`).join('\n')}\n${page.text}` : page.text);
+    let withNotes = notes.length > 0 && count(compose({ text: '', files: [] }, true)) <= maxTokens;
+    const measured = new Map<number, { page: Page; tokens: number }>();
+    const attempt = (k: number) => {
+      let m = measured.get(k);
+      if (!m) {
+        const page = renderPage(state, ranking, rest.slice(0, k));
+        m = { page, tokens: count(compose(page, withNotes)) };
+        measured.set(k, m);
+      }
+      return m;
+    };
+    const fits = (k: number) => attempt(k).tokens <= maxTokens;
+    let k = this.fitCount(state, ranking, rest, maxTokens - (withNotes ? count(compose({ text: '', files: [] }, true)) : 0), countRaw, fits);
+    let page = attempt(k).page;
+    let tokens = attempt(k).tokens;
+    let shortened = false;
+    if (k === 0 && rest.length > 0) {
+      // Not even the first entry fits: show it by name only rather than repeat this page forever.
+      withNotes = false;
+      const minimal = renderPage(state, ranking, rest.slice(0, 1), true);
+      const minimalTokens = count(minimal.text);
+      if (minimalTokens > maxTokens) {
+        throw new VltError('USAGE', `max tokens ${maxTokens} is too small for the next map entry, which needs about ${minimalTokens} tokens even by name only; ask for more tokens`);
+      }
+      page = minimal;
+      tokens = minimalTokens;
+      k = 1;
+      shortened = true;
+    }
+    const text = compose(page, withNotes);
+    const next = offset + k;
+    const result: RepoMapResult = {
+      text,
+      files: page.files,
+      tokens,
+      truncated: shortened || next < units.length,
+      notes,
+      stats: {
+        graphMs: cached ? 0 : round2(state.graphMs),
+        rankMs: round2(rankMs),
+        renderMs: round2(performance.now() - t0),
+        cached,
+        iterations,
+        entries: units.length,
+      },
+    };
+    if (next < units.length) result.next_cursor = encodeCursor(next, fp, key);
+    return result;
+  }
+
+  /**
+   * The largest k such that the first k units fit, by exact count. A first guess comes from
+   * each unit's standalone token cost (cached per index state); from there a galloping search
+   * brackets the answer and a binary search settles it, so that a large budget costs a few
+   * full counts rather than one per halving of the whole list.
+   */
+  private fitCount(state: MapState, ranking: Ranking, rest: readonly number[], room: number, countRaw: TokenCounter, fits: (k: number) => boolean): number {
+    const n = rest.length;
+    if (n === 0 || room <= 0) return 0;
+    let guess = 0;
+    let spent = 0;
+    const seenFiles = new Set<number>();
+    const nEntries = state.entries.length;
+    while (guess < n) {
+      const u = rest[guess]!;
+      const node = u < nEntries ? state.entries[u]!.node : u - nEntries;
+      let cost = state.unitCost.get(u);
+      if (cost === undefined) {
+        const text = renderPage(state, ranking, [u]).text;
+        // Without its path line: that is paid once per file.
+        cost = countRaw(text.slice(text.indexOf('\n') + 1));
+        state.unitCost.set(u, cost);
+      }
+      if (!seenFiles.has(node)) {
+        seenFiles.add(node);
+        cost += countRaw(`${state.files[node]!.path}:\n`);
+      }
+      if (spent + cost > room) break;
+      spent += cost;
+      guess++;
+    }
+    let lo: number;
+    let hi: number;
+    guess = Math.max(1, guess);
+    if (fits(guess)) {
+      lo = guess;
+      let step = 1;
+      while (lo + step <= n && fits(lo + step)) {
+        lo += step;
+        step *= 2;
+      }
+      hi = Math.min(n + 1, lo + step);
+    } else {
+      hi = guess;
+      let step = 1;
+      while (hi - step >= 1 && !fits(hi - step)) {
+        hi -= step;
+        step *= 2;
+      }
+      lo = Math.max(0, hi - step);
+      if (lo > 0 && !fits(lo)) lo = 0;
+    }
+    // Invariant: fits(lo) (or lo = 0), and hi = n + 1 or !fits(hi).
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >>> 1;
+      if (fits(mid)) lo = mid;
+      else hi = mid;
+    }
+    return lo;
+  }
+}
+
+/** The engine's mapper, created on first use and kept as long as the engine is. */
+export function repoMapperFor(source: RepoMapSource, options?: RepoMapperOptions): RepoMapper {
+  let m = mappers.get(source);
+  if (!m) {
+    m = new RepoMapper(source, options);
+    mappers.set(source, m);
+  }
+  return m;
+}
+
+function scopeError(state: MapState, scope: string): VltError {
+  const dirs = new Set<string>();
+  for (const f of state.files) {
+    const parts = f.path.split('/');
+    for (let i = 1; i < parts.length; i++) dirs.add(parts.slice(0, i).join('/'));
+  }
+  // Directories whose path, or whose last segment, is a typo away from what was asked.
+  const want = scope.toLowerCase();
+  const last = want.split('/').pop() ?? want;
+  const scored: Array<[string, number]> = [];
+  for (const d of dirs) {
+    const lower = d.toLowerCase();
+    const dist = Math.min(editDistance(lower, want), editDistance(lower.split('/').pop() ?? lower, last) + (lower.endsWith(last) ? 0 : 1));
+    if (dist <= Math.max(1, Math.floor(last.length / 3))) scored.push([d, dist]);
+  }
+  scored.sort((a, b) => a[1] - b[1] || a[0].length - b[0].length || compareStrings(a[0], b[0]));
+  const top = [...new Set(state.files.map((f) => (f.path.includes('/') ? `${f.path.split('/')[0]}/` : f.path)))].slice(0, 8);
+  const hint =
+    scored.length > 0 ? `did you mean ${scored.slice(0, 5).map((x) => x[0]).join(', ')}?` : top.length > 0 ? `indexed top-level entries: ${top.join(', ')}` : 'the index is empty';
+  return new VltError('USAGE', `scope "${scope}" matches no indexed file; ${hint}`);
+}
+
+/** Levenshtein distance, for "did you mean". */
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 8) return Math.abs(a.length - b.length);
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[b.length]!;
+}
+
+function byPosition(a: SymbolRow, b: SymbolRow): number {
+  return a.startLine - b.startLine || b.endLine - a.endLine || a.id - b.id;
+}
+
+function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function round2(ms: number): number {
+  return Math.round(ms * 100) / 100;
+}
