@@ -895,7 +895,12 @@ export class Navigator {
       if (signal?.aborted) throw new VltError('CANCELLED', 'the call was cancelled');
       const facts = await this.fileFacts(file);
       if (!facts || facts.language !== (defFile?.language ?? facts.language) && !sameFamily(facts.language, defFile?.language)) continue;
-      const uses = identifiersNamed((await this.syntax(file, facts)).root, facts.text, name);
+      const { root } = await this.syntax(file, facts);
+      const uses = identifiersNamed(root, facts.text, name);
+      // Uses under a local alias: `import { helper as double }`.
+      for (const spec of facts.importSpecs) {
+        for (const n of spec.names ?? []) if (n.name === name && n.local !== name) uses.push(...identifiersNamed(root, facts.text, n.local));
+      }
       for (const u of uses) {
         if (u.line === target.line && u.col === target.col && file === target.path) continue;
         if (u.inDocLink) {

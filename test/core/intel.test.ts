@@ -1,0 +1,247 @@
+/**
+ * The navigation chain on small multi-file fixtures per language (test/fixtures/intel), with
+ * the language-server step replaced by scripted ports: definitions and references the index
+ * resolves by itself, the provenance every answer carries, and the faults of the chain's
+ * providers (a server that times out or crashes, one not installed), bad positions, unknown
+ * and ambiguous names.
+ */
+import { cpSync } from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Engine } from '../../src/core/engine';
+import { VltError } from '../../src/core/errors';
+import type { LanguageServers, LspAnswer, SourceRange } from '../../src/core/intel/lsp';
+import type { NavAnswer } from '../../src/core/intel/navigate';
+import { ModuleResolver, parseJsonc } from '../../src/core/intel/resolve';
+import { nodeWorkspaceFs } from '../../src/node/fs';
+import { tempDir } from '../helpers/cli';
+
+const FIXTURES = path.resolve(__dirname, '../fixtures/intel');
+
+async function openFixture(lang: string): Promise<Engine> {
+  const dir = tempDir();
+  cpSync(path.join(FIXTURES, lang), dir, { recursive: true });
+  const engine = await Engine.open(dir, { fs: nodeWorkspaceFs, embeddingProvider: null, parseWorkers: 1 }, 'write');
+  await engine.index();
+  return engine;
+}
+
+function top(a: NavAnswer): string {
+  const l = a.locations[0];
+  return l ? `${l.path}:${l.line}:${l.col}` : '(none)';
+}
+
+/** Every location, in path, line, column order. */
+function where(a: NavAnswer): string[] {
+  return [...a.locations]
+    .sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : x.line - y.line || x.col - y.col))
+    .map((l) => `${l.path}:${l.line}:${l.col}`);
+}
+
+async function expectVltError(p: Promise<unknown>, code: string, message?: RegExp): Promise<void> {
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  expect(e).toBeInstanceOf(VltError);
+  expect((e as VltError).code).toBe(code);
+  if (message) expect((e as VltError).message).toMatch(message);
+}
+
+describe('module resolution', () => {
+  it('resolves TS relative imports with extension swaps and index files, and tsconfig paths', () => {
+    const r = new ModuleResolver(['src/a.ts', 'src/lib/index.ts', 'src/lib/b.tsx', 'src/c.ts'], {
+      rootName: 'ws',
+      rootIsPythonPackage: false,
+      tsConfigs: [{ dir: '', baseUrl: '', paths: [{ pattern: '@lib/*', targets: ['src/lib/*'] }] }],
+    });
+    expect(r.resolve('src/a.ts', 'typescript', { source: './lib', line: 1 })).toEqual(['src/lib/index.ts']);
+    expect(r.resolve('src/a.ts', 'typescript', { source: './c.js', line: 1 })).toEqual(['src/c.ts']);
+    expect(r.resolve('src/a.ts', 'typescript', { source: '@lib/b', line: 1 })).toEqual(['src/lib/b.tsx']);
+    expect(r.resolve('src/a.ts', 'typescript', { source: 'react', line: 1 })).toEqual([]);
+  });
+
+  it('resolves Python absolute and relative imports, submodules, and a root that is a package', () => {
+    const files = ['__init__.py', 'db/__init__.py', 'db/models/__init__.py', 'db/models/base.py', 'utils.py'];
+    const r = new ModuleResolver(files, { rootName: 'django', rootIsPythonPackage: true, tsConfigs: [] });
+    expect(r.resolve('utils.py', 'python', { source: 'django.db.models.base', line: 1 })).toEqual(['db/models/base.py']);
+    expect(r.resolve('db/models/base.py', 'python', { source: '..', line: 1, names: [{ name: 'models', local: 'models' }] })).toEqual([
+      'db/__init__.py',
+      'db/models/__init__.py',
+    ]);
+    expect(r.resolve('db/models/base.py', 'python', { source: '.base', line: 1 })).toEqual(['db/models/base.py']);
+    expect(r.pythonModuleOf('db/models/__init__.py')).toBe('django.db.models');
+  });
+
+  it('resolves Go packages under the module path and in a GOROOT layout, Rust modules and C includes', () => {
+    const r = new ModuleResolver(['util/a.go', 'util/a_test.go', 'net/http/client.go', 'src/lib.rs', 'src/net/mod.rs', 'src/net/tcp.rs', 'inc/x.h', 'src/x.c'], {
+      rootName: 'ws',
+      rootIsPythonPackage: false,
+      goModule: 'example.com/app',
+      tsConfigs: [],
+    });
+    expect(r.resolve('main.go', 'go', { source: 'example.com/app/util', line: 1 })).toEqual(['util/a.go']);
+    expect(r.resolve('main.go', 'go', { source: 'net/http', line: 1 })).toEqual(['net/http/client.go']);
+    expect(r.resolve('src/lib.rs', 'rust', { source: 'crate::net::tcp', line: 1 })).toEqual(['src/net/tcp.rs']);
+    expect(r.resolve('src/lib.rs', 'rust', { source: 'mod net', line: 1 })).toEqual(['src/net/mod.rs']);
+    expect(r.resolve('src/x.c', 'c', { source: 'x.h', line: 1 })).toEqual(['inc/x.h']);
+  });
+
+  it('reads tsconfig files with comments, trailing commas and /* inside strings', () => {
+    expect(parseJsonc('{ // c\n "paths": { "@a/*": ["src/*"], }, /* x */ }')).toEqual({ paths: { '@a/*': ['src/*'] } });
+  });
+});
+
+describe('definitions and references without a language server', () => {
+  let ts: Engine;
+  let py: Engine;
+  let go: Engine;
+  beforeAll(async () => {
+    [ts, py, go] = await Promise.all([openFixture('ts'), openFixture('py'), openFixture('go')]);
+  });
+  afterAll(async () => {
+    await Promise.all([ts?.close(), py?.close(), go?.close()]);
+  });
+
+  it('TypeScript: follows aliased imports through a barrel, tsconfig paths, this-members into base classes, overloads by arity', async () => {
+    const nav = ts.navigator();
+    // `double(input)`: `helper as double` imported from the barrel './lib'.
+    const d = await nav.definition('src/service.ts:11:20', { noLsp: true });
+    expect(top(d)).toBe('src/lib/util.ts:1:17');
+    expect(d.locations[0]).toMatchObject({ provenance: 'graph', exact: false, confidence: 'high' });
+    expect(d.providers.map((p) => `${p.provider}:${p.status}`)).toEqual(['lsp:skipped', 'ctags:skipped', 'graph:answered']);
+    // `this.greet(...)` is Base.greet; `this.count` is Base's field.
+    expect(top(await nav.definition('src/service.ts:13:17', { noLsp: true }))).toBe('src/lib/util.ts:14:3');
+    expect(top(await nav.definition('src/service.ts:12:10', { noLsp: true }))).toBe('src/lib/util.ts:12:13');
+    // `this.factor` is a constructor parameter property.
+    expect(top(await nav.definition('src/service.ts:11:44', { noLsp: true }))).toBe('src/service.ts:6:32');
+    // `format(scaled, 'px')` through the tsconfig path mapping: the two-argument overload first.
+    expect(top(await nav.definition('src/service.ts:13:23', { noLsp: true }))).toBe('src/lib/util.ts:6:17');
+    // `extends Base` and the {@link Base} doc comment both reach the class.
+    expect(top(await nav.definition('src/service.ts:5:30', { noLsp: true }))).toBe('src/lib/util.ts:11:14');
+    // A local: `s.compute` where s = new Service(3).
+    expect(top(await nav.definition('src/service.ts:19:3', { noLsp: true }))).toBe('src/service.ts:18:9');
+    
+    expect(top(await nav.definition('src/service.ts:19:5', { noLsp: true }))).toBe('src/service.ts:10:3');
+  });
+
+  it('TypeScript: references of a function include the barrel re-export, the aliased import and the call', async () => {
+    const nav = ts.navigator();
+    const r = await nav.references('src/lib/util.ts:1:17', { noLsp: true });
+    expect(r.definition).toMatchObject({ path: 'src/lib/util.ts', line: 1 });
+    // The alias itself counts, as TypeScript's findReferences lists it.
+    expect(where(r)).toEqual(['src/lib/index.ts:1:10', 'src/service.ts:1:16', 'src/service.ts:1:26', 'src/service.ts:11:20']);
+    const base = await nav.references('src/lib/util.ts:11:14', { noLsp: true });
+    expect(where(base)).toEqual(expect.arrayContaining(['src/service.ts:4:31', 'src/service.ts:5:30']));
+  });
+
+  it('Python: package re-exports, module attributes, self and super() members, inherited methods', async () => {
+    const nav = py.navigator();
+    // `shop.Product(...)`: `import shop`, then Product re-exported by shop/__init__.py.
+    expect(top(await nav.definition('main.py:6:14', { noLsp: true }))).toBe('shop/models.py:6:7');
+    // `pricing.discount(...)`: a submodule imported with `from shop import pricing`.
+    expect(top(await nav.definition('main.py:7:19', { noLsp: true }))).toBe('shop/pricing.py:4:5');
+    // `self.name` in label(): assigned in __init__.
+    expect(top(await nav.definition('shop/models.py:12:24', { noLsp: true }))).toBe('shop/models.py:8:14');
+    // `super().label()` in Sale: Product.label; `self.describe()`: inherited from Base.
+    expect(top(await nav.definition('shop/pricing.py:10:24', { noLsp: true }))).toBe('shop/models.py:11:9');
+    expect(top(await nav.definition('shop/pricing.py:11:41', { noLsp: true }))).toBe('shop/models.py:2:9');
+    // A local in a generator expression.
+    expect(top(await nav.definition('shop/pricing.py:15:25', { noLsp: true }))).toBe('shop/pricing.py:15:37');
+  });
+
+  it('Go: package-qualified calls, same-package names across files, embedded method calls', async () => {
+    const nav = go.navigator();
+    expect(top(await nav.definition('main.go:11:13', { noLsp: true }))).toBe('util/util.go:4:6');
+    expect(top(await nav.definition('util/more.go:4:16', { noLsp: true }))).toBe('util/util.go:4:6');
+    expect(top(await nav.definition('main.go:10:13', { noLsp: true }))).toBe('util/util.go:8:6');
+    const refs = await nav.references('util/util.go:4:6', { noLsp: true });
+    expect(where(refs)).toEqual(['main.go:11:13', 'util/more.go:4:9', 'util/more.go:4:16']);
+  });
+
+  it('lists every candidate of an ambiguous name, ranked, and never picks one silently', async () => {
+    const a = await ts.navigator().definition('run', { noLsp: true });
+    expect(a.ambiguous).toBe(true);
+    expect(where(a)).toEqual(['src/lib/util.ts:19:1', 'src/service.ts:17:1']);
+    expect(a.locations.every((l) => l.confidence === 'low')).toBe(true);
+    expect(a.notes.join(' ')).toMatch(/2 definitions are named run/);
+  });
+
+  it('suggests names for a symbol that does not exist, never an empty silence', async () => {
+    const a = await ts.navigator().definition('helpr', { noLsp: true });
+    expect(a.locations).toEqual([]);
+    expect(a.suggestions).toContain('helper');
+    const b = await ts.navigator().definition('Serv', { noLsp: true });
+    expect(b.suggestions).toContain('Service');
+  });
+
+  it('refuses positions outside the file, a missing column, paths outside the workspace and missing files', async () => {
+    const nav = ts.navigator();
+    await expectVltError(nav.definition('src/service.ts:999:1'), 'USAGE', /line 999 is outside src\/service\.ts, which has \d+ lines/);
+    await expectVltError(nav.definition('src/service.ts:1:500'), 'USAGE', /column 500 is outside line 1/);
+    await expectVltError(nav.definition('src/service.ts:3'), 'USAGE', /no column/);
+    await expectVltError(nav.definition('../../etc/passwd:1:1'), 'PATH_OUTSIDE_WORKSPACE');
+    await expectVltError(nav.definition('src/nope.ts:1:1'), 'PATH_NOT_FOUND');
+    await expectVltError(nav.definition('src/service.ts:3:1'), 'USAGE', /no identifier/);
+  });
+});
+
+/** A scripted language-server port: each call answers as `behave` says. */
+function scriptedServers(behave: 'ok' | 'timeout' | 'crashed' | 'not-installed' | 'empty', answer: SourceRange[] = []): LanguageServers {
+  const fail = (failure: 'timeout' | 'crashed'): LspAnswer<never> => ({ ok: false, failure, reason: failure === 'timeout' ? 'no answer within 50 ms' : 'exited with code 1', server: 'fake-ls', ms: 50 });
+  const reply = <T>(value: T): LspAnswer<T> => ({ ok: true, value, server: 'fake-ls', ms: 1 });
+  const info = { name: 'fake-ls', languages: ['typescript' as const], state: behave === 'not-installed' ? ('not-installed' as const) : ('ready' as const), detail: 'fake', restarts: 0 };
+  const answerFor = <T>(v: T): Promise<LspAnswer<T>> =>
+    Promise.resolve(behave === 'timeout' || behave === 'crashed' ? fail(behave) : reply(v));
+  return {
+    serverFor: (l) => (l === 'typescript' ? info : undefined),
+    definition: () => answerFor(behave === 'empty' ? [] : answer),
+    references: () => answerFor(behave === 'empty' ? [] : answer),
+    hover: () => answerFor(null),
+    diagnostics: () => answerFor([]),
+    status: () => [info],
+    dispose: () => Promise.resolve(),
+  };
+}
+
+describe('the provider chain around the language server', () => {
+  let ts: Engine;
+  beforeAll(async () => {
+    ts = await openFixture('ts');
+  });
+  afterAll(async () => {
+    await ts?.close();
+  });
+
+  it('returns the language server answer as exact, with its provenance', async () => {
+    const lsp = scriptedServers('ok', [{ path: 'src/lib/util.ts', startLine: 1, startCol: 17, endLine: 1, endCol: 23 }]);
+    const a = await ts.navigator({ lsp }).definition('src/service.ts:11:20');
+    expect(a.locations).toHaveLength(1);
+    expect(a.locations[0]).toMatchObject({ path: 'src/lib/util.ts', line: 1, provenance: 'lsp', exact: true, kind: 'function' });
+    expect(a.notes).toEqual([]);
+  });
+
+  for (const fault of ['timeout', 'crashed'] as const) {
+    it(`answers from the index when the language server ${fault === 'timeout' ? 'hangs' : 'crashes'}, and says so`, async () => {
+      const a = await ts.navigator({ lsp: scriptedServers(fault) }).definition('src/service.ts:11:20');
+      expect(top(a)).toBe('src/lib/util.ts:1:17');
+      expect(a.locations[0]?.provenance).toBe('graph');
+      expect(a.providers[0]).toMatchObject({ provider: 'lsp', status: 'failed' });
+      expect(a.providers[0]?.reason).toContain(fault);
+      expect(a.notes.join(' ')).toMatch(/language server did not answer/);
+    });
+  }
+
+  it('skips a server that is not installed, with the reason', async () => {
+    const a = await ts.navigator({ lsp: scriptedServers('not-installed') }).definition('src/service.ts:11:20');
+    expect(a.providers[0]).toMatchObject({ provider: 'lsp', status: 'skipped' });
+    expect(a.providers[0]?.reason).toMatch(/not installed/);
+    expect(top(a)).toBe('src/lib/util.ts:1:17');
+  });
+
+  it('falls back when the server answers with nothing', async () => {
+    const a = await ts.navigator({ lsp: scriptedServers('empty') }).definition('src/service.ts:11:20');
+    expect(top(a)).toBe('src/lib/util.ts:1:17');
+    expect(a.notes.join(' ')).toMatch(/after the language server gave no answer/);
+  });
+});
