@@ -8,6 +8,10 @@ import { loadConfig, type VltConfig } from './config';
 import { VltError } from './errors';
 import { OpenAIEmbeddingProvider, embeddingCacheKey } from './embeddings';
 import { dryRun, persistIndex, runIndex, type DryRunReport, type IndexReport } from './indexer';
+import { CodeGraph, loadResolverConfig } from './intel/graph';
+import type { LanguageServers } from './intel/lsp';
+import { Navigator, type TagsProvider } from './intel/navigate';
+import { createCodeParser, type CodeParser } from './parse/parser';
 import { createParsePool, type ParsePool } from './parse/pool';
 import { silentLogger, type EmbeddingProvider, type Logger, type ProgressSink, type WorkspaceFs } from './ports';
 import { hybridSearch, normalizeSymbolName, type FusedHit, type RetrieverRun, type SearchSources, type SymbolCandidate } from './search/hybrid';
@@ -75,6 +79,8 @@ export class Engine {
   private filePaths: Array<{ fileId: number; path: string }> | undefined;
   private refCounts = new Map<string, number>();
   private pool: ParsePool | undefined;
+  /** Bumped whenever an index run changed what the store holds; see {@link stateVersion}. */
+  private contentVersion = 0;
 
   private constructor(
     readonly root: string,
@@ -192,7 +198,17 @@ export class Engine {
     });
     if (this.store.rebuildReason) report.rebuildReason = this.store.rebuildReason;
     this.invalidateCaches(report.changed);
+    if (report.changed.length > 0) this.contentVersion++;
     return report;
+  }
+
+  /**
+   * Identifies what the index holds as seen by this engine: it changes on every commit (also
+   * another process's, once reloaded) and on every index run that changed something, committed
+   * or not. Caches derived from the store (the repository map's graph) key on it.
+   */
+  get stateVersion(): string {
+    return `${this.store.generation}.${this.contentVersion}`;
   }
 
   async commit(): Promise<void> {
@@ -408,7 +424,64 @@ export class Engine {
     };
   }
 
+  private graphCache: { key: string; graph: Promise<CodeGraph> } | undefined;
+  private navParser: Promise<CodeParser> | undefined;
+
+  /**
+   * The code graph (files and resolved imports) of the current index state, built on first
+   * use and cached until the index changes.
+   */
+  graph(): Promise<CodeGraph> {
+    const key = this.stateVersion;
+    if (this.graphCache?.key !== key) {
+      const build = (async () => {
+        const files = this.store.listFiles().map((f) => f.path);
+        const config = await loadResolverConfig(this.root, this.deps.fs, files);
+        const g = CodeGraph.build(this.store, config);
+        this.logger.debug(`graph: ${g.fileCount} files, ${g.stats.resolved}/${g.stats.imports} imports resolved in ${g.stats.ms.toFixed(0)} ms`);
+        return g;
+      })();
+      this.graphCache = { key, graph: build };
+      build.catch(() => {
+        if (this.graphCache?.graph === build) this.graphCache = undefined;
+      });
+    }
+    return this.graphCache.graph;
+  }
+
+  /** An in-thread parser for live syntax trees (navigation parses single files on demand). */
+  private syntaxParser(): Promise<CodeParser> {
+    this.navParser ??= createCodeParser().catch((e: unknown) => {
+      this.navParser = undefined;
+      throw e;
+    });
+    return this.navParser;
+  }
+
+  /**
+   * Definitions and references through the provider chain. The host passes what it can reach:
+   * language servers and Universal Ctags (both optional; the chain says when one is missing).
+   */
+  navigator(host: { lsp?: LanguageServers; tags?: TagsProvider } = {}): Navigator {
+    return new Navigator({
+      root: this.root,
+      fs: this.deps.fs,
+      store: this.store,
+      graph: () => this.graph(),
+      parser: () => this.syntaxParser(),
+      logger: this.logger,
+      ...(host.lsp ? { lsp: host.lsp } : {}),
+      ...(host.tags ? { tags: host.tags } : {}),
+      search: async (q) => (await this.search(q, { k: 10 })).hits.map((h) => ({ path: h.path, line: h.start_line, symbol: h.symbol })),
+    });
+  }
+
   async close(): Promise<void> {
+    if (this.navParser) {
+      const p = this.navParser;
+      this.navParser = undefined;
+      await p.then((parser) => parser.dispose()).catch(() => undefined);
+    }
     await this.pool?.close();
     this.pool = undefined;
     this.store.close();
