@@ -11,7 +11,7 @@
  * `util.inspect` of a config never show them, so a careless debug log cannot leak them.
  */
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parse as parseToml, TomlError } from 'smol-toml';
 import { z } from 'zod';
 import { VltError } from './errors';
@@ -28,6 +28,12 @@ export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
 export const DEFAULT_CHUNK_MAX_CHARS = 1500;
 export const DEFAULT_EMBEDDING_BATCH_SIZE = 64;
 export const DEFAULT_EMBEDDING_CONCURRENCY = 2;
+/**
+ * Token budget of one shared conversation context. 16K leaves room for a question, retrieved
+ * context and an answer in the smallest windows still in common use (32K) while keeping
+ * every prompt that carries the history cheap.
+ */
+export const DEFAULT_SESSION_BUDGET_TOKENS = 16_000;
 
 /**
  * Environment variables tried, in order, for an API key after the `VLT_*_API_KEY`
@@ -83,12 +89,29 @@ export interface LlmConfig {
   apiKeySource: string | undefined;
 }
 
+/**
+ * Where notes live. Without a root, the vault is the workspace's own documentation (its
+ * `README.md` and `docs/`, read-only) plus `.vlt/notes/` for new notes; with one, it is that
+ * single folder, writable.
+ */
+export interface VaultConfig {
+  /** Absolute path of the configured notes folder, or undefined for the default layout. */
+  root: string | undefined;
+}
+
+export interface SessionConfig {
+  /** Token budget of a shared conversation context; older exchanges are compressed at 80 %. */
+  budgetTokens: number;
+}
+
 export interface VltConfig {
   /** Absolute path of the vlt.toml that was loaded, or undefined when defaults were used. */
   configPath: string | undefined;
   index: IndexConfig;
   embeddings: EmbeddingsConfig;
   llm: LlmConfig;
+  vault: VaultConfig;
+  session: SessionConfig;
 }
 
 const positiveInt = z.number().int().positive();
@@ -127,6 +150,17 @@ const tomlSchema = z.strictObject({
       base_url: httpUrl.optional(),
       model: z.string().min(1).optional(),
       api_key_env: envVarName.optional(),
+    })
+    .optional(),
+  vault: z
+    .strictObject({
+      // Relative to the workspace root, or absolute.
+      root: z.string().min(1, { message: 'expected a non-empty folder path' }).optional(),
+    })
+    .optional(),
+  session: z
+    .strictObject({
+      budget_tokens: positiveInt.min(1000).max(1_000_000).optional(),
     })
     .optional(),
 });
@@ -173,6 +207,8 @@ export function defaultConfig(): VltConfig {
       },
       undefined,
     ),
+    vault: { root: undefined },
+    session: { budgetTokens: DEFAULT_SESSION_BUDGET_TOKENS },
   };
 }
 
@@ -194,7 +230,7 @@ export async function loadConfig(workspaceRoot: string, env: NodeJS.ProcessEnv =
     }
   }
   const parsed = raw === undefined ? {} : parseConfigText(decodeConfig(raw));
-  return resolveConfig(parsed, env, raw === undefined ? undefined : configPath);
+  return resolveConfig(parsed, env, raw === undefined ? undefined : configPath, workspaceRoot);
 }
 
 function decodeConfig(raw: Uint8Array): string {
@@ -276,11 +312,13 @@ function envSwitch(env: NodeJS.ProcessEnv, name: string): boolean | undefined {
   throw new VltError('CONFIG_INVALID', `environment ${name}: expected 'on' or 'off', got '${v}'`);
 }
 
-function resolveConfig(toml: TomlConfig, env: NodeJS.ProcessEnv, configPath: string | undefined): VltConfig {
+function resolveConfig(toml: TomlConfig, env: NodeJS.ProcessEnv, configPath: string | undefined, workspaceRoot: string): VltConfig {
   const d = defaultConfig();
   const ti = toml.index ?? {};
   const te = toml.embeddings ?? {};
   const tl = toml.llm ?? {};
+  const tv = toml.vault ?? {};
+  const ts = toml.session ?? {};
 
   let dimensions = te.dimensions;
   const envDims = envValue(env, 'VLT_EMBEDDINGS_DIMENSIONS');
@@ -333,6 +371,8 @@ function resolveConfig(toml: TomlConfig, env: NodeJS.ProcessEnv, configPath: str
       },
       llmKey.key,
     ),
+    vault: { root: tv.root === undefined ? d.vault.root : resolve(workspaceRoot, tv.root) },
+    session: { budgetTokens: ts.budget_tokens ?? d.session.budgetTokens },
   };
 }
 
@@ -346,5 +386,7 @@ export function describeConfig(config: VltConfig): Record<string, unknown> {
     index: { ...config.index },
     embeddings: { ...config.embeddings, apiKey: config.embeddings.apiKey ? '(set)' : '(missing)' },
     llm: { ...config.llm, apiKey: config.llm.apiKey ? '(set)' : '(missing)' },
+    vault: { ...config.vault },
+    session: { ...config.session },
   };
 }

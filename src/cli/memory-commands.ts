@@ -1,0 +1,358 @@
+/**
+ * `vlt thread …`, `vlt notes …` and `vlt session …`: development memory on the command line.
+ * Results go to stdout (`--json` for the machine-readable form), logs to stderr, and failures
+ * are thrown as VltErrors for `main.ts` to map to exit codes (1, or 2 for usage errors).
+ *
+ * `--session ID` on any memory command records the call and its result in that shared
+ * conversation context, the same record the MCP server and the chat append to.
+ */
+import type { Command } from 'commander';
+import { InvalidArgumentError } from 'commander';
+import { existsSync } from 'node:fs';
+import * as path from 'node:path';
+import { loadConfig } from '../core/config';
+import { OpenAIEmbeddingProvider } from '../core/embeddings';
+import { VltError } from '../core/errors';
+import { createChatModel } from '../core/llm/openai-chat';
+import { DEFAULT_SESSION_ID, Memory, recordToolExchange } from '../core/memory';
+import type { ThreadView } from '../core/memory/threads';
+import type { Logger } from '../core/ports';
+
+export interface MemoryCommandContext {
+  /** The workspace root a command works on: the global `-C`, else the current directory. */
+  workspace: () => string;
+  /** The host's stderr logger, honouring `-v` and `-q`. */
+  logger: () => Logger;
+}
+
+interface JsonOpt {
+  json?: boolean;
+  session?: string;
+}
+
+/**
+ * The package's `prompts/` folder: next to `dist/` in a bundle or an installed package, at the
+ * repository root when running from sources. Undefined when neither exists.
+ */
+export function locatePromptsDir(): string | undefined {
+  const here = typeof __dirname === 'string' ? __dirname : process.cwd();
+  for (const dir of [path.resolve(here, '..', 'prompts'), path.resolve(here, '..', '..', 'prompts')]) {
+    if (existsSync(path.join(dir, 'thread-summary.md'))) return dir;
+  }
+  return undefined;
+}
+
+/** Opens the workspace memory with the configured language model and embeddings, if any. */
+export async function openMemory(root: string, logger: Logger): Promise<Memory> {
+  const config = await loadConfig(root);
+  let chat = createChatModel(config, logger);
+  const promptsDir = locatePromptsDir();
+  if (chat && !promptsDir) {
+    logger.warn('prompt templates not found next to the program; summaries stay extractive');
+    chat = undefined;
+  }
+  const e = config.embeddings;
+  const embeddings = e.enabled ? new OpenAIEmbeddingProvider({ baseUrl: e.baseUrl, model: e.model, dimensions: e.dimensions, apiKey: e.apiKey, logger }) : undefined;
+  return Memory.open(root, { logger, config, chat, embeddings, promptsDir });
+}
+
+function out(text: string): void {
+  process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+}
+
+function json(value: unknown): void {
+  out(JSON.stringify(value, null, 2));
+}
+
+function positiveInt(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive integer');
+  return n;
+}
+
+function nonNegativeInt(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('expected a non-negative integer');
+  return n;
+}
+
+async function readStdin(what: string): Promise<string> {
+  if (process.stdin.isTTY) throw new VltError('USAGE', `no ${what} given: pass it as an argument, with --text, or on stdin`);
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function printThread(v: ThreadView): void {
+  const covers = v.summary.last_summarized_node_id ? `, covers entries through id ${v.summary.last_summarized_node_id}` : '';
+  out(`# ${v.thread}  (${v.entry_count} entries, ${v.summary.kind} summary${covers}${v.summary.newly_summarized ? `, ${v.summary.newly_summarized} folded in now` : ''})`);
+  out('');
+  out(v.summary.text || '(no summary)');
+  if (v.summary.note) out(`\nnote: ${v.summary.note}`);
+  if (v.entries.length) {
+    out('');
+    out(`## ${v.entries_truncated ? `Latest ${v.entries.length} entries` : 'Entries'}`);
+    for (const e of v.entries) out(`#${e.seq} [${e.created_at.slice(0, 16).replace('T', ' ')} ${e.author}] ${e.text}`);
+  }
+}
+
+export function registerMemoryCommands(program: Command, ctx: MemoryCommandContext): void {
+  /**
+   * Opens memory, runs one command, prints its result (JSON or human), records it in the named
+   * session, and closes memory whatever happens.
+   */
+  const run = async <T>(tool: string, input: Record<string, unknown>, o: JsonOpt, fn: (m: Memory) => Promise<T>, human: (r: T) => void): Promise<void> => {
+    const logger = ctx.logger();
+    const memory = await openMemory(ctx.workspace(), logger);
+    try {
+      const result = await fn(memory);
+      if (o.json) json(result);
+      else human(result);
+      if (o.session !== undefined) await recordToolExchange(memory.session(o.session), { tool, author: 'user', input, output: result });
+    } finally {
+      await memory.close();
+    }
+  };
+
+  // -------------------------------------------------------------------------------------------
+  // vlt thread
+  // -------------------------------------------------------------------------------------------
+
+  const thread = program.command('thread').description('development memory: append-only threads with lazy summaries').exitOverride();
+
+  thread
+    .command('push')
+    .description('append an entry to a thread (no language model is called)')
+    .argument('<thread>', 'thread name, e.g. auth-refactor')
+    .argument('[text...]', 'the entry; read from stdin when omitted')
+    .option('--author <id>', 'who records it (default: user)')
+    .option('--json', 'machine-readable output')
+    .option('--session <id>', 'also record this call in a shared session context')
+    .action(async (name: string, words: string[], o: JsonOpt & { author?: string }) => {
+      const text = words.length ? words.join(' ') : await readStdin('entry text');
+      await run('thread_push', { thread: name, text, author: o.author }, o, (m) => m.threads.push(name, text, o.author !== undefined ? { author: o.author } : {}), (e) => out(`pushed #${e.seq} to ${e.thread}`));
+    });
+
+  thread
+    .command('read')
+    .description('show a thread with its summary (built now for entries not yet summarised)')
+    .argument('<thread>', 'thread name')
+    .option('-n, --entries <n>', 'latest entries to show', nonNegativeInt, 20)
+    .option('--json', 'machine-readable output')
+    .option('--session <id>', 'also record this call in a shared session context')
+    .action(async (name: string, o: JsonOpt & { entries: number }) => {
+      await run('thread_read', { thread: name, entries: o.entries }, o, (m) => m.threads.read(name, { entries: o.entries }), printThread);
+    });
+
+  thread
+    .command('seek')
+    .description('search thread entries (BM25, plus vectors when embeddings are configured)')
+    .argument('<query...>', 'what to look for')
+    .option('-k, --limit <n>', 'number of results', positiveInt, 10)
+    .option('--thread <name>', 'only this thread')
+    .option('--json', 'machine-readable output')
+    .option('--session <id>', 'also record this call in a shared session context')
+    .action(async (words: string[], o: JsonOpt & { limit: number; thread?: string }) => {
+      const query = words.join(' ');
+      await run(
+        'thread_seek',
+        { query, limit: o.limit, thread: o.thread },
+        o,
+        (m) => m.threads.seek(query, { k: o.limit, ...(o.thread ? { thread: o.thread } : {}) }),
+        (hits) => {
+          if (!hits.length) out('no results');
+          hits.forEach((h, i) => out(`${String(i + 1).padStart(2)}. ${h.thread} #${h.seq} [${h.created_at.slice(0, 16).replace('T', ' ')} ${h.author}]  ${h.score}\n      ${h.text.replace(/\s+/g, ' ').slice(0, 200)}`));
+        },
+      );
+    });
+
+  thread
+    .command('list')
+    .description('list threads, most recently updated first')
+    .option('--json', 'machine-readable output')
+    .option('--session <id>', 'also record this call in a shared session context')
+    .action(async (o: JsonOpt) => {
+      await run('thread_list', {}, o, (m) => m.threads.list(), (threads) => {
+        if (!threads.length) out('no threads');
+        for (const t of threads) out(`${t.thread.padEnd(32)} ${String(t.entry_count).padStart(5)} entries  ${t.updated_at.slice(0, 16).replace('T', ' ')}  ${t.last_author}  summary ${t.summary}`);
+      });
+    });
+
+  // -------------------------------------------------------------------------------------------
+  // vlt notes
+  // -------------------------------------------------------------------------------------------
+
+  const notes = program.command('notes').description('the notes vault: README and docs/ (read-only) plus .vlt/notes/, or [vault] root').exitOverride();
+
+  notes
+    .command('list')
+    .description('list notes')
+    .argument('[folder]', 'only notes under this folder')
+    .option('--json', 'machine-readable output')
+    .option('--session <id>', 'also record this call in a shared session context')
+    .action(async (folder: string | undefined, o: JsonOpt) => {
+      await run('list_notes', { folder }, o, (m) => m.vault.list(folder !== undefined ? { folder } : {}), (list) => {
+        if (!list.length) out('no notes');
+        for (const n of list) out(`${n.path}  ${n.title}${n.tags.length ? `  #${n.tags.join(' #')}` : ''}${n.read_only ? '  (read-only)' : ''}`);
+      });
+    });
+
+  notes
+    .command('read')
+    .description('print a note (by path, or by name)')
+    .argument('<note>', 'note path or name')
+    .option('--json', 'machine-readable output (frontmatter, links, issues)')
+    .option('--session <id>', 'also record this call in a shared session context')
+    .action(async (ref: string, o: JsonOpt) => {
+      await run('read_note', { path: ref }, o, (m) => m.vault.read(ref), (n) => out(n.content));
+    });
+
+  notes
+    .command('write')
+    .description('create or replace a note; the text comes from --text or stdin')
+    .argument('<path>', 'note path relative to the vault (".md" added when missing)')
+    .option('--text <markdown>', 'the note text (otherwise read from stdin)')
+    .option('--json', 'machine-readable output')
+    .option('--session <id>', 'also record this call in a shared session context')
+    .action(async (ref: string, o: JsonOpt & { text?: string }) => {
+      const text = o.text ?? (await readStdin('note text'));
+      await run('write_note', { path: ref, content: text }, o, (m) => m.vault.write(ref, text), (r) => {
+        out(`${r.created ? 'created' : 'updated'} ${r.path}`);
+        for (const i of r.issues) process.stderr.write(`warn: ${r.path}:${i.line}: ${i.message}\n`);
+      });
+    });
+
+  notes
+    .command('rm')
+    .description('delete a note (exact path)')
+    .argument('<path>', 'note path')
+    .option('--json', 'machine-readable output')
+    .option('--session <id>', 'also record this call in a shared session context')
+    .action(async (ref: string, o: JsonOpt) => {
+      await run('delete_note', { path: ref }, o, (m) => m.vault.delete(ref), (r) => out(`deleted ${r.path}`));
+    });
+
+  notes
+    .command('mv')
+    .description('move or rename a note, rewriting every link to it')
+    .argument('<from>', 'current note path')
+    .argument('<to>', 'new note path, or a folder ending in /')
+    .option('--json', 'machine-readable output')
+    .option('--session <id>', 'also record this call in a shared session context')
+    .action(async (from: string, to: string, o: JsonOpt) => {
+      await run('move_note', { from, to }, o, (m) => m.vault.move(from, to), (r) => {
+        out(`moved ${r.from} → ${r.to}; rewrote ${r.links_rewritten} link${r.links_rewritten === 1 ? '' : 's'} in ${r.rewritten.length} note${r.rewritten.length === 1 ? '' : 's'}`);
+        for (const p of r.rewritten) out(`  ${p}`);
+        for (const n of r.not_rewritten) process.stderr.write(`warn: ${n.path} links to ${r.from} but was not changed: ${n.reason}\n`);
+      });
+    });
+
+  notes
+    .command('search')
+    .description('full-text search over titles, tags, frontmatter and text (BM25)')
+    .argument('<query...>', 'what to look for')
+    .option('-k, --limit <n>', 'number of results', positiveInt, 10)
+    .option('--tag <tag>', 'only notes with this tag')
+    .option('--folder <folder>', 'only notes under this folder')
+    .option('--json', 'machine-readable output')
+    .option('--session <id>', 'also record this call in a shared session context')
+    .action(async (words: string[], o: JsonOpt & { limit: number; tag?: string; folder?: string }) => {
+      const query = words.join(' ');
+      await run(
+        'search_notes',
+        { query, limit: o.limit, tag: o.tag, folder: o.folder },
+        o,
+        (m) => m.vault.search(query, { k: o.limit, ...(o.tag ? { tag: o.tag } : {}), ...(o.folder ? { folder: o.folder } : {}) }),
+        (hits) => {
+          if (!hits.length) out('no results');
+          hits.forEach((h, i) => out(`${String(i + 1).padStart(2)}. ${h.path}:${h.line}  ${h.title}  ${h.score}\n      ${h.snippet}`));
+        },
+      );
+    });
+
+  notes
+    .command('backlinks')
+    .description('notes that link to a note')
+    .argument('<note>', 'note path or name')
+    .option('--json', 'machine-readable output')
+    .option('--session <id>', 'also record this call in a shared session context')
+    .action(async (ref: string, o: JsonOpt) => {
+      await run('get_backlinks', { path: ref }, o, (m) => m.vault.backlinks(ref), (links) => {
+        if (!links.length) out('no backlinks');
+        for (const b of links) out(`${b.path}:${b.line}  ${b.context}`);
+      });
+    });
+
+  notes
+    .command('tags')
+    .description('every tag with its note count')
+    .option('--json', 'machine-readable output')
+    .option('--session <id>', 'also record this call in a shared session context')
+    .action(async (o: JsonOpt) => {
+      await run('get_tags', {}, o, (m) => m.vault.tags(), (tags) => {
+        if (!tags.length) out('no tags');
+        for (const t of tags) out(`#${t.tag}  ${t.count}`);
+      });
+    });
+
+  notes
+    .command('index')
+    .description("create or refresh a folder's index.md linking its notes")
+    .argument('[folder]', 'folder relative to the vault (default: the vault root)', '')
+    .option('--json', 'machine-readable output')
+    .option('--session <id>', 'also record this call in a shared session context')
+    .action(async (folder: string, o: JsonOpt) => {
+      await run('create_index', { folder }, o, (m) => m.vault.createIndex(folder), (r) => out(`${r.created ? 'created' : 'refreshed'} ${r.path} (${r.notes} notes)`));
+    });
+
+  notes
+    .command('issues')
+    .description('problems found in notes (invalid frontmatter, oversized or non-UTF-8 files), with file and line')
+    .option('--json', 'machine-readable output')
+    .action(async (o: JsonOpt) => {
+      await run('note_issues', {}, o, (m) => m.vault.issues(), (issues) => {
+        if (!issues.length) out('no issues');
+        for (const i of issues) out(`${i.path}:${i.line}: ${i.message}`);
+      });
+    });
+
+  // -------------------------------------------------------------------------------------------
+  // vlt session
+  // -------------------------------------------------------------------------------------------
+
+  const session = program.command('session').description('the shared conversation context of agents, the MCP server and the chat').exitOverride();
+
+  session
+    .command('show')
+    .description('print a session as a prompt would see it (summary, key facts, recent exchanges)')
+    .option('--session <id>', 'session id', DEFAULT_SESSION_ID)
+    .option('--json', 'machine-readable state, focus and events')
+    .action(async (o: { session: string; json?: boolean }) => {
+      await run('session_show', {}, { json: Boolean(o.json) }, async (m) => {
+        const s = m.session(o.session);
+        return { state: await s.state(), focus: await s.focus(), events: await s.events(), text: await s.render() };
+      }, (r) => out(r.text || `session ${o.session} is empty`));
+    });
+
+  session
+    .command('search')
+    .description('search a session, compressed history included')
+    .argument('<query...>', 'what to look for')
+    .option('--session <id>', 'session id', DEFAULT_SESSION_ID)
+    .option('-k, --limit <n>', 'number of results', positiveInt, 10)
+    .option('--json', 'machine-readable output')
+    .action(async (words: string[], o: { session: string; limit: number; json?: boolean }) => {
+      await run('session_search', {}, { json: Boolean(o.json) }, (m) => m.session(o.session).search(words.join(' '), o.limit), (hits) => {
+        if (!hits.length) out('no results');
+        for (const h of hits) out(`${h.source === 'summary' ? `summary of exchanges ${h.from_exchange}-${h.to_exchange}` : `exchange ${h.exchange} ${h.kind}${h.tool ? ` ${h.tool}` : ''}`}  ${h.score}\n      ${h.text}`);
+      });
+    });
+
+  session
+    .command('clear')
+    .description('forget a session')
+    .option('--session <id>', 'session id', DEFAULT_SESSION_ID)
+    .action(async (o: { session: string }) => {
+      await run('session_clear', {}, {}, (m) => m.session(o.session).clear(), () => out(`cleared session ${o.session}`));
+    });
+}

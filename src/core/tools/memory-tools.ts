@@ -1,0 +1,283 @@
+/**
+ * Agent tools over development memory: the notes vault (list, read, write, delete, search,
+ * backlinks, tags) and threads (push, read, seek, list). Defined once here, like the code
+ * tools in `definitions.ts`, and adapted by each host.
+ *
+ * The handlers reach memory through the `getMemory` function given to {@link memoryTools}
+ * rather than through `ToolContext`, so that the code tools' context stays as it is and a
+ * host that serves no memory simply does not list these tools.
+ */
+import { z } from 'zod';
+import type { Memory } from '../memory';
+import { MAX_ENTRY_CHARS } from '../memory/threads';
+import { NOTE_MAX_BYTES } from '../notes/vault';
+import { MAX_ANSWER_TOKENS, charsForTokens, decodeCursor, encodeCursor, requestFingerprint } from './budget';
+import type { ToolDefinition, ToolInputSchema } from './definitions';
+
+/** Names of the memory tools, in the order hosts list them. */
+export const MEMORY_TOOL_NAMES = [
+  'list_notes',
+  'read_note',
+  'write_note',
+  'delete_note',
+  'search_notes',
+  'get_backlinks',
+  'get_tags',
+  'thread_push',
+  'thread_read',
+  'thread_seek',
+  'thread_list',
+] as const;
+
+export interface MemoryToolOptions {
+  /**
+   * The author of `thread_push` entries when the call names none: the MCP client's agent id
+   * (see `agentIdFromClientInfo`). Defaults to `agent`.
+   */
+  author?: () => string | undefined;
+}
+
+/** Rejects unknown arguments: a misspelt one silently ignored misleads the model. */
+function strictArgs<S extends z.ZodRawShape>(shape: S) {
+  return z.strictObject(shape, {
+    error: (iss) => (iss.code === 'unrecognized_keys' ? `unknown argument${iss.keys.length > 1 ? 's' : ''} ${iss.keys.slice(0, 5).map((k) => JSON.stringify(k.slice(0, 40))).join(', ')}; only the arguments in the input schema are accepted` : undefined),
+  });
+}
+
+const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
+
+const notePathArg = z.string().min(1).max(1000);
+const maxTokensArg = z
+  .number()
+  .int()
+  .min(100)
+  .max(MAX_ANSWER_TOKENS)
+  .default(4000)
+  .describe('Upper bound on the size of this answer, in tokens (estimated as characters / 4).');
+const threadArg = z
+  .string()
+  .min(1)
+  .max(128)
+  .describe('Thread name: letters, digits, ".", "_" or "-", e.g. "auth-refactor" or "oracle-session-2025-01-31".');
+
+function def<I extends ToolInputSchema, O extends object>(d: ToolDefinition<I, O>): ToolDefinition {
+  return d as unknown as ToolDefinition;
+}
+
+/** Cuts `text` so that it takes at most `chars`, marking the cut. */
+function cut(text: string, chars: number): { text: string; truncated: boolean } {
+  if (text.length <= chars) return { text, truncated: false };
+  return { text: `${text.slice(0, Math.max(0, chars - 1))}…`, truncated: true };
+}
+
+/** The memory tools, bound to the memory `getMemory` opens (once, on first use, by the host). */
+export function memoryTools(getMemory: () => Promise<Memory>, opts: MemoryToolOptions = {}): readonly ToolDefinition[] {
+  const listNotesInput = strictArgs({
+    folder: z.string().max(1000).optional().describe('Only notes under this folder, e.g. "architecture"; omit for the whole vault.'),
+    limit: z.number().int().min(1).max(500).default(200).describe('Notes per page (1-500).'),
+    cursor: z.string().max(200).optional().describe('The next_cursor of a previous answer, to get the next page; pass the same folder and limit.'),
+  });
+  const readNoteInput = strictArgs({
+    path: notePathArg.describe('Note path relative to the vault, e.g. "architecture/cache.md" (".md" optional), or a note name such as "cache".'),
+    max_tokens: maxTokensArg,
+  });
+  const writeNoteInput = strictArgs({
+    path: notePathArg.describe('Note path relative to the vault, e.g. "decisions/caching.md"; ".md" is added when missing. Folders are created.'),
+    content: z.string().max(NOTE_MAX_BYTES).describe('The complete Markdown text, optionally starting with YAML frontmatter between --- lines (title, tags, summary, …).'),
+  });
+  const deleteNoteInput = strictArgs({ path: notePathArg.describe('Exact note path relative to the vault, as list_notes shows it.') });
+  const searchNotesInput = strictArgs({
+    query: z.string().min(1).max(2000).describe('Words, names or identifiers to look for in titles, tags, frontmatter fields and text.'),
+    limit: z.number().int().min(1).max(50).default(10).describe('How many notes to return (1-50).'),
+    tag: z.string().max(200).optional().describe('Only notes with this tag (without "#").'),
+    folder: z.string().max(1000).optional().describe('Only notes under this folder.'),
+  });
+  const backlinksInput = strictArgs({ path: notePathArg.describe('The note whose backlinks to list: a path or a note name.') });
+  const tagsInput = strictArgs({});
+  const pushInput = strictArgs({
+    thread: threadArg,
+    text: z.string().min(1).max(MAX_ENTRY_CHARS).describe('The entry: a decision, finding, question or progress note, in a few sentences. Name symbols and files exactly.'),
+    author: z.string().min(1).max(128).optional().describe('Who records it; defaults to the calling agent.'),
+  });
+  const readInput = strictArgs({
+    thread: threadArg,
+    entries: z.number().int().min(0).max(200).default(20).describe('How many of the latest entries to include besides the summary (0-200).'),
+    max_tokens: maxTokensArg,
+  });
+  const seekInput = strictArgs({
+    query: z.string().min(1).max(2000).describe('What to look for across thread entries: words, names, identifiers.'),
+    limit: z.number().int().min(1).max(50).default(10).describe('How many entries to return (1-50).'),
+    thread: threadArg.optional().describe('Only entries of this thread.'),
+  });
+  const listInput = strictArgs({});
+
+  return [
+    def({
+      name: 'list_notes',
+      title: 'List notes',
+      description:
+        "List the notes of the project's notes vault (its README and docs/, read-only, and notes agents wrote): path, title, tags, last change, and whether the note is read-only. Pages with next_cursor.",
+      inputSchema: listNotesInput,
+      annotations: READ_ONLY,
+      async handler(_ctx, input) {
+        const memory = await getMemory();
+        const notes = await memory.vault.list(input.folder !== undefined ? { folder: input.folder } : {});
+        const fingerprint = requestFingerprint(['list_notes', input.folder ?? null, input.limit]);
+        const offset = input.cursor !== undefined ? decodeCursor(input.cursor, fingerprint, notes.length) : 0;
+        const page = notes.slice(offset, offset + input.limit);
+        return { notes: page, total: notes.length, ...(offset + page.length < notes.length ? { next_cursor: encodeCursor(offset + page.length, fingerprint) } : {}) };
+      },
+    }),
+    def({
+      name: 'read_note',
+      title: 'Read note',
+      description:
+        'Read one note of the vault by path or name: its frontmatter fields, its Markdown text, the notes it links to (with whether each link resolves), and any frontmatter problems with their line. Long notes are cut to max_tokens.',
+      inputSchema: readNoteInput,
+      annotations: READ_ONLY,
+      async handler(_ctx, input) {
+        const memory = await getMemory();
+        const note = await memory.vault.read(input.path);
+        const budget = charsForTokens(input.max_tokens);
+        const { content: _content, body: _body, context: _context, ...rest } = note;
+        const overhead = JSON.stringify(rest).length + 100;
+        const text = cut(note.content, Math.max(0, budget - overhead));
+        return { ...rest, content: text.text, truncated: text.truncated };
+      },
+    }),
+    def({
+      name: 'write_note',
+      title: 'Write note',
+      description:
+        'Create or replace a note in the vault with Markdown text (frontmatter allowed). Use it to record research, decisions and explanations for later sessions. Link other notes with [[Name]]. The workspace docs are read-only.',
+      inputSchema: writeNoteInput,
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+      async handler(_ctx, input) {
+        const memory = await getMemory();
+        return memory.vault.write(input.path, input.content);
+      },
+    }),
+    def({
+      name: 'delete_note',
+      title: 'Delete note',
+      description: 'Delete one note of the vault by its exact path. Links to it become broken; check get_backlinks first.',
+      inputSchema: deleteNoteInput,
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+      async handler(_ctx, input) {
+        const memory = await getMemory();
+        return memory.vault.delete(input.path);
+      },
+    }),
+    def({
+      name: 'search_notes',
+      title: 'Search notes',
+      description:
+        'Full-text search (BM25) over the notes vault: titles, tags, every frontmatter field and the text. Returns path, title, score, the best matching line and tags of each note; read_note gives the whole note.',
+      inputSchema: searchNotesInput,
+      annotations: READ_ONLY,
+      async handler(_ctx, input) {
+        const memory = await getMemory();
+        const hits = await memory.vault.search(input.query, { k: input.limit, ...(input.tag ? { tag: input.tag } : {}), ...(input.folder ? { folder: input.folder } : {}) });
+        return { hits };
+      },
+    }),
+    def({
+      name: 'get_backlinks',
+      title: 'Get backlinks',
+      description: 'List the notes that link to a note ([[wikilinks]] and Markdown links), with the line of each link.',
+      inputSchema: backlinksInput,
+      annotations: READ_ONLY,
+      async handler(_ctx, input) {
+        const memory = await getMemory();
+        const note = await memory.vault.read(input.path);
+        return { note: note.path, backlinks: await memory.vault.backlinks(note.path) };
+      },
+    }),
+    def({
+      name: 'get_tags',
+      title: 'Get tags',
+      description: 'List every tag used in the vault (frontmatter tags and inline #tags) with how many notes carry it.',
+      inputSchema: tagsInput,
+      annotations: READ_ONLY,
+      async handler() {
+        const memory = await getMemory();
+        return { tags: await memory.vault.tags() };
+      },
+    }),
+    def({
+      name: 'thread_push',
+      title: 'Push to thread',
+      description:
+        'Append an entry to a development thread (created on first push): a decision and its reason, a finding, an open question, progress. Threads are memory that later sessions read. Cheap: nothing is summarised until the thread is read.',
+      inputSchema: pushInput,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+      async handler(_ctx, input) {
+        const memory = await getMemory();
+        const author = input.author ?? opts.author?.() ?? 'agent';
+        const e = await memory.threads.push(input.thread, input.text, { author });
+        return { thread: e.thread, id: e.id, seq: e.seq, author: e.author, created_at: e.created_at };
+      },
+    }),
+    def({
+      name: 'thread_read',
+      title: 'Read thread',
+      description:
+        "Read a development thread: its summary (brought up to date now, folding in only entries added since the last read; 'extractive' when no language model is configured) and its latest entries. Older entries are left out first when max_tokens is reached.",
+      inputSchema: readInput,
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      async handler(ctx, input) {
+        const memory = await getMemory();
+        const view = await memory.threads.read(input.thread, { entries: input.entries, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+        const budget = charsForTokens(input.max_tokens);
+        const summary = cut(view.summary.text, Math.floor(budget / 2));
+        const result = { ...view, summary: { ...view.summary, text: summary.text }, entries: [] as typeof view.entries };
+        let used = JSON.stringify(result).length;
+        // Newest entries are worth most; older ones go first when the budget is short.
+        for (let i = view.entries.length - 1; i >= 0; i--) {
+          const size = JSON.stringify(view.entries[i]).length + 1;
+          if (used + size > budget) {
+            result.entries_truncated = true;
+            break;
+          }
+          result.entries.unshift(view.entries[i]!);
+          used += size;
+        }
+        return summary.truncated ? { ...result, summary_truncated: true } : result;
+      },
+    }),
+    def({
+      name: 'thread_seek',
+      title: 'Seek in threads',
+      description:
+        'Search the entries of every development thread (or one thread) for past decisions and findings: BM25 full text, plus vector similarity when embeddings are configured. Returns thread, entry number, author, time and text of each hit.',
+      inputSchema: seekInput,
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      async handler(ctx, input) {
+        const memory = await getMemory();
+        const hits = await memory.threads.seek(input.query, { k: input.limit, ...(input.thread ? { thread: input.thread } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}) });
+        return { hits };
+      },
+    }),
+    def({
+      name: 'thread_list',
+      title: 'List threads',
+      description: 'List the development threads of this project, most recently updated first: name, entry count, last author, and whether the cached summary is current.',
+      inputSchema: listInput,
+      annotations: READ_ONLY,
+      async handler() {
+        const memory = await getMemory();
+        const threads = await memory.threads.list();
+        const budget = charsForTokens(MAX_ANSWER_TOKENS);
+        let used = 40;
+        const shown = [];
+        for (const t of threads) {
+          used += JSON.stringify(t).length + 1;
+          if (used > budget) break;
+          shown.push(t);
+        }
+        if (shown.length < threads.length) return { threads: shown, total: threads.length, truncated: true };
+        return { threads: shown, total: threads.length };
+      },
+    }),
+  ];
+}

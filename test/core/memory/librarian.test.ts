@@ -1,0 +1,143 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { VltError } from '../../../src/core/errors';
+import { LIBRARIAN_MAX_TURNS, librarianChatTools } from '../../../src/core/memory/librarian';
+import { startFakeOpenAI, type FakeChatRequest, type FakeOpenAI } from '../../helpers/fake-openai';
+import { openMemory, tempWorkspace } from './setup';
+
+let fake: FakeOpenAI;
+let ws: { dir: string; cleanup: () => void };
+
+beforeAll(async () => {
+  fake = await startFakeOpenAI();
+});
+
+afterAll(async () => {
+  await fake.close();
+});
+
+beforeEach(() => {
+  fake.reset();
+  ws = tempWorkspace();
+  const put = (rel: string, text: string) => {
+    const abs = path.join(ws.dir, 'notes', rel);
+    mkdirSync(path.dirname(abs), { recursive: true });
+    writeFileSync(abs, text);
+  };
+  put('inbox/cache-design.md', '---\ntitle: Cache design\nsummary: An LRU in front of the store.\n---\nDetails.');
+  put('inbox/todo.md', '# Todo\n\nRevisit [[cache-design]] and [design](cache-design.md).');
+  put('README-notes.md', '# Notes\n\nStart with [[cache-design]].');
+});
+
+afterEach(() => ws.cleanup());
+
+const call = (name: string, args: Record<string, unknown>) => ({ tool_calls: [{ function: { name, arguments: args } }] });
+
+/** The tool messages of the last chat request, parsed. */
+function toolAnswers(req: FakeChatRequest): unknown[] {
+  return (req.messages ?? []).filter((m) => m.role === 'tool').map((m) => JSON.parse(String(m.content)) as unknown);
+}
+
+describe('Librarian', () => {
+  it('organises the vault through its tools and reports what changed', async () => {
+    const memory = await openMemory(ws.dir, { fake, vaultRoot: 'notes' });
+    let seenList: unknown;
+    fake.script.chat.push(
+      call('vault_list', { folder: 'inbox' }),
+      (req) => {
+        seenList = toolAnswers(req)[0];
+        return call('vault_read', { path: 'inbox/cache-design.md' });
+      },
+      call('vault_move', { from: 'inbox/cache-design.md', to: 'architecture/cache-design.md' }),
+      call('vault_create_index', { folder: 'architecture' }),
+      { content: 'Moved the cache design note to architecture/ and indexed the folder.' },
+    );
+    const res = await memory.librarian('File design notes from inbox/ under architecture/ and index it.');
+    expect(res).toEqual({
+      success: true,
+      files_modified: ['README-notes.md', 'architecture/cache-design.md', 'architecture/index.md', 'inbox/cache-design.md', 'inbox/todo.md'],
+      summary: 'Moved the cache design note to architecture/ and indexed the folder.',
+      turns: 5,
+    });
+    expect(fake.counts.chat).toBe(5);
+    expect(seenList).toEqual([
+      { path: 'inbox/cache-design.md', title: 'Cache design', tags: [], read_only: false },
+      { path: 'inbox/todo.md', title: 'Todo', tags: [], read_only: false },
+    ]);
+    // It got the vault tools and nothing else, every turn.
+    for (const c of fake.calls) {
+      const tools = (c.body as { tools: Array<{ function: { name: string } }> }).tools.map((t) => t.function.name);
+      expect(tools).toEqual(['vault_list', 'vault_read', 'vault_write', 'vault_move', 'vault_create_index']);
+    }
+    const system = (fake.calls[0]!.body as { messages: Array<{ role: string; content: string }> }).messages[0]!;
+    expect(system.role).toBe('system');
+    expect(system.content).toMatch(/at most 10 turns/);
+    // The move rewrote the links, on disk.
+    expect(readFileSync(path.join(ws.dir, 'notes/inbox/todo.md'), 'utf8')).toBe('# Todo\n\nRevisit [[cache-design]] and [design](../architecture/cache-design.md).');
+    expect(existsSync(path.join(ws.dir, 'notes/architecture/index.md'))).toBe(true);
+    await memory.close();
+  });
+
+  it('hands tool errors back to the model, which can recover', async () => {
+    const memory = await openMemory(ws.dir, { fake });
+    let answers: unknown[] = [];
+    fake.script.chat.push(
+      { tool_calls: [{ function: { name: 'vault_delete_everything', arguments: {} } }, { function: { name: 'vault_read', arguments: '{not json' } }, { function: { name: 'vault_write', arguments: { path: '../escape.md', content: 'x' } } }, { function: { name: 'vault_read', arguments: { path: 'x', extra: 1 } } }] },
+      (req) => {
+        answers = toolAnswers(req);
+        return { content: 'Could not do it.' };
+      },
+    );
+    const res = await memory.librarian('Do something impossible.');
+    expect(res).toMatchObject({ success: true, files_modified: [], turns: 2 });
+    expect(answers).toEqual([
+      { error: expect.stringMatching(/^USAGE: unknown tool vault_delete_everything/) as unknown },
+      { error: 'USAGE: the arguments are not valid JSON' },
+      { error: expect.stringMatching(/^PATH_OUTSIDE_VAULT: /) as unknown },
+      { error: expect.stringMatching(/^USAGE: .*extra/) as unknown },
+    ]);
+    await memory.close();
+  });
+
+  it('stops after 10 turns', async () => {
+    const memory = await openMemory(ws.dir, { fake, vaultRoot: 'notes' });
+    fake.script.chat.push(...Array.from({ length: 15 }, () => call('vault_list', {})));
+    const res = await memory.librarian('Loop forever.');
+    expect(LIBRARIAN_MAX_TURNS).toBe(10);
+    expect(res).toMatchObject({ success: false, turns: 10, files_modified: [] });
+    expect(res.summary).toMatch(/stopped after 10 turns/);
+    expect(fake.counts.chat).toBe(10);
+    await memory.close();
+  });
+
+  it('reports a failing model as an unsuccessful run, keeping what it changed', async () => {
+    const memory = await openMemory(ws.dir, { fake, vaultRoot: 'notes' });
+    fake.script.chat.push(call('vault_write', { path: 'new.md', content: '# New' }), () => ({ content: '' }));
+    const ok = await memory.librarian('Write a note.');
+    expect(ok).toMatchObject({ success: true, files_modified: ['new.md'], summary: 'finished without a report' });
+
+    fake.reset();
+    fake.fail('chat', '400', 1);
+    const failed = await memory.librarian('Anything.');
+    expect(failed).toMatchObject({ success: false, turns: 1 });
+    expect(failed.summary).toMatch(/stopped on turn 1/);
+    await memory.close();
+  });
+
+  it('needs a language model', async () => {
+    const memory = await openMemory(ws.dir);
+    await expect(memory.librarian('x')).rejects.toSatisfy((e: unknown) => e instanceof VltError && e.code === 'LLM_NOT_CONFIGURED');
+    await memory.close();
+  });
+
+  it('describes its tools with JSON schemas', () => {
+    const tools = librarianChatTools();
+    expect(tools.find((t) => t.name === 'vault_move')?.parameters).toMatchObject({
+      type: 'object',
+      properties: { from: { type: 'string' }, to: { type: 'string' } },
+      required: ['from', 'to'],
+      additionalProperties: false,
+    });
+  });
+});
