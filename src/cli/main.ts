@@ -6,11 +6,17 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import * as path from 'node:path';
 import { Engine, type SearchOutput, type StatusReport } from '../core/engine';
+import type { LanguageServers } from '../core/intel/lsp';
+import { DEFAULT_MAP_TOKENS, RepoMapper } from '../core/intel/repomap';
+import type { NavAnswer, Navigator } from '../core/intel/navigate';
+import { CtagsProvider } from '../node/ctags';
+import { createLanguageServers } from '../node/lsp';
 import { isVltError, VltError, toVltError } from '../core/errors';
 import type { DryRunReport, IndexReport } from '../core/indexer';
 import { LANGUAGES } from '../core/types';
 import { nodeWorkspaceFs } from '../node/fs';
 import { ProgressReporter, formatBytes, formatSeconds, stderrLogger, type LogLevel } from './progress';
+import { registerMemoryCommands } from './memory-commands';
 
 const VERSION = '0.1.0';
 
@@ -57,6 +63,24 @@ async function openForQuery(root: string, g: GlobalOpts): Promise<Engine> {
     throw e;
   }
   return writer;
+}
+
+function formatNavAnswer(a: NavAnswer, what: 'definition' | 'references', explain: boolean): string {
+  const lines: string[] = [];
+  const head = what === 'definition' ? `definition of ${a.symbol || a.query}` : `references to ${a.symbol || a.query}`;
+  lines.push(`${head}${a.ambiguous ? ' (ambiguous: every candidate listed)' : ''}: ${a.locations.length}${a.truncated ? '+' : ''}`);
+  if (a.definition && what === 'references') lines.push(`  defined at ${a.definition.path}:${a.definition.line}:${a.definition.col}`);
+  for (const l of a.locations) {
+    const tag = `${l.provenance}${l.exact ? ', exact' : `, ${l.confidence}`}`;
+    lines.push(`  ${l.path}:${l.line}:${l.col}  ${l.kind ?? ''}${l.signature ? `  ${l.signature}` : ''}  (${tag})`.replace(/ {3,}\(/, '  ('));
+  }
+  if (a.locations.length === 0 && a.suggestions?.length) lines.push(`  did you mean: ${a.suggestions.join(', ')}?`);
+  for (const n of a.notes) lines.push(`note: ${n}`);
+  if (explain) {
+    lines.push('providers:');
+    for (const p of a.providers) lines.push(`  ${p.provider.padEnd(6)} ${p.status.padEnd(8)} ${p.ms.toFixed(1).padStart(8)} ms  ${p.reason ?? ''}`);
+  }
+  return lines.join('\n');
 }
 
 function summarizeIndex(r: IndexReport): string {
@@ -217,9 +241,121 @@ export function buildProgram(): Command {
       }
     });
 
-  program
+  coderag
+    .command('map')
+    .description('repository map: files and their most important definitions, ranked by use (PageRank), within a token budget')
+    .option('--scope <dir>', 'only files under this directory (ranking still uses the whole repository)')
+    .option('--tokens <n>', 'token budget of the map', parsePositiveInt, DEFAULT_MAP_TOKENS)
+    .option('--focus <item>', 'rank around a file, directory, symbol or words (repeatable)', (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .option('--cursor <cursor>', 'continue after a previous map (its next_cursor)')
+    .option('--json', 'machine-readable output')
+    .action(async (o: { scope?: string; tokens: number; focus: string[]; cursor?: string; json?: boolean }) => {
+      const engine = await openForQuery(root(), globals());
+      try {
+        // A person at a terminal asked for this many tokens: no cap (the agent tool has one).
+        const res = await new RepoMapper(engine).render({
+          maxTokens: o.tokens,
+          allowLarge: true,
+          ...(o.scope !== undefined ? { scope: o.scope } : {}),
+          ...(o.focus.length ? { focus: o.focus } : {}),
+          ...(o.cursor !== undefined ? { cursor: o.cursor } : {}),
+        });
+        if (o.json) json(res);
+        else {
+          out(res.text || '(no definitions to show)');
+          if (res.next_cursor) wiring(globals()).logger.info(`more definitions rank below; continue with --cursor ${res.next_cursor}`);
+        }
+      } finally {
+        await engine.close();
+      }
+    });
+
+  /** Opens the index, language servers and ctags for one navigation command; closes them all. */
+  const withNavigator = async <T>(fn: (nav: Navigator, engine: Engine, lsp: LanguageServers) => Promise<T>): Promise<T> => {
+    const g = globals();
+    const { logger } = wiring(g);
+    const engine = await openForQuery(root(), g);
+    const lsp = createLanguageServers({ root: engine.root, logger });
+    const tags = new CtagsProvider({
+      root: engine.root,
+      files: () => engine.store.listFiles().map((f) => f.path),
+      generation: () => engine.store.generation,
+      logger,
+    });
+    try {
+      return await fn(engine.navigator({ lsp, tags }), engine, lsp);
+    } finally {
+      await lsp.dispose();
+      await engine.close();
+    }
+  };
+
+  const navOptions = (o: { lsp?: boolean; lspTimeout?: number }) => ({ noLsp: o.lsp === false, ...(o.lspTimeout !== undefined ? { lspTimeoutMs: o.lspTimeout } : {}) });
+
+  coderag
+    .command('def')
+    .description('where a symbol is defined: language server first, then ctags, the index, search')
+    .argument('<target>', 'a symbol name (Writer.Close) or FILE:LINE:COL')
+    .option('--json', 'machine-readable output')
+    .option('--explain', 'which providers ran, which were skipped and why, and how long each took')
+    .option('--no-lsp', 'do not start language servers (the fallback chain alone)')
+    .option('--lsp-timeout <ms>', 'upper bound for the language server', parsePositiveInt)
+    .action(async (target: string, o: { json?: boolean; explain?: boolean; lsp?: boolean; lspTimeout?: number }) => {
+      await withNavigator(async (nav) => {
+        const a = await nav.definition(target, navOptions(o));
+        if (o.json) json(a);
+        else out(formatNavAnswer(a, 'definition', Boolean(o.explain)));
+      });
+    });
+
+  coderag
+    .command('refs')
+    .description('where a symbol is used: language server first, then the index resolving each use')
+    .argument('<target>', 'a symbol name or FILE:LINE:COL')
+    .option('-k, --limit <n>', 'most references listed', parsePositiveInt, 200)
+    .option('--json', 'machine-readable output')
+    .option('--explain', 'which providers ran, which were skipped and why, and how long each took')
+    .option('--no-lsp', 'do not start language servers (the fallback chain alone)')
+    .option('--lsp-timeout <ms>', 'upper bound for the language server', parsePositiveInt)
+    .action(async (target: string, o: { limit: number; json?: boolean; explain?: boolean; lsp?: boolean; lspTimeout?: number }) => {
+      await withNavigator(async (nav) => {
+        const a = await nav.references(target, { ...navOptions(o), limit: o.limit });
+        if (o.json) json(a);
+        else out(formatNavAnswer(a, 'references', Boolean(o.explain)));
+      });
+    });
+
+  coderag
+    .command('diag')
+    .description("a file's diagnostics (type errors, warnings) from its language server; with LINE:COL, the hover text there too")
+    .argument('<file>', 'FILE or FILE:LINE:COL')
+    .option('--json', 'machine-readable output')
+    .option('--timeout <ms>', 'upper bound for the language server', parsePositiveInt, 30_000)
+    .action(async (target: string, o: { json?: boolean; timeout: number }) => {
+      await withNavigator(async (nav, engine, lsp) => {
+        const m = /^(.+):(\d+):(\d+)$/.exec(target);
+        const file = nav.relPath(m?.[1] ?? target);
+        const st = await nodeWorkspaceFs.stat(path.join(engine.root, file)).catch(() => undefined);
+        if (!st) throw new VltError('PATH_NOT_FOUND', `${file} does not exist in the workspace`);
+        const d = await lsp.diagnostics(file, { timeoutMs: o.timeout });
+        if (!d.ok) throw new VltError('LSP_UNAVAILABLE', `no diagnostics for ${file}: ${d.failure} (${d.reason})`);
+        let hover: string | null | undefined;
+        if (m?.[2] && m[3]) {
+          const h = await lsp.hover({ path: file, line: Number(m[2]), col: Number(m[3]) }, { timeoutMs: o.timeout });
+          hover = h.ok ? h.value : null;
+        }
+        if (o.json) json({ file, server: d.server, diagnostics: d.value, ...(hover !== undefined ? { hover } : {}) });
+        else {
+          const lines = d.value.map((x) => `${x.range.path}:${x.range.startLine}:${x.range.startCol}  ${x.severity}  ${x.message.split('\n')[0] ?? ''}${x.code ? `  [${x.code}]` : ''}`);
+          out([`${file}: ${d.value.length} diagnostic${d.value.length === 1 ? '' : 's'} from ${d.server}`, ...lines, ...(hover ? ['', 'hover:', hover] : [])].join('\n'));
+        }
+      });
+    });
+
+  const mcp = program
     .command('mcp')
     .description('serve the agent tools (search_code, index_status) over MCP on stdin/stdout; logs go to stderr')
+    .exitOverride()
     .action(async () => {
       // The global -C/--workspace is read here, so `vlt mcp --workspace DIR` and `vlt -C DIR mcp` agree.
       const { logger, progress } = wiring(globals());
@@ -227,6 +363,44 @@ export function buildProgram(): Command {
       const { runMcpStdio } = await import('../mcp/main');
       await runMcpStdio({ workspace: root(), logger, onProgress: progress.sink });
     });
+
+  mcp
+    .command('info')
+    .description('the MCP server of this workspace: HTTP address, bearer token, and configuration for Claude Code, Cursor and VS Code')
+    .option('--json', 'machine-readable output')
+    .action(async (o: { json?: boolean }) => {
+      const { logger } = wiring(globals());
+      const { mcpInfo, formatMcpInfo } = await import('../mcp/info');
+      const info = await mcpInfo(root(), logger);
+      if (o.json) json(info);
+      else out(formatMcpInfo(info));
+    });
+
+  program
+    .command('serve')
+    .description('serve the agent tools over MCP Streamable HTTP (bearer token, loopback only); prints {"url",...} as one JSON line on stdout')
+    .option('--mcp-port <n>', 'port of the MCP endpoint (default 7457; 0 picks a free one)', (v: string) => {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 0 || n > 65_535) throw new InvalidArgumentError('expected a port number, 0-65535');
+      return n;
+    })
+    .option('--host <address>', 'address to listen on (default 127.0.0.1; non-loopback needs --allow-remote)')
+    .option('--allow-remote', 'permit a --host other machines can reach (anyone with the token can then read the code)')
+    .action(async (o: { mcpPort?: number; host?: string; allowRemote?: boolean }) => {
+      const { logger, progress } = wiring(globals());
+      const { runMcpHttp } = await import('../mcp/main');
+      await runMcpHttp({
+        workspace: root(),
+        logger,
+        onProgress: progress.sink,
+        ...(o.mcpPort !== undefined ? { port: o.mcpPort } : {}),
+        ...(o.host !== undefined ? { host: o.host } : {}),
+        allowRemote: Boolean(o.allowRemote),
+        onListening: (l) => out(JSON.stringify({ url: l.url, token_file: l.token_file, pid: l.pid })),
+      });
+    });
+
+  registerMemoryCommands(program, { workspace: () => root(), logger: () => wiring(globals()).logger });
 
   return program;
 }

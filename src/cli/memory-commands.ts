@@ -8,15 +8,11 @@
  */
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import { existsSync } from 'node:fs';
-import * as path from 'node:path';
-import { loadConfig } from '../core/config';
-import { OpenAIEmbeddingProvider } from '../core/embeddings';
 import { VltError } from '../core/errors';
-import { createChatModel } from '../core/llm/openai-chat';
 import { DEFAULT_SESSION_ID, Memory, recordToolExchange } from '../core/memory';
 import type { ThreadView } from '../core/memory/threads';
 import type { Logger } from '../core/ports';
+import { openMemory } from '../node/memory';
 
 export interface MemoryCommandContext {
   /** The workspace root a command works on: the global `-C`, else the current directory. */
@@ -28,32 +24,6 @@ export interface MemoryCommandContext {
 interface JsonOpt {
   json?: boolean;
   session?: string;
-}
-
-/**
- * The package's `prompts/` folder: next to `dist/` in a bundle or an installed package, at the
- * repository root when running from sources. Undefined when neither exists.
- */
-export function locatePromptsDir(): string | undefined {
-  const here = typeof __dirname === 'string' ? __dirname : process.cwd();
-  for (const dir of [path.resolve(here, '..', 'prompts'), path.resolve(here, '..', '..', 'prompts')]) {
-    if (existsSync(path.join(dir, 'thread-summary.md'))) return dir;
-  }
-  return undefined;
-}
-
-/** Opens the workspace memory with the configured language model and embeddings, if any. */
-export async function openMemory(root: string, logger: Logger): Promise<Memory> {
-  const config = await loadConfig(root);
-  let chat = createChatModel(config, logger);
-  const promptsDir = locatePromptsDir();
-  if (chat && !promptsDir) {
-    logger.warn('prompt templates not found next to the program; summaries stay extractive');
-    chat = undefined;
-  }
-  const e = config.embeddings;
-  const embeddings = e.enabled ? new OpenAIEmbeddingProvider({ baseUrl: e.baseUrl, model: e.model, dimensions: e.dimensions, apiKey: e.apiKey, logger }) : undefined;
-  return Memory.open(root, { logger, config, chat, embeddings, promptsDir });
 }
 
 function out(text: string): void {

@@ -1,9 +1,11 @@
 /**
- * The MCP host's one wiring file: it creates the engine (lazily, on the first tool call),
- * builds the tool context, and serves the core tools over stdio until the client goes away.
- * Stdout belongs to the protocol alone; every log and progress line goes to stderr through
- * the logger and progress sink the caller passes in.
+ * The MCP host's one wiring file: it creates the engine (lazily, on the first tool call, and
+ * shared by every session), builds the tool context, and serves the core tools over stdio
+ * (`vlt mcp`) or Streamable HTTP (`vlt serve`). Stdout belongs to the protocol (stdio) or to
+ * the one line that says where the HTTP server listens; every log and progress line goes to
+ * stderr through the logger and progress sink the caller passes in.
  */
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import * as path from 'node:path';
 import { format } from 'node:util';
@@ -13,7 +15,9 @@ import { VltError } from '../core/errors';
 import type { Logger, ProgressSink } from '../core/ports';
 import { TOOLS, type ToolContext } from '../core/tools/definitions';
 import { nodeWorkspaceFs } from '../node/fs';
+import { DEFAULT_MCP_HOST, DEFAULT_MCP_PORT, resolveBindHost, startMcpHttpServer, type McpHttpLimits } from './http';
 import { createMcpServer } from './server';
+import { loadOrCreateToken, removeServerRecord, writeServerRecord } from './token';
 
 export const MCP_SERVER_NAME = 'vlt-oracle';
 
@@ -34,11 +38,41 @@ export interface McpStdioOptions {
   deps?: Partial<EngineDeps>;
 }
 
-/**
- * Serves the MCP tools over this process's stdin/stdout. Resolves when the client
- * disconnects (stdin ends) or on SIGINT/SIGTERM, after the engine is closed.
- */
-export async function runMcpStdio(opts: McpStdioOptions): Promise<void> {
+export interface McpHttpOptions extends McpStdioOptions {
+  /** Address to listen on; loopback only unless `allowRemote`. Default 127.0.0.1. */
+  host?: string;
+  /** Port to listen on; 0 picks a free one. Default {@link DEFAULT_MCP_PORT}. */
+  port?: number;
+  /** Permits a non-loopback `host`: anyone who can reach the port and holds the token can read the code. */
+  allowRemote?: boolean;
+  limits?: Partial<McpHttpLimits>;
+  /** Called once the server listens; the CLI prints it as one line of JSON on stdout. */
+  onListening?: (info: McpHttpListening) => void;
+}
+
+export interface McpHttpListening {
+  /** The MCP endpoint, e.g. http://127.0.0.1:7457/mcp. */
+  url: string;
+  host: string;
+  port: number;
+  /** Absolute path of the token file, or null when the token comes from VLT_MCP_TOKEN. */
+  token_file: string | null;
+  pid: number;
+}
+
+/** What both transports share: the workspace, one tool context over one engine, and its end. */
+interface McpHost {
+  root: string;
+  ctx: ToolContext;
+  /** A fresh MCP server over the shared context: one per stdio connection or HTTP session. */
+  newServer(): McpServer;
+  /** Refuses further engine opens and cancels a first index build in progress. */
+  abort(): void;
+  /** Closes the engine, if it was opened. */
+  close(): Promise<void>;
+}
+
+async function openHost(opts: McpStdioOptions): Promise<McpHost> {
   const root = path.resolve(opts.workspace);
   const { logger } = opts;
   const deps: EngineDeps = { fs: nodeWorkspaceFs, logger, ...opts.deps };
@@ -84,57 +118,141 @@ export async function runMcpStdio(opts: McpStdioOptions): Promise<void> {
       return engine;
     },
   };
-
-  const server = createMcpServer(TOOLS, ctx, { name: MCP_SERVER_NAME, version: packageVersion, instructions: INSTRUCTIONS });
-  const closed = new Promise<void>((resolve) => {
-    server.server.onclose = () => resolve();
-  });
-  const stop = (why: string) => {
-    if (shutdown.signal.aborted) return;
-    logger.debug(`mcp: stopping (${why})`);
-    shutdown.abort();
-    server.close().catch((e: unknown) => logger.warn(`mcp: closing failed: ${String(e)}`));
-  };
-  // A long-lived server must not die of one stray rejection: it is logged, and serving goes on.
-  const onRejection = (e: unknown) => logger.error(`mcp: unhandled rejection: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
-  // The SDK's stdio transport does not watch for the end of stdin; the client closing its end
-  // of the pipe is how an MCP client says goodbye, so watch for it here.
-  const onEnd = () => stop('stdin ended');
-  const onSignal = (signal: NodeJS.Signals) => stop(signal);
-  process.stdin.once('end', onEnd);
-  process.stdin.once('close', onEnd);
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  process.on('unhandledRejection', onRejection);
-  // Belt and braces: a dependency that prints with console.log (Emscripten runtimes do, when
-  // they have something to say) would corrupt the protocol stream, so console goes to stderr.
-  const savedConsole = { log: console.log, info: console.info, debug: console.debug };
-  const toStderr = (...args: unknown[]) => void process.stderr.write(`${format(...args)}\n`);
-  console.log = console.info = console.debug = toStderr;
-  try {
-    await server.connect(new StdioServerTransport());
-    logger.info(`mcp: serving ${TOOLS.map((t) => t.name).join(', ')} for ${root}`);
-    await closed;
-    logger.debug('mcp: connection closed');
-  } finally {
-    shutdown.abort();
-    process.stdin.off('end', onEnd);
-    process.stdin.off('close', onEnd);
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    process.off('unhandledRejection', onRejection);
-    Object.assign(console, savedConsole);
-    const open = engine;
-    engine = undefined;
-    if (open) {
+  return {
+    root,
+    ctx,
+    newServer: () => createMcpServer(TOOLS, ctx, { name: MCP_SERVER_NAME, version: packageVersion, instructions: INSTRUCTIONS }),
+    abort: () => shutdown.abort(),
+    async close() {
+      shutdown.abort();
+      const open = engine;
+      engine = undefined;
+      if (!open) return;
       try {
         await (await open).close();
       } catch {
         // An engine that never opened (or whose build was cancelled) has nothing to close.
       }
-    }
+    },
+  };
+}
+
+/**
+ * Guards a long-lived server process until the returned function is called: a stray rejection
+ * is logged instead of killing it, and `console` output goes to stderr. The latter is belt and
+ * braces: a dependency that prints with console.log (Emscripten runtimes do, when they have
+ * something to say) would corrupt the stdio protocol stream, or the HTTP server's one line.
+ */
+function guardProcess(logger: Logger): () => void {
+  const onRejection = (e: unknown) => logger.error(`mcp: unhandled rejection: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+  process.on('unhandledRejection', onRejection);
+  const savedConsole = { log: console.log, info: console.info, debug: console.debug };
+  const toStderr = (...args: unknown[]) => void process.stderr.write(`${format(...args)}\n`);
+  console.log = console.info = console.debug = toStderr;
+  return () => {
+    process.off('unhandledRejection', onRejection);
+    Object.assign(console, savedConsole);
+  };
+}
+
+/**
+ * Watches for SIGINT, SIGTERM and SIGHUP until disposed. Installed before a server announces
+ * itself: a signal that arrives while no listener is registered kills the process outright,
+ * skipping the cleanup (the lock, the server record) that a listener runs.
+ */
+function watchSignals(): { signalled: Promise<string>; dispose(): void } {
+  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+  let dispose = () => {};
+  const signalled = new Promise<string>((resolve) => {
+    const done = (signal: NodeJS.Signals) => {
+      dispose();
+      resolve(signal);
+    };
+    dispose = () => {
+      for (const s of signals) process.off(s, done);
+    };
+    for (const s of signals) process.once(s, done);
+  });
+  return { signalled, dispose };
+}
+
+/**
+ * Serves the MCP tools over this process's stdin/stdout. Resolves when the client
+ * disconnects (stdin ends) or on SIGINT/SIGTERM, after the engine is closed.
+ */
+export async function runMcpStdio(opts: McpStdioOptions): Promise<void> {
+  const { logger } = opts;
+  const host = await openHost(opts);
+  const server = host.newServer();
+  const closed = new Promise<string>((resolve) => {
+    server.server.onclose = () => resolve('connection closed');
+  });
+  // The SDK's stdio transport does not watch for the end of stdin; the client closing its end
+  // of the pipe is how an MCP client says goodbye, so watch for it here.
+  const stdinEnded = new Promise<string>((resolve) => {
+    process.stdin.once('end', () => resolve('stdin ended'));
+    process.stdin.once('close', () => resolve('stdin ended'));
+  });
+  const signals = watchSignals();
+  const restore = guardProcess(logger);
+  try {
+    await server.connect(new StdioServerTransport());
+    logger.info(`mcp: serving ${TOOLS.map((t) => t.name).join(', ')} for ${host.root}`);
+    logger.debug(`mcp: stopping (${await Promise.race([closed, stdinEnded, signals.signalled])})`);
+    host.abort();
+    await server.close().catch((e: unknown) => logger.warn(`mcp: closing failed: ${String(e)}`));
+  } finally {
+    signals.dispose();
+    restore();
+    await host.close();
     // Stdin was only paused by the transport; let it go so that the process can exit.
     process.stdin.destroy();
+    logger.debug('mcp: engine closed');
+  }
+}
+
+/**
+ * Serves the MCP tools over Streamable HTTP until SIGINT/SIGTERM/SIGHUP, one MCP session per
+ * client over one shared engine. Refuses a non-loopback address without `allowRemote`
+ * (`USAGE`), reads or creates the bearer token, records the running server in
+ * `.vlt/mcp-server.json` for `vlt mcp info`, and on the way out closes every session, the
+ * engine, and removes the record.
+ */
+export async function runMcpHttp(opts: McpHttpOptions): Promise<void> {
+  const { logger } = opts;
+  const allowRemote = opts.allowRemote ?? false;
+  // Argument mistakes first, before anything is created on disk.
+  const bindHost = resolveBindHost(opts.host ?? DEFAULT_MCP_HOST, allowRemote);
+  const port = opts.port ?? DEFAULT_MCP_PORT;
+  const host = await openHost(opts);
+  const signals = watchSignals();
+  const restore = guardProcess(logger);
+  try {
+    const token = await loadOrCreateToken(host.root, logger);
+    const http = await startMcpHttpServer({ host: bindHost, port, token: token.token, allowRemote, newSession: host.newServer, logger, ...(opts.limits ? { limits: opts.limits } : {}) });
+    try {
+      if (allowRemote) {
+        logger.warn(`mcp: WARNING: listening on ${bindHost}, not only on this machine (--allow-remote).`);
+        logger.warn('mcp: WARNING: anyone who can reach this port and holds the token can read the indexed code, over plain HTTP.');
+      }
+      await writeServerRecord(host.root, { pid: process.pid, url: http.url, host: http.host, port: http.port, started: new Date().toISOString() });
+      const tokenFile = token.source.kind === 'file' ? token.source.path : null;
+      const tokenFrom = token.source.kind === 'file' ? token.source.path : `$${token.source.name}`;
+      logger.info(`mcp: serving ${TOOLS.map((t) => t.name).join(', ')} for ${host.root} at ${http.url} (bearer token in ${tokenFrom}; see \`vlt mcp info\`)`);
+      opts.onListening?.({ url: http.url, host: http.host, port: http.port, token_file: tokenFile, pid: process.pid });
+      // A server is started ahead of its clients: open the index now (building it when there is
+      // none), so that the first call does not wait. A failure is logged and retried on a call.
+      host.ctx.getEngine().catch((e: unknown) => logger.warn(`mcp: could not open the index yet: ${e instanceof Error ? e.message : String(e)}`));
+      logger.debug(`mcp: stopping (${await signals.signalled})`);
+      host.abort();
+    } finally {
+      await http.close();
+      await removeServerRecord(host.root);
+    }
+  } finally {
+    signals.dispose();
+    restore();
+    await host.close();
     logger.debug('mcp: engine closed');
   }
 }

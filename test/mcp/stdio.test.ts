@@ -4,105 +4,19 @@
  * the error behaviour (every bad call is an `isError` result the model can read, and the
  * server keeps answering), stdout purity, and a fuzz run over one server process.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SearchCodeHit, SearchCodeResult, SearchCodeSignature } from '../../src/core/tools/definitions';
-import { CLI, ROOT, copyFixture } from '../helpers/cli';
-
-/** Builds the CLI bundle when it is missing or older than the sources (a lone `vitest run test/mcp`). */
-function ensureBuilt(): void {
-  const newest = (dir: string): number => {
-    let m = 0;
-    for (const e of readdirSync(dir, { withFileTypes: true })) {
-      const p = path.join(dir, e.name);
-      m = Math.max(m, e.isDirectory() ? newest(p) : statSync(p).mtimeMs);
-    }
-    return m;
-  };
-  if (!existsSync(CLI) || statSync(CLI).mtimeMs < newest(path.join(ROOT, 'src'))) execFileSync(process.execPath, ['esbuild.mjs'], { cwd: ROOT });
-}
-
-interface Session {
-  client: Client;
-  transport: StdioClientTransport;
-  pid: number;
-  stderr: () => string;
-  /** Errors the client saw on the transport: a non-protocol line on stdout would land here. */
-  errors: Error[];
-}
-
-async function connect(args: string[]): Promise<Session> {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [CLI, ...args],
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' },
-    stderr: 'pipe',
-  });
-  let stderr = '';
-  transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
-  const client = new Client({ name: 'vlt-test', version: '0.0.0' });
-  const errors: Error[] = [];
-  client.onerror = (e) => errors.push(e);
-  await client.connect(transport);
-  return { client, transport, pid: transport.pid!, stderr: () => stderr, errors };
-}
-
-async function call(s: Session, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
-  return (await s.client.callTool({ name, arguments: args })) as CallToolResult;
-}
-
-function textOf(r: CallToolResult): string {
-  const c = r.content[0];
-  return c && c.type === 'text' ? c.text : '';
-}
+import { copyFixture } from '../helpers/cli';
+import { alive, call, connectStdio as connect, ensureBuilt, floor, rssKb, textOf, writeBigGo, type StdioSession as Session } from '../helpers/mcp-client';
+import { fuzzer } from '../helpers/mcp-fuzz';
 
 function search(r: CallToolResult): SearchCodeResult {
   expect(r.isError, textOf(r)).toBeFalsy();
   return r.structuredContent as unknown as SearchCodeResult;
-}
-
-function rssKb(pid: number): number | undefined {
-  try {
-    const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** A Go file large enough to be split into several chunks, with one definition per name. */
-const VERBS = ['Parse', 'Render', 'Merge', 'Split', 'Flush', 'Encode', 'Decode', 'Verify'];
-const NOUNS = ['Ledger', 'Invoice', 'Packet', 'Header', 'Token'];
-function writeBigGo(dir: string): Map<string, number> {
-  const lines = ['// Package big holds many small functions, so that it is indexed as several chunks.', 'package big', ''];
-  const defLine = new Map<string, number>();
-  for (const v of VERBS) {
-    for (const n of NOUNS) {
-      lines.push(`// ${v}${n} applies the ${v.toLowerCase()} step to a ${n.toLowerCase()}.`);
-      defLine.set(`${v}${n}`, lines.length + 1);
-      lines.push(`func ${v}${n}(in []byte) ([]byte, error) {`);
-      for (let i = 0; i < 8; i++) lines.push(`\tin = append(in, byte(${i}))`);
-      lines.push('\treturn in, nil', '}', '');
-    }
-  }
-  writeFileSync(path.join(dir, 'go/big.go'), lines.join('\n'));
-  return defLine;
 }
 
 const hitKey = (h: { path: string; start_line: number }) => `${h.path}:${h.start_line}`;
@@ -345,114 +259,6 @@ describe('vlt mcp over stdio', () => {
 // Fuzz
 // ---------------------------------------------------------------------------------------
 
-/** mulberry32: a small seeded generator, so that a failing run can be replayed by its seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function fuzzer(seed: number) {
-  const r = rng(seed);
-  const int = (n: number) => Math.floor(r() * n);
-  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]!;
-  const nasty = [
-    '\ud800',
-    '\udfff',
-    'a\ud83dz',
-    '\u202e\u200fgnirts\u202c',
-    '\u0000\u0001\u001f',
-    '𝔘𝔫𝔦𝔠𝔬𝔡𝔢 🦀 日本語 עברית مرحبا',
-    '../../etc/**',
-    '../../../../etc/passwd',
-    '/etc/**',
-    'C:\\Windows\\**',
-    '..\\..\\secret',
-    '**/{a,b,{c,d}}/[!x]*(y)',
-    '+(a|+(b|*(c|?(d))))',
-    '(a+)+$',
-    '*'.repeat(300),
-    `${'*a'.repeat(12)}b`,
-    `${'?*'.repeat(8)}b`,
-    '*a*a*ab',
-    '{'.repeat(200),
-    '[[[[[[',
-    'go/**',
-    '**/*.go',
-    'Circle',
-    'VerifyPacket',
-    'func (c *Circle) Area() float64',
-    'Traceback (most recent call last):\n  File "x.py", line 3, in total',
-    '__proto__',
-    'constructor',
-    '',
-    ' ',
-  ];
-  const str = (): string => {
-    switch (int(6)) {
-      case 0:
-        return pick(nasty);
-      case 1:
-        return Array.from({ length: int(40) }, () => String.fromCharCode(int(0x10000))).join('');
-      case 2:
-        return pick(nasty).repeat(1 + int(50));
-      case 3:
-        return 'x'.repeat(19_000 + int(12_000));
-      case 4:
-        return Array.from({ length: 1 + int(6) }, () => pick(['area', 'total', 'Ledger', 'Token', 'Shape', 'render', 'Invoice'])).join(' ');
-      default:
-        return pick(nasty) + Array.from({ length: int(20) }, () => String.fromCharCode(32 + int(95))).join('');
-    }
-  };
-  const num = (): number => pick([0, -1, 1, 2, 5, 10, 49, 50, 51, 99, 100, 101, 4000, 20_000, 20_001, 1.5, -0, 1e308, Number.MAX_SAFE_INTEGER, NaN, Infinity]);
-  const any = (depth = 0): unknown => {
-    switch (int(depth > 2 ? 5 : 7)) {
-      case 0:
-        return str();
-      case 1:
-        return num();
-      case 2:
-        return r() < 0.5;
-      case 3:
-        return null;
-      case 4:
-        return undefined;
-      case 5:
-        return Array.from({ length: int(5) }, () => any(depth + 1));
-      default:
-        return Object.fromEntries(Array.from({ length: int(4) }, () => [str().slice(0, 30), any(depth + 1)]));
-    }
-  };
-  const valid: Record<string, () => unknown> = {
-    query: () => (r() < 0.7 ? str() : any()),
-    limit: () => (r() < 0.6 ? 1 + int(60) - 5 : any()),
-    language: () => (r() < 0.6 ? pick(['go', 'python', 'rust', 'markdown', 'cobol', 'GO', '']) : any()),
-    path: () => (r() < 0.7 ? pick(nasty) : any()),
-    signatures_only: () => (r() < 0.7 ? r() < 0.5 : any()),
-    max_tokens: () => (r() < 0.7 ? pick([50, 99, 100, 150, 400, 1000, 4000, 20_000, 20_001]) : any()),
-    cursor: () => (r() < 0.5 ? str().slice(0, 250) : any()),
-  };
-  return (): { name: string; args: Record<string, unknown> } => {
-    const roll = r();
-    if (roll < 0.1) {
-      const args: Record<string, unknown> = r() < 0.7 ? {} : { [pick(['x', 'query', '__proto__', 'verbose'])]: any() };
-      return { name: 'index_status', args: JSON.parse(JSON.stringify(args) ?? '{}') };
-    }
-    if (roll < 0.12) return { name: pick(['search', 'SEARCH_CODE', 'search_code ', '', 'index_status\u0000']), args: {} };
-    const args: Record<string, unknown> = {};
-    for (const [k, gen] of Object.entries(valid)) if (r() < (k === 'query' ? 0.9 : 0.35)) args[k] = gen();
-    if (r() < 0.15) args[pick(['lang', 'q', '__proto__', 'constructor', 'x'.repeat(100), '\ud800'])] = any();
-    // Through JSON, as the wire does: undefined members vanish, NaN becomes null, and a
-    // "__proto__" key stays a plain member.
-    return { name: 'search_code', args: JSON.parse(JSON.stringify(args)) as Record<string, unknown> };
-  };
-}
-
 describe('vlt mcp under fuzzed calls', () => {
   let ws: { dir: string; cleanup: () => void };
   let s: Session;
@@ -485,10 +291,6 @@ describe('vlt mcp under fuzzed calls', () => {
     // compare poorly. The floor of the saw (the lowest reading over the first 300 calls, against
     // the lowest over the last 300) is what a leak raises: it grows with the number of calls.
     const rss: Array<number | undefined> = [];
-    const floor = (xs: Array<number | undefined>) => {
-      const v = xs.filter((x): x is number => x !== undefined);
-      return v.length ? Math.min(...v) : undefined;
-    };
     // VLT_FUZZ_CALLS=20000 turns this into a soak run; VLT_FUZZ_SEED replays a failing run.
     const N = Number(process.env.VLT_FUZZ_CALLS ?? 1200);
     let ok = 0;

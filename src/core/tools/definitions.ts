@@ -8,6 +8,8 @@
 import { z } from 'zod';
 import type { Engine, SearchHit, StatusReport } from '../engine';
 import { VltError, toVltError } from '../errors';
+import type { LanguageServers } from '../intel/lsp';
+import type { TagsProvider } from '../intel/navigate';
 import type { Logger, WorkspaceFs } from '../ports';
 import { LANGUAGES } from '../types';
 import { checkPathGlob } from '../search/hybrid';
@@ -26,6 +28,11 @@ export interface ToolContext {
   logger: Logger;
   /** Set per call by the host when the client can cancel the call. */
   signal?: AbortSignal;
+  /**
+   * What the host can reach for navigation: language servers and Universal Ctags. Absent,
+   * find_definition/find_references use the index alone and say so.
+   */
+  intel?: (engine: Engine) => { lsp?: LanguageServers; tags?: TagsProvider };
 }
 
 /**
@@ -104,7 +111,7 @@ function unknownKeysMessage(keys: readonly string[]): string {
  * An object schema that rejects unknown arguments: a misspelt argument (`lang` for
  * `language`) silently ignored would return unfiltered results the model takes as filtered.
  */
-function strictArgs<S extends z.ZodRawShape>(shape: S) {
+export function strictArgs<S extends z.ZodRawShape>(shape: S) {
   return z.strictObject(shape, {
     error: (iss) => (iss.code === 'unrecognized_keys' ? unknownKeysMessage(iss.keys) : undefined),
   });

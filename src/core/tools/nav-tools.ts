@@ -1,0 +1,145 @@
+/**
+ * find_definition and find_references: the navigation chain (src/core/intel/navigate.ts) as
+ * agent tools. Each location comes back with a `citation` (`path:line`), the source line read
+ * live, its provenance (`lsp|ctags|graph|search`) and whether it is exact.
+ */
+import { z } from 'zod';
+import * as path from 'node:path';
+import { VltError } from '../errors';
+import type { NavAnswer, NavLocation } from '../intel/navigate';
+import { MAX_ANSWER_TOKENS, charsForTokens, decodeCursor, encodeCursor, requestFingerprint } from './budget';
+import { strictArgs, type ToolContext, type ToolDefinition } from './definitions';
+
+const LINE_CHARS = 200;
+
+const target = {
+  symbol: z
+    .string()
+    .min(1)
+    .max(500)
+    .optional()
+    .describe('A symbol name: a bare identifier (parseConfig) or a qualified one (Writer.Close). Give either symbol, or file+line+col.'),
+  file: z.string().min(1).max(1000).optional().describe('Workspace-relative path of the file holding the identifier; use with line and col.'),
+  line: z.number().int().min(1).optional().describe('1-based line of the identifier in file.'),
+  col: z.number().int().min(1).optional().describe('1-based column of (any character of) the identifier in file.'),
+  no_lsp: z.boolean().default(false).describe('Skip language servers and answer from the index alone (faster, not type-aware).'),
+};
+
+function queryOf(input: { symbol?: string | undefined; file?: string | undefined; line?: number | undefined; col?: number | undefined }): string {
+  const pos = input.file !== undefined || input.line !== undefined || input.col !== undefined;
+  if (input.symbol !== undefined && pos) throw new VltError('USAGE', 'give either symbol, or file+line+col, not both');
+  if (input.symbol !== undefined) return input.symbol;
+  if (input.file === undefined || input.line === undefined || input.col === undefined) {
+    throw new VltError('USAGE', 'give symbol, or all three of file, line and col');
+  }
+  return `${input.file}:${input.line}:${input.col}`;
+}
+
+export interface NavToolLocation extends NavLocation {
+  citation: string;
+  /** The source line, read now (trimmed, shortened). */
+  text: string;
+}
+
+export interface NavToolResult extends Omit<NavAnswer, 'locations' | 'definition'> {
+  locations: NavToolLocation[];
+  definition?: NavToolLocation;
+  next_cursor?: string;
+}
+
+async function withLines(ctx: ToolContext, root: string, locs: readonly NavLocation[]): Promise<NavToolLocation[]> {
+  const files = new Map<string, Promise<string[] | undefined>>();
+  const out: NavToolLocation[] = [];
+  for (const l of locs) {
+    let f = files.get(l.path);
+    if (!f) {
+      f = ctx.fs
+        .readFile(path.isAbsolute(l.path) ? l.path : path.join(root, l.path))
+        .then((b) => new TextDecoder().decode(b).split('\n'))
+        .catch(() => undefined);
+      files.set(l.path, f);
+    }
+    const raw = ((await f)?.[l.line - 1] ?? '').trim();
+    out.push({ ...l, citation: `${l.path}:${l.line}`, text: raw.length > LINE_CHARS ? `${raw.slice(0, LINE_CHARS)}…` : raw });
+  }
+  return out;
+}
+
+async function navigator(ctx: ToolContext) {
+  const engine = await ctx.getEngine();
+  return { engine, nav: engine.navigator(ctx.intel?.(engine) ?? {}) };
+}
+
+const findDefinitionInput = strictArgs(target);
+
+export const findDefinitionTool: ToolDefinition<typeof findDefinitionInput, NavToolResult> = {
+  name: 'find_definition',
+  title: 'Find definition',
+  description: [
+    'Find where a symbol is defined. Give a position (file, line, col of a use) for the most precise answer, or a symbol name.',
+    'Answers come from a chain: the language server (exact, type-aware) when one runs for the language, then Universal Ctags, then the index (scopes, imports, class members resolved from syntax), then search.',
+    'Each location has provenance (lsp|ctags|graph|search), exact (true only for language-server answers), confidence, a citation path:line and the source line.',
+    'When several definitions match and none can be chosen, ambiguous is true and all are listed, nearest first. When nothing matches, suggestions lists similar names.',
+  ].join(' '),
+  inputSchema: findDefinitionInput,
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  async handler(ctx, input) {
+    const { engine, nav } = await navigator(ctx);
+    const a = await nav.definition(queryOf(input), { noLsp: input.no_lsp, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    const locations = await withLines(ctx, engine.root, a.locations.slice(0, 50));
+    if (a.locations.length > 50) a.notes.push(`${a.locations.length - 50} more candidates not listed`);
+    const { definition: _d, ...rest } = a;
+    void _d;
+    return { ...rest, locations };
+  },
+};
+
+const findReferencesInput = strictArgs({
+  ...target,
+  limit: z.number().int().min(1).max(5000).default(200).describe('How many references to gather in all, across pages.'),
+  max_tokens: z
+    .number()
+    .int()
+    .min(100)
+    .max(MAX_ANSWER_TOKENS)
+    .default(4000)
+    .describe('Upper bound on the size of this answer, in tokens (characters / 4). References that do not fit move to the next page.'),
+  cursor: z.string().max(200).optional().describe('The next_cursor of a previous answer, with exactly the same other arguments, for the next page.'),
+});
+
+export const findReferencesTool: ToolDefinition<typeof findReferencesInput, NavToolResult> = {
+  name: 'find_references',
+  title: 'Find references',
+  description: [
+    'Find where a symbol is used. Give the position of the definition or of any use (file, line, col), or a symbol name.',
+    'With a language server the list is exact. Without one, the index finds every use in the files that can see the definition (its importers, its package) and resolves each: confidence high when the use resolves to this definition, medium or low when it cannot be resolved but names it.',
+    'Each reference has a citation path:line and the source line. The answer stays within max_tokens; follow next_cursor for more.',
+  ].join(' '),
+  inputSchema: findReferencesInput,
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  async handler(ctx, input) {
+    const query = queryOf(input);
+    const fingerprint = requestFingerprint([query, input.limit, input.no_lsp]);
+    const offset = input.cursor !== undefined ? decodeCursor(input.cursor, fingerprint, input.limit) : 0;
+    const { engine, nav } = await navigator(ctx);
+    const a = await nav.references(query, { noLsp: input.no_lsp, limit: input.limit, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    const budget = charsForTokens(Math.min(input.max_tokens, MAX_ANSWER_TOKENS));
+    const definition = a.definition ? (await withLines(ctx, engine.root, [a.definition]))[0] : undefined;
+    const { definition: _d, locations: all, ...rest } = a;
+    void _d;
+    const base: NavToolResult = { ...rest, locations: [], ...(definition ? { definition } : {}) };
+    let used = JSON.stringify({ ...base, next_cursor: encodeCursor(all.length, fingerprint) }).length;
+    const page: NavToolLocation[] = [];
+    let next = offset;
+    for (; next < all.length; next++) {
+      const [loc] = await withLines(ctx, engine.root, [all[next]!]);
+      const size = JSON.stringify(loc).length + 1;
+      if (used + size > budget && page.length > 0) break;
+      page.push(loc!);
+      used += size;
+    }
+    const out: NavToolResult = { ...base, locations: page };
+    if (next < all.length) out.next_cursor = encodeCursor(next, fingerprint);
+    return out;
+  },
+};
