@@ -5,13 +5,17 @@
  *
  *   1. tags      every definition (from the index's symbol table) and, per identifier, the
  *                files that use it (the index's reference postings);
- *   2. graph     files are nodes; each file that uses an identifier links to each file that
- *                defines it, weighted by how telling the identifier is ({@link identifierWeight});
+ *   2. graph     files are nodes; each file that uses an identifier links to the files that
+ *                define it, weighted by how telling the identifier is ({@link identifierWeight});
+ *                where this departs from Aider, the constant or comment says why;
  *   3. rank      personalised PageRank over the files, then each file's rank is spread over its
  *                out-links to rank (file, identifier) definitions;
  *   4. fit       the largest prefix of the ranked definitions whose rendering fits the budget,
  *                counted with a real tokenizer, never over it;
- *   5. render    `path:` then one line per definition: `L<line> <signature>`.
+ *   5. render    `path:` then one line per definition: `L<line> <signature>`, members indented
+ *                under their type (its header shown even when only a member ranked), files in
+ *                the order of their best definition. Top-level definitions and members of
+ *                types are ranked; definitions local to a function are not.
  *
  * Stages 1-3 without a focus depend only on the index, so their result is cached per index
  * state ({@link RepoMapSource.stateVersion}); a focus (files, symbols, words of a question)
@@ -132,7 +136,7 @@ export const DEFAULT_MAP_TOKENS = 1024;
 export const MAX_MAP_TOKENS = 20_000;
 
 // ---------------------------------------------------------------------------------------------
-// Ranking weights (Aider's, with the reason for each)
+// Ranking weights: Aider's, and a few of ours where Aider's map goes wrong; each with its reason
 // ---------------------------------------------------------------------------------------------
 
 /** Damping of PageRank, as networkx and Aider use it. */
@@ -280,7 +284,7 @@ interface MapState {
   key: string;
   files: FileNode[];
   graph: RankGraph;
-  /** Defined names, sorted; an index into it is an "ident". */
+  /** Defined names, in order of first definition; an index into it is an "ident". */
   idents: string[];
   identOf: Map<string, number>;
   /** Per ident: its graph groups, and the nodes defining it. */
@@ -296,6 +300,8 @@ interface MapState {
   lookups?: FocusLookups;
   /** Standalone token cost of each unit, for the first guess of how many fit. */
   unitCost: Map<number, number>;
+  /** See {@link tieOrder}. */
+  tie?: Int32Array;
 }
 
 /**
@@ -342,11 +348,19 @@ function withoutLocals(rows: SymbolRow[]): SymbolRow[] {
  */
 export function identifierWeight(name: string, definingFiles: number, onlyMembers = false): number {
   let mul = 1;
-  const hasAlpha = /[A-Za-z]/.test(name);
-  const snake = name.includes('_') && hasAlpha;
-  const kebab = name.includes('-') && hasAlpha;
-  const camel = /[A-Z]/.test(name) && /[a-z]/.test(name);
-  const specific = (snake || kebab || camel) && name.length >= SPECIFIC_NAME_MIN_LENGTH;
+  // One pass over the characters: this runs for every defined name of the repository.
+  let upper = false;
+  let lower = false;
+  let joiner = false;
+  for (let i = 0; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    if (c >= 65 && c <= 90) upper = true;
+    else if (c >= 97 && c <= 122) lower = true;
+    else if (c === 95 || c === 45) joiner = true;
+  }
+  // snake_case and kebab-case need a letter besides the joiner; camelCase needs both cases.
+  const compound = (joiner && (upper || lower)) || (upper && lower);
+  const specific = compound && name.length >= SPECIFIC_NAME_MIN_LENGTH;
   if (specific) mul *= SPECIFIC_NAME_MUL;
   else if (onlyMembers) mul *= PLAIN_MEMBER_MUL;
   if (name.length <= TINY_NAME_MAX_LENGTH) mul *= TINY_NAME_MUL;
@@ -359,65 +373,71 @@ function buildState(source: RepoMapSource, key: string, extraEdges: RepoMapperOp
   const t0 = performance.now();
   const store = source.store;
   const files: FileNode[] = store.listFiles().map((f) => ({ id: f.id, path: f.path, language: f.language }));
-  // Nodes in path order, groups in name order, referencers in node order: the graph is then the
-  // same whatever order the indexer stored files in, and so are the ranks, to the last bit.
+  // Nodes in path order, names in order of first definition, referencers in node order: the
+  // graph is then the same whatever order the indexer stored files in, and so are the ranks,
+  // to the last bit.
   files.sort((a, b) => compareStrings(a.path, b.path));
   const nodeOfId = new Map<number, number>();
   files.forEach((f, i) => nodeOfId.set(f.id, i));
+  // The same lookup as an array where ids are dense enough (they are, unless files churned a
+  // lot): it runs once per symbol and once per reference posting.
+  const maxId = files.reduce((m, f) => Math.max(m, f.id), 0);
+  const denseNode = maxId <= 4 * files.length + 1024 ? new Int32Array(maxId + 1).fill(-1) : undefined;
+  if (denseNode) files.forEach((f, i) => (denseNode[f.id] = i));
+  const nodeOf = (id: number): number | undefined => {
+    if (!denseNode) return nodeOfId.get(id);
+    const n = id >= 0 && id < denseNode.length ? denseNode[id]! : -1;
+    return n >= 0 ? n : undefined;
+  };
 
   // Stage 1: definitions, bucketed by name without an object per (file, name).
   const rows: SymbolRow[] = [];
   const rowNode: number[] = [];
-  const rowName: number[] = [];
-  const nameIds = new Map<string, number>();
-  const names: string[] = [];
+  const rowIdent: number[] = [];
+  const identOf = new Map<string, number>();
+  const idents: string[] = [];
   const fileRows: SymbolRow[][] = files.map(() => []);
   for (const row of store.allSymbols()) {
-    const node = nodeOfId.get(row.fileId);
+    const node = nodeOf(row.fileId);
     if (node !== undefined && isMappable(row, files[node]!.language)) fileRows[node]!.push(row);
   }
   for (let node = 0; node < files.length; node++) {
     const kept = withoutLocals(fileRows[node]!).sort(byPosition);
     fileRows[node] = kept;
     for (const row of kept) {
-      let id = nameIds.get(row.name);
-      if (id === undefined) {
-        id = names.length;
-        names.push(row.name);
-        nameIds.set(row.name, id);
+      let ident = identOf.get(row.name);
+      if (ident === undefined) {
+        ident = idents.length;
+        idents.push(row.name);
+        identOf.set(row.name, ident);
       }
       rows.push(row);
       rowNode.push(node);
-      rowName.push(id);
+      rowIdent.push(ident);
     }
   }
-  const idents = names.slice().sort();
-  const identOfNameId = new Int32Array(names.length);
-  idents.forEach((name, i) => (identOfNameId[nameIds.get(name)!] = i));
-  const identOf = new Map<string, number>();
-  idents.forEach((name, i) => identOf.set(name, i));
-  // Rows of each ident, contiguous (counting sort).
+  // Rows of each ident, contiguous; a stable counting sort keeps them in file, then line order.
   const rowStart = new Int32Array(idents.length + 1);
-  for (const id of rowName) rowStart[identOfNameId[id]! + 1]!++;
+  for (const ident of rowIdent) rowStart[ident + 1]!++;
   for (let i = 0; i < idents.length; i++) rowStart[i + 1]! += rowStart[i]!;
   const fill = rowStart.slice(0, idents.length);
   const rowsByIdent = new Int32Array(rows.length);
-  rowName.forEach((id, i) => (rowsByIdent[fill[identOfNameId[id]!]!++] = i));
+  rowIdent.forEach((ident, i) => (rowsByIdent[fill[ident]!++] = i));
 
   // Who uses each defined name. A use of a language's predeclared name (Go's `int`, `error`,
   // `len`) depends on the language, not on the workspace file that happens to declare it for
   // documentation (Go's builtin/builtin.go) or a same-named helper, so it links nowhere.
-  const referencers: Array<number[] | undefined> = new Array(idents.length);
+  const referencers: Array<Int32Array | undefined> = new Array(idents.length);
   for (const { name, fileIds } of store.allRefPostings()) {
-    const id = nameIds.get(name);
-    if (id === undefined) continue;
+    const ident = identOf.get(name);
+    if (ident === undefined) continue;
     const predeclaredIn = PREDECLARED_BY_NAME.get(name);
     const nodes: number[] = [];
     for (const fileId of fileIds) {
-      const n = nodeOfId.get(fileId);
+      const n = nodeOf(fileId);
       if (n !== undefined && !predeclaredIn?.has(files[n]!.language)) nodes.push(n);
     }
-    if (nodes.length > 0) referencers[identOfNameId[id]!] = nodes.sort((a, b) => a - b);
+    if (nodes.length > 0) referencers[ident] = Int32Array.from(nodes).sort();
   }
 
   // Stage 2: the graph. Each (file, name) is one ranked entry; each name links its users to
@@ -427,26 +447,29 @@ function buildState(source: RepoMapSource, key: string, extraEdges: RepoMapperOp
   const entries: Entry[] = [];
   const identGroups: number[][] = [];
   const identDefiners: number[][] = [];
-  const byNodeThenLine = (a: number, b: number) => rowNode[a]! - rowNode[b]! || byPosition(rows[a]!, rows[b]!);
+  const NO_NODES = new Int32Array(0);
+  // Scratch membership marks, reused for every name: this loop runs once per defined name.
+  const isDefiner = new Uint8Array(files.length);
   for (let ident = 0; ident < idents.length; ident++) {
-    const members = Array.from(rowsByIdent.subarray(rowStart[ident]!, rowStart[ident + 1]!));
-    if (members.length > 1) members.sort(byNodeThenLine);
     const definers: number[] = [];
     const defRows: SymbolRow[][] = [];
-    for (const i of members) {
+    let onlyMembers = true;
+    for (let k = rowStart[ident]!; k < rowStart[ident + 1]!; k++) {
+      const i = rowsByIdent[k]!;
       if (definers[definers.length - 1] !== rowNode[i]) {
         definers.push(rowNode[i]!);
         defRows.push([]);
       }
       defRows[defRows.length - 1]!.push(rows[i]!);
+      if (rows[i]!.container === undefined) onlyMembers = false;
     }
     // A file's use of a name it defines itself resolves to its own definition (scoping rules
     // agree in every language here), so it links nowhere; a name only its own file uses is a
     // private helper and ranks as unreferenced. Aider keeps these self-links, and a file of
     // helpers calling each other then fills the map with its internals.
-    const own = new Set(definers);
-    const refs = (referencers[ident] ?? []).filter((n) => !own.has(n));
-    const onlyMembers = defRows.every((list) => list.every((r) => r.container !== undefined));
+    for (const d of definers) isDefiner[d] = 1;
+    const refs = referencers[ident]?.filter((n) => isDefiner[n] === 0) ?? NO_NODES;
+    for (const d of definers) isDefiner[d] = 0;
     const weight = identifierWeight(idents[ident]!, definers.length, onlyMembers);
     // Code outside the tests never uses a test file's definitions (Go's _test.go files, a
     // src/test tree), so its uses link to the other definers only; tests link to all. A use of
@@ -455,28 +478,30 @@ function buildState(source: RepoMapSource, key: string, extraEdges: RepoMapperOp
     // The index's postings say which files use a name, not how often, so every user weighs
     // the same (Aider: the square root of its use count).
     const plainDefiners = definers.filter((n) => !isTest[n]);
-    const groups: number[] = [];
-    const perDefiner = definers.map((): number[] => []);
-    const link = (users: number[], targets: number[]) => {
-      if (users.length === 0 || targets.length === 0) return;
-      const g = builder.addGroup(weight / targets.length, users, targets);
-      groups.push(g);
-      for (const t of targets) perDefiner[definers.indexOf(t)]!.push(g);
-    };
-    if (plainDefiners.length === definers.length) link(refs, definers);
-    else {
-      link(
+    const link = (users: Int32Array, targets: number[]): number => (users.length > 0 && targets.length > 0 ? builder.addGroup(weight / targets.length, users, targets) : -1);
+    let toPlain: number;
+    let toAll: number;
+    if (plainDefiners.length === definers.length) {
+      toPlain = -1;
+      toAll = link(refs, definers);
+    } else {
+      toPlain = link(
         refs.filter((n) => !isTest[n]),
         plainDefiners,
       );
-      link(
+      toAll = link(
         refs.filter((n) => isTest[n]),
         definers,
       );
     }
-    identGroups.push(groups);
+    identGroups.push([toPlain, toAll].filter((g) => g >= 0));
     identDefiners.push(definers);
-    definers.forEach((node, j) => entries.push({ node, ident, groups: perDefiner[j]!, rows: defRows[j]!, unreferenced: perDefiner[j]!.length === 0 }));
+    definers.forEach((node, j) => {
+      const groups: number[] = [];
+      if (toPlain >= 0 && !isTest[node]) groups.push(toPlain);
+      if (toAll >= 0) groups.push(toAll);
+      entries.push({ node, ident, groups, rows: defRows[j]!, unreferenced: groups.length === 0 });
+    });
   }
   if (extraEdges) {
     for (const e of extraEdges(files)) {
@@ -544,9 +569,11 @@ function rank(state: MapState, p: Personalization | undefined): { ranking: Ranki
     for (const g of e.groups) flow += res.groupFlow[g]!;
     entryRank[i] = e.unreferenced ? UNREFERENCED_SHARE * res.rank[e.node]! : flow;
   });
+  // Pinned entries lead; ranks are probabilities (at most 1), so +2 puts them first.
+  if (p) for (const i of p.pinned) entryRank[i] = entryRank[i]! + 2;
+  const tie = tieOrder(state);
   const entryIds = Array.from(state.entries.keys());
-  const pinned = p?.pinned;
-  entryIds.sort((a, b) => (pinned ? Number(pinned.has(b)) - Number(pinned.has(a)) : 0) || entryRank[b]! - entryRank[a]! || compareEntries(state, a, b));
+  entryIds.sort((a, b) => entryRank[b]! - entryRank[a]! || tie[a]! - tie[b]!);
   // Files with nothing to show come last, by their own rank (Aider lists them as bare paths).
   const bare: number[] = [];
   const hasEntries = new Uint8Array(state.files.length);
@@ -559,11 +586,17 @@ function rank(state: MapState, p: Personalization | undefined): { ranking: Ranki
   return { ranking: { nodeRank: res.rank, order, iterations: res.iterations }, ms: performance.now() - t0 };
 }
 
-function compareEntries(state: MapState, a: number, b: number): number {
-  const ea = state.entries[a]!;
-  const eb = state.entries[b]!;
-  // Nodes are numbered in path order, so this is path, then line.
-  return ea.node - eb.node || ea.rows[0]!.startLine - eb.rows[0]!.startLine || a - b;
+/** Each entry's position in path-then-line order, the tie-breaker of equal ranks (computed once per state). */
+function tieOrder(state: MapState): Int32Array {
+  if (state.tie) return state.tie;
+  const ids = Array.from(state.entries.keys());
+  const es = state.entries;
+  // Nodes are numbered in path order.
+  ids.sort((a, b) => es[a]!.node - es[b]!.node || es[a]!.rows[0]!.startLine - es[b]!.rows[0]!.startLine || a - b);
+  const tie = new Int32Array(ids.length);
+  ids.forEach((id, pos) => (tie[id] = pos));
+  state.tie = tie;
+  return tie;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -575,6 +608,8 @@ interface FocusLookups {
   byLower: Map<string, number[]>;
   /** Identifier part → idents, filled per part on demand (see {@link identsWithPart}). */
   byPart: Map<string, number[]>;
+  /** The idents lower-cased, for screening by substring. */
+  lowerIdents: string[];
   /** Lower-cased path segment, file name, file stem or stem part → nodes. */
   byPathWord: Map<string, number[]>;
 }
@@ -587,7 +622,8 @@ function lookups(state: MapState): FocusLookups {
     else if (list[list.length - 1] !== v) list.push(v);
   };
   const byLower = new Map<string, number[]>();
-  state.idents.forEach((name, i) => push(byLower, name.toLowerCase(), i));
+  const lowerIdents = state.idents.map((name) => name.toLowerCase());
+  lowerIdents.forEach((name, i) => push(byLower, name, i));
   const byPathWord = new Map<string, number[]>();
   state.files.forEach((f, n) => {
     const segments = f.path.toLowerCase().split('/');
@@ -596,7 +632,7 @@ function lookups(state: MapState): FocusLookups {
     const words = new Set([...segments, stem, ...tokenizeQuery(stem.replace(/[^A-Za-z0-9]+/g, ' '))]);
     for (const w of words) if (w) push(byPathWord, w, n);
   });
-  state.lookups = { byLower, byPart: new Map(), byPathWord };
+  state.lookups = { byLower, byPart: new Map(), lowerIdents, byPathWord };
   return state.lookups;
 }
 
@@ -612,9 +648,10 @@ function identsWithPart(state: MapState, part: string): number[] {
   hit = [];
   // A part is a piece of the lower-cased name (at most minus a plural "s"), so a name without
   // it as a substring cannot have it as a part.
-  for (let i = 0; i < state.idents.length; i++) {
-    const name = state.idents[i]!;
-    if (name.length > part.length && name.toLowerCase().includes(part) && identifierParts(name).includes(part)) hit.push(i);
+  const lower = lk.lowerIdents;
+  for (let i = 0; i < lower.length; i++) {
+    const name = lower[i]!;
+    if (name.length > part.length && name.includes(part) && identifierParts(state.idents[i]!).includes(part)) hit.push(i);
   }
   lk.byPart.set(part, hit);
   return hit;
@@ -684,7 +721,6 @@ function wordForms(token: string): string[] {
 const FOCUS_ITEM_MAX_CHARS = 2000;
 
 function resolveFocus(state: MapState, root: string, opts: RepoMapOptions, notes: string[]): Personalization | undefined {
-  const files = new Set<number>();
   const personal = new Map<number, number>();
   const groupMul = new Map<number, number>();
   const bump = (ident: number, mul: number) => {
@@ -698,7 +734,6 @@ function resolveFocus(state: MapState, root: string, opts: RepoMapOptions, notes
   const focusFile = (raw: string, suffix: boolean): boolean => {
     const nodes = filesMatching(state, normalizePath(root, raw), suffix);
     if (nodes.length === 0 || nodes.length === state.files.length) return false;
-    for (const n of nodes) files.add(n);
     personalize(nodes);
     return true;
   };
@@ -1036,8 +1071,8 @@ export class RepoMapper {
       }
       return m;
     };
-    const fits = (k: number) => attempt(k).tokens <= maxTokens;
-    let k = this.fitCount(state, ranking, rest, maxTokens - (withNotes ? count(compose({ text: '', files: [] }, true)) : 0), countRaw, fits);
+    const fixed = withNotes ? count(compose({ text: '', files: [] }, true)) : 0;
+    let k = this.fitCount(state, ranking, rest, maxTokens, fixed, countRaw, (n) => attempt(n).tokens);
     let page = attempt(k).page;
     let tokens = attempt(k).tokens;
     let shortened = false;
@@ -1076,61 +1111,55 @@ export class RepoMapper {
   }
 
   /**
-   * The largest k such that the first k units fit, by exact count. A first guess comes from
-   * each unit's standalone token cost (cached per index state); from there a galloping search
-   * brackets the answer and a binary search settles it, so that a large budget costs a few
-   * full counts rather than one per halving of the whole list.
+   * The largest k such that the first k units fit in `limit`, by exact count (`measure`).
+   * Each unit's standalone token cost (cached per index state) gives a first guess; each exact
+   * count then rescales the guess by how far off it was, and a binary search settles the last
+   * few units. A 20K-token map costs a handful of full counts this way, rather than one per
+   * halving of a list of tens of thousands of definitions.
    */
-  private fitCount(state: MapState, ranking: Ranking, rest: readonly number[], room: number, countRaw: TokenCounter, fits: (k: number) => boolean): number {
+  private fitCount(state: MapState, ranking: Ranking, rest: readonly number[], limit: number, fixed: number, countRaw: TokenCounter, measure: (k: number) => number): number {
     const n = rest.length;
-    if (n === 0 || room <= 0) return 0;
-    let guess = 0;
-    let spent = 0;
-    const seenFiles = new Set<number>();
+    if (n === 0 || limit - fixed <= 0) return 0;
     const nEntries = state.entries.length;
-    while (guess < n) {
-      const u = rest[guess]!;
-      const node = u < nEntries ? state.entries[u]!.node : u - nEntries;
-      let cost = state.unitCost.get(u);
-      if (cost === undefined) {
-        const text = renderPage(state, ranking, [u]).text;
-        // Without its path line: that is paid once per file.
-        cost = countRaw(text.slice(text.indexOf('\n') + 1));
-        state.unitCost.set(u, cost);
+    // prefix[k]: estimated tokens of the first k units, filled as far as a question needs.
+    const prefix = [0];
+    const seenFiles = new Set<number>();
+    const largestWithin = (budget: number): number => {
+      while (prefix.length <= n && prefix[prefix.length - 1]! <= budget) {
+        const u = rest[prefix.length - 1]!;
+        const node = u < nEntries ? state.entries[u]!.node : u - nEntries;
+        let cost = state.unitCost.get(u);
+        if (cost === undefined) {
+          const text = renderPage(state, ranking, [u]).text;
+          // Without its path line: that is paid once per file, below.
+          cost = countRaw(text.slice(text.indexOf('\n') + 1));
+          state.unitCost.set(u, cost);
+        }
+        if (!seenFiles.has(node)) {
+          seenFiles.add(node);
+          cost += countRaw(`${state.files[node]!.path}:\n`);
+        }
+        prefix.push(prefix[prefix.length - 1]! + cost);
       }
-      if (!seenFiles.has(node)) {
-        seenFiles.add(node);
-        cost += countRaw(`${state.files[node]!.path}:\n`);
-      }
-      if (spent + cost > room) break;
-      spent += cost;
-      guess++;
+      let k = prefix.length - 1;
+      while (k > 0 && prefix[k]! > budget) k--;
+      return k;
+    };
+    // Invariant: the first lo units fit (0 trivially), the first hi do not (n + 1: a sentinel).
+    let lo = 0;
+    let hi = n + 1;
+    let k = Math.min(n, Math.max(1, largestWithin(limit - fixed)));
+    for (let probe = 0; probe < 4 && hi - lo > 1; probe++) {
+      const tokens = measure(k);
+      if (tokens <= limit) lo = k;
+      else hi = k;
+      if (hi - lo <= 1) break;
+      const ratio = Math.max(0.25, (tokens - fixed) / Math.max(1, prefix[k]!));
+      k = Math.min(hi - 1, Math.max(lo + 1, largestWithin((limit - fixed) / ratio)));
     }
-    let lo: number;
-    let hi: number;
-    guess = Math.max(1, guess);
-    if (fits(guess)) {
-      lo = guess;
-      let step = 1;
-      while (lo + step <= n && fits(lo + step)) {
-        lo += step;
-        step *= 2;
-      }
-      hi = Math.min(n + 1, lo + step);
-    } else {
-      hi = guess;
-      let step = 1;
-      while (hi - step >= 1 && !fits(hi - step)) {
-        hi -= step;
-        step *= 2;
-      }
-      lo = Math.max(0, hi - step);
-      if (lo > 0 && !fits(lo)) lo = 0;
-    }
-    // Invariant: fits(lo) (or lo = 0), and hi = n + 1 or !fits(hi).
     while (hi - lo > 1) {
       const mid = (lo + hi) >>> 1;
-      if (fits(mid)) lo = mid;
+      if (measure(mid) <= limit) lo = mid;
       else hi = mid;
     }
     return lo;
