@@ -13,7 +13,13 @@ import { version as packageVersion } from '../../package.json';
 import { Engine, type EngineDeps } from '../core/engine';
 import { VltError } from '../core/errors';
 import type { Logger, ProgressSink } from '../core/ports';
-import { TOOLS, type ToolContext } from '../core/tools/definitions';
+import type { LanguageServers } from '../core/intel/lsp';
+import { agentIdFromClientInfo, DEFAULT_SESSION_ID, recordToolExchange, type Memory } from '../core/memory';
+import type { ToolContext, ToolDefinition } from '../core/tools/definitions';
+import { allTools } from '../core/tools';
+import { CtagsProvider } from '../node/ctags';
+import { createLanguageServers } from '../node/lsp';
+import { openMemory } from '../node/memory';
 import { nodeWorkspaceFs } from '../node/fs';
 import { DEFAULT_MCP_HOST, DEFAULT_MCP_PORT, resolveBindHost, startMcpHttpServer, type McpHttpLimits } from './http';
 import { createMcpServer } from './server';
@@ -22,10 +28,15 @@ import { loadOrCreateToken, removeServerRecord, writeServerRecord } from './toke
 export const MCP_SERVER_NAME = 'vlt-oracle';
 
 const INSTRUCTIONS = [
-  'Vlt Oracle indexes the source code of this workspace.',
+  'Vlt Oracle indexes the source code of this workspace and keeps its notes and development threads.',
   'Use search_code to find definitions, implementations and uses by identifier, words, path fragment or pasted error text before opening files; follow next_cursor for more hits.',
+  'Use find_definition and find_references for exact navigation (a language server when one runs, else the index, with provenance on every answer), and get_repo_map for an overview ranked by importance.',
+  'Notes (search_notes, read_note, ...) hold the project knowledge; threads (thread_push, thread_read, thread_seek) are development memory across sessions.',
   'Use index_status to see what is indexed and what was skipped.',
 ].join(' ');
+
+/** The names of every tool the server lists, for log lines. */
+const TOOL_NAMES = allTools({ getMemory: () => Promise.reject(new Error('unused')) }).map((t) => t.name);
 
 export interface McpStdioOptions {
   /** The workspace root; relative paths resolve against the current directory. */
@@ -104,9 +115,46 @@ async function openHost(opts: McpStdioOptions): Promise<McpHost> {
   };
 
   let engine: Promise<Engine> | undefined;
+  let memory: Promise<Memory> | undefined;
+  const getMemory = (): Promise<Memory> => {
+    if (shutdown.signal.aborted) return Promise.reject(new VltError('CANCELLED', 'the server is shutting down'));
+    memory ??= openMemory(root, logger).catch((e: unknown) => {
+      memory = undefined;
+      throw e;
+    });
+    return memory;
+  };
+  // Language servers start on the first navigation call that needs one; ctags runs once per
+  // index generation. Both belong to the host, which ends them when it stops.
+  let lsp: LanguageServers | undefined;
+  const tagsByEngine = new WeakMap<Engine, CtagsProvider>();
+  const intel = (e: Engine) => {
+    lsp ??= createLanguageServers({ root, logger });
+    let tags = tagsByEngine.get(e);
+    if (!tags) {
+      tags = new CtagsProvider({ root, files: () => e.store.listFiles().map((f) => f.path), generation: () => e.store.generation, logger });
+      tagsByEngine.set(e, tags);
+    }
+    return { lsp, tags };
+  };
+  /** Every call and its result go into the shared session context, attributed to the client. */
+  const onCall = (call: { tool: string; author: string; input: unknown; outcome: { ok: true; value: object } | { ok: false; error: VltError } }) => {
+    getMemory()
+      .then((m) =>
+        recordToolExchange(m.session(DEFAULT_SESSION_ID), {
+          tool: call.tool,
+          author: call.author,
+          input: call.input,
+          output: call.outcome.ok ? call.outcome.value : undefined,
+          ...(call.outcome.ok ? {} : { error: `${call.outcome.error.code}: ${call.outcome.error.message}` }),
+        }),
+      )
+      .catch((e: unknown) => logger.warn(`mcp: could not record ${call.tool} in the session: ${e instanceof Error ? e.message : String(e)}`));
+  };
   const ctx: ToolContext = {
     fs: nodeWorkspaceFs,
     logger,
+    intel,
     getEngine() {
       if (shutdown.signal.aborted) return Promise.reject(new VltError('CANCELLED', 'the server is shutting down'));
       // Concurrent first calls share one open; a failed open (the writer lock held by a
@@ -121,10 +169,24 @@ async function openHost(opts: McpStdioOptions): Promise<McpHost> {
   return {
     root,
     ctx,
-    newServer: () => createMcpServer(TOOLS, ctx, { name: MCP_SERVER_NAME, version: packageVersion, instructions: INSTRUCTIONS }),
+    newServer: () => {
+      // The author of a thread entry defaults to the client of the session that wrote it.
+      const session: { server?: McpServer } = {};
+      const author = () => {
+        const v = session.server?.server.getClientVersion();
+        return v ? agentIdFromClientInfo(v) : undefined;
+      };
+      const tools: readonly ToolDefinition[] = allTools({ getMemory, memory: { author } });
+      session.server = createMcpServer(tools, ctx, { name: MCP_SERVER_NAME, version: packageVersion, instructions: INSTRUCTIONS, onCall });
+      return session.server;
+    },
     abort: () => shutdown.abort(),
     async close() {
       shutdown.abort();
+      await lsp?.dispose();
+      const openMem = memory;
+      memory = undefined;
+      if (openMem) await openMem.then((m) => m.close()).catch(() => undefined);
       const open = engine;
       engine = undefined;
       if (!open) return;
@@ -197,7 +259,7 @@ export async function runMcpStdio(opts: McpStdioOptions): Promise<void> {
   const restore = guardProcess(logger);
   try {
     await server.connect(new StdioServerTransport());
-    logger.info(`mcp: serving ${TOOLS.map((t) => t.name).join(', ')} for ${host.root}`);
+    logger.info(`mcp: serving ${TOOL_NAMES.join(', ')} for ${host.root}`);
     logger.debug(`mcp: stopping (${await Promise.race([closed, stdinEnded, signals.signalled])})`);
     host.abort();
     await server.close().catch((e: unknown) => logger.warn(`mcp: closing failed: ${String(e)}`));
@@ -238,7 +300,7 @@ export async function runMcpHttp(opts: McpHttpOptions): Promise<void> {
       await writeServerRecord(host.root, { pid: process.pid, url: http.url, host: http.host, port: http.port, started: new Date().toISOString() });
       const tokenFile = token.source.kind === 'file' ? token.source.path : null;
       const tokenFrom = token.source.kind === 'file' ? token.source.path : `$${token.source.name}`;
-      logger.info(`mcp: serving ${TOOLS.map((t) => t.name).join(', ')} for ${host.root} at ${http.url} (bearer token in ${tokenFrom}; see \`vlt mcp info\`)`);
+      logger.info(`mcp: serving ${TOOL_NAMES.join(', ')} for ${host.root} at ${http.url} (bearer token in ${tokenFrom}; see \`vlt mcp info\`)`);
       opts.onListening?.({ url: http.url, host: http.host, port: http.port, token_file: tokenFile, pid: process.pid });
       // A server is started ahead of its clients: open the index now (building it when there is
       // none), so that the first call does not wait. A failure is logged and retried on a call.

@@ -13,6 +13,7 @@
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { agentIdFromClientInfo } from '../core/memory';
 import { invokeTool, type ToolContext, type ToolDefinition, type ToolOutcome } from '../core/tools/definitions';
 
 export interface McpServerInfo {
@@ -20,6 +21,12 @@ export interface McpServerInfo {
   version: string;
   /** Shown to the model by clients that support server instructions. */
   instructions?: string;
+  /**
+   * Called after every tool call with the client's agent id (`name@version` from its
+   * initialize request): the host records the exchange in the shared session context. It
+   * must not throw; it is not awaited by the call.
+   */
+  onCall?: (call: { tool: string; author: string; input: unknown; outcome: ToolOutcome<object> }) => void;
 }
 
 /**
@@ -53,6 +60,7 @@ export function createMcpServer(tools: readonly ToolDefinition[], ctx: ToolConte
         const t0 = performance.now();
         const outcome = await invokeTool(def, { ...ctx, signal: extra.signal }, args);
         ctx.logger.debug(`mcp: ${def.name} ${outcome.ok ? 'ok' : outcome.error.code} in ${(performance.now() - t0).toFixed(1)} ms`);
+        info.onCall?.({ tool: def.name, author: agentIdFromClientInfo(server.server.getClientVersion()), input: args, outcome });
         return toCallToolResult(outcome);
       },
     );

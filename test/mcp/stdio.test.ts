@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SearchCodeHit, SearchCodeResult, SearchCodeSignature } from '../../src/core/tools/definitions';
+import { MEMORY_TOOL_NAMES } from '../../src/core/tools/memory-tools';
 import { copyFixture } from '../helpers/cli';
 import { alive, call, connectStdio as connect, ensureBuilt, floor, rssKb, textOf, writeBigGo, type StdioSession as Session } from '../helpers/mcp-client';
 import { fuzzer } from '../helpers/mcp-fuzz';
@@ -38,13 +39,17 @@ describe('vlt mcp over stdio', () => {
     ws?.cleanup();
   });
 
-  it('lists both tools with titles, descriptions, annotations and described input schemas', async () => {
+  it('lists every tool with titles, descriptions, annotations and described input schemas', async () => {
     const { tools } = await s.client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['index_status', 'search_code']);
+    const code = ['find_definition', 'find_references', 'get_repo_map', 'index_status', 'search_code'];
+    expect(tools.map((t) => t.name).sort()).toEqual([...code, ...MEMORY_TOOL_NAMES].sort());
+    const writers = new Set(['write_note', 'delete_note', 'thread_push']);
     for (const t of tools) {
       expect(t.title).toBeTruthy();
-      expect(t.description!.length).toBeGreaterThan(80);
-      expect(t.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+      expect(t.description!.length).toBeGreaterThan(60);
+      if (writers.has(t.name)) expect(t.annotations, t.name).toMatchObject({ readOnlyHint: false, openWorldHint: false });
+      else expect(t.annotations, t.name).toMatchObject({ readOnlyHint: true, destructiveHint: false, openWorldHint: false });
+      if (t.name === 'delete_note') expect(t.annotations?.destructiveHint).toBe(true);
       expect(t.inputSchema.type).toBe('object');
       expect(t.inputSchema.additionalProperties).toBe(false);
       for (const [name, prop] of Object.entries(t.inputSchema.properties ?? {})) {
