@@ -15,6 +15,7 @@ import type { NavAnswer } from '../../src/core/intel/navigate';
 import { silentLogger } from '../../src/core/ports';
 import { nodeWorkspaceFs } from '../../src/node/fs';
 import { createLanguageServers } from '../../src/node/lsp';
+import { ctagsBaseline, loadIntelGold, type BaselineResult } from './intel/ctags-baseline';
 
 interface GoldPos {
   path: string;
@@ -43,7 +44,9 @@ export interface ChainResult {
     perKind: Record<string, { cases: number; answered: number; correct: number }>;
     misses: string[];
   };
-  references: { cases: number; recall: number; p50Ms: number; p95Ms: number; misses: string[] };
+  references: { cases: number; recall: number; precision: number; p50Ms: number; p95Ms: number; misses: string[] };
+  /** Definition of a bare name from the index (symbol table lookup and ranking). */
+  byName: { p50Ms: number; p95Ms: number };
 }
 
 function pct(xs: number[], p: number): number {
@@ -116,7 +119,18 @@ export async function runChain(engine: Engine, gold: Gold, prefix: string, useLs
         if (ok) confidentCorrect++;
       }
     }
+    // Definition by name straight from the index (no position, no language server).
+    const nameTimes: number[] = [];
+    if (!useLsp) {
+      for (const d of gold.definitions) {
+        const t0 = performance.now();
+        await nav.definition(d.name, { noLsp: true });
+        nameTimes.push(performance.now() - t0);
+      }
+    }
     const refTimes: number[] = [];
+    let returned = 0;
+    let returnedGold = 0;
     const refMisses: string[] = [];
     let found = 0;
     let total = 0;
@@ -125,6 +139,9 @@ export async function runChain(engine: Engine, gold: Gold, prefix: string, useLs
       const a = await nav.references(`${prefix}${r.definition.path}:${r.definition.line}:${r.definition.col}`, { noLsp: !useLsp, limit: 10_000, lspTimeoutMs: 30_000 }).catch(() => undefined);
       refTimes.push(performance.now() - t0);
       const got = new Set((a?.locations ?? []).map((l) => `${l.path}:${l.line}:${l.col}`));
+      const goldSet = new Set(r.gold.map((g) => `${prefix}${g.path}:${g.line}:${g.col}`));
+      returned += got.size;
+      for (const k of got) if (goldSet.has(k)) returnedGold++;
       total += r.gold.length;
       const missed: string[] = [];
       for (const g of r.gold) {
@@ -146,20 +163,25 @@ export async function runChain(engine: Engine, gold: Gold, prefix: string, useLs
         perKind,
         misses,
       },
-      references: { cases: gold.references.length, recall: total ? found / total : 0, p50Ms: pct(refTimes, 50), p95Ms: pct(refTimes, 95), misses: refMisses },
+      references: { cases: gold.references.length, recall: total ? found / total : 0, precision: returned ? returnedGold / returned : 0, p50Ms: pct(refTimes, 50), p95Ms: pct(refTimes, 95), misses: refMisses },
+      byName: { p50Ms: pct(nameTimes, 50), p95Ms: pct(nameTimes, 95) },
     };
   } finally {
     await lsp?.dispose();
   }
 }
 
-export async function runIntelBench(names: string[], work: string, useLsp: boolean): Promise<Record<string, { fallback: ChainResult; full?: ChainResult }>> {
-  const out: Record<string, { fallback: ChainResult; full?: ChainResult }> = {};
+export async function runIntelBench(names: string[], work: string, useLsp: boolean): Promise<Record<string, { fallback: ChainResult; full?: ChainResult; ctags: BaselineResult }>> {
+  const out: Record<string, { fallback: ChainResult; full?: ChainResult; ctags: BaselineResult }> = {};
   for (const name of names) {
     const { engine, prefix, gold } = await openCorpus(name, work);
     try {
+      process.stderr.write(`[intel ${name}] fallback chain…\n`);
       const fallback = await runChain(engine, gold, prefix, false);
-      out[name] = { fallback };
+      process.stderr.write(`[intel ${name}] ctags alone…\n`);
+      const ctags = await ctagsBaseline(loadIntelGold(path.resolve('test/bench/intel', CORPORA[name]!.gold)));
+      out[name] = { fallback, ctags };
+      if (useLsp) process.stderr.write(`[intel ${name}] full chain with language servers…\n`);
       if (useLsp) out[name].full = await runChain(engine, gold, prefix, true);
     } finally {
       await engine.close();

@@ -128,6 +128,19 @@ for (const c of CORPORA) {
   };
 }
 
+// Code intelligence: definitions and references against language-server gold (test/bench/intel),
+// the fallback chain and the full chain with language servers, and Universal Ctags alone.
+const onlyIntel = only.length === 0 || only.includes('intel');
+if (onlyIntel) {
+  ensureDebian(['universal-ctags', 'python3-django']);
+  const intelBench = path.join(work, 'intel-bench.cjs');
+  await esbuild.build({ entryPoints: [path.join(root, 'test/bench/intel-bench.ts')], bundle: true, platform: 'node', format: 'cjs', target: 'node20', outfile: intelBench, external: ['typescript'], logLevel: 'warning' });
+  console.error('[intel] definitions and references on rxjs, zod and Django…');
+  results.intel = JSON.parse(
+    execFileSync(process.execPath, [intelBench, 'rxjs', 'zod', 'django', '--lsp'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 * 1024 * 1024 }),
+  );
+}
+
 const mb = (n) => `${(n / 2 ** 20).toFixed(0)} MiB`;
 const ms = (n) => (n >= 1000 ? `${(n / 1000).toFixed(2)} s` : `${n.toFixed(n < 10 ? 1 : 0)} ms`);
 const lines = [];
@@ -156,6 +169,26 @@ for (const [name, r] of Object.entries(results.corpora)) {
   lines.push(`Quality, ${name}:`);
   for (const q of r.quality) lines.push(`- ${q.pass ? 'pass' : 'FAIL'} "${q.query}" → ${q.expect}: rank ${q.rank ?? '>10'} (needs ≤ ${q.top})${q.pass ? '' : `; got ${q.got.join(', ')}`}`);
   if (r.longQuery) lines.push(`- long query top hits: ${r.longQuery.top.slice(0, 3).join(', ')}`);
+}
+if (results.intel) {
+  const pc = (x) => `${(100 * x).toFixed(1)}%`;
+  const names = Object.keys(results.intel);
+  lines.push('');
+  lines.push('Code intelligence against language-server gold (300 definitions and 40 reference sets per corpus; test/bench/intel):');
+  lines.push('');
+  lines.push(`| | ${names.join(' | ')} |`);
+  lines.push(`|---|${names.map(() => '---').join('|')}|`);
+  const irow = (label, f) => lines.push(`| ${label} | ${names.map((n) => f(results.intel[n])).join(' | ')} |`);
+  irow('definition precision, full chain (LSP first)', (r) => (r.full ? pc(r.full.definition.precision) : '-'));
+  irow('definition precision, no LSP: all answers / confident ones (share)', (r) => `${pc(r.fallback.definition.precision)} / ${pc(r.fallback.definition.confidentPrecision)} (${pc(r.fallback.definition.confident / r.fallback.definition.cases)})`);
+  irow('definition precision, Universal Ctags alone (coverage)', (r) => `${pc(r.ctags.definitionPrecision)} (${pc(r.ctags.definitionCoverage)})`);
+  irow('definition latency p50 / p95: full chain', (r) => (r.full ? `${ms(r.full.definition.p50Ms)} / ${ms(r.full.definition.p95Ms)}` : '-'));
+  irow('definition latency p50 / p95: no LSP, at a position', (r) => `${ms(r.fallback.definition.p50Ms)} / ${ms(r.fallback.definition.p95Ms)}`);
+  irow('definition latency p50 / p95: by name from the index', (r) => `${ms(r.fallback.byName.p50Ms)} / ${ms(r.fallback.byName.p95Ms)}`);
+  irow('reference recall / precision: full chain', (r) => (r.full ? `${pc(r.full.references.recall)} / ${pc(r.full.references.precision)}` : '-'));
+  irow('reference recall / precision: no LSP', (r) => `${pc(r.fallback.references.recall)} / ${pc(r.fallback.references.precision)}`);
+  irow('reference recall / precision: ctags + word grep', (r) => `${pc(r.ctags.referenceRecallMicro)} / ${pc(r.ctags.referencePrecision)}`);
+  irow('references p50 / p95: full chain / no LSP', (r) => `${r.full ? `${ms(r.full.references.p50Ms)} / ${ms(r.full.references.p95Ms)}` : '-'}; ${ms(r.fallback.references.p50Ms)} / ${ms(r.fallback.references.p95Ms)}`);
 }
 const md = lines.join('\n');
 writeFileSync(path.join(work, 'results.json'), JSON.stringify(results, null, 2));
