@@ -259,7 +259,7 @@ export async function runMcpStdio(opts: McpStdioOptions): Promise<void> {
   const restore = guardProcess(logger);
   try {
     await server.connect(new StdioServerTransport());
-    logger.info(`mcp: serving ${TOOL_NAMES.join(', ')} for ${host.root}`);
+    logger.info(`mcp: serving ${TOOL_NAMES.length} tools for ${host.root}`);
     logger.debug(`mcp: stopping (${await Promise.race([closed, stdinEnded, signals.signalled])})`);
     host.abort();
     await server.close().catch((e: unknown) => logger.warn(`mcp: closing failed: ${String(e)}`));
@@ -300,7 +300,7 @@ export async function runMcpHttp(opts: McpHttpOptions): Promise<void> {
       await writeServerRecord(host.root, { pid: process.pid, url: http.url, host: http.host, port: http.port, started: new Date().toISOString() });
       const tokenFile = token.source.kind === 'file' ? token.source.path : null;
       const tokenFrom = token.source.kind === 'file' ? token.source.path : `$${token.source.name}`;
-      logger.info(`mcp: serving ${TOOL_NAMES.join(', ')} for ${host.root} at ${http.url} (bearer token in ${tokenFrom}; see \`vlt mcp info\`)`);
+      logger.info(`mcp: serving ${TOOL_NAMES.length} tools for ${host.root} at ${http.url} (bearer token in ${tokenFrom}; see \`vlt mcp info\`)`);
       opts.onListening?.({ url: http.url, host: http.host, port: http.port, token_file: tokenFile, pid: process.pid });
       // A server is started ahead of its clients: open the index now (building it when there is
       // none), so that the first call does not wait. A failure is logged and retried on a call.

@@ -103,7 +103,7 @@ describe('vlt serve: MCP over Streamable HTTP', () => {
     expect(served.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
     expect(served.port).toBeGreaterThan(0);
     expect(served.token_file).toBe(path.join(ws.dir, '.vlt/mcp-token'));
-    expect(served.stderr()).toMatch(/mcp: serving search_code, index_status for .* at http:\/\/127\.0\.0\.1:\d+\/mcp/);
+    expect(served.stderr()).toMatch(/mcp: serving \d+ tools for .* at http:\/\/127\.0\.0\.1:\d+\/mcp/);
   });
 
   it('calls every listed tool and gets real answers: the right file and lines', async () => {

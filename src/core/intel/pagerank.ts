@@ -55,7 +55,7 @@ export class RankGraphBuilder {
    * Adds an identifier group: each referencer links to each definer with weight
    * `weight × refWeights[i]`. Returns the group's index.
    */
-  addGroup(weight: number, referencers: readonly number[], definers: readonly number[], refWeights?: readonly number[]): number {
+  addGroup(weight: number, referencers: ArrayLike<number>, definers: ArrayLike<number>, refWeights?: ArrayLike<number>): number {
     this.checkWeight(weight);
     if (refWeights && refWeights.length !== referencers.length) throw new VltError('INTERNAL', 'addGroup: one weight per referencer');
     for (let i = 0; i < referencers.length; i++) {
@@ -64,7 +64,7 @@ export class RankGraphBuilder {
       this.checkWeight(w);
       this.refWeights.push(w);
     }
-    for (const d of definers) this.defNodes.push(this.checkNode(d));
+    for (let i = 0; i < definers.length; i++) this.defNodes.push(this.checkNode(definers[i]!));
     this.groupWeights.push(weight);
     this.refStarts.push(this.refNodes.length);
     this.defStarts.push(this.defNodes.length);

@@ -94,6 +94,11 @@ export interface RepoMapSymbol {
   line: number;
   end_line: number;
   signature: string;
+  /**
+   * The rank that reached this definition through the files using it; a definition no other
+   * file uses gets a small share of its own file's rank instead.
+   */
+  rank: number;
 }
 
 export interface RepoMapFile {
@@ -265,8 +270,9 @@ interface FileNode {
 interface Entry {
   node: number;
   ident: number;
-  /** The graph groups whose flow reaches this definition (see {@link buildState}). */
-  groups: number[];
+  /** The graph groups whose flow reaches this definition, or -1 (see {@link buildState}). */
+  viaPlain: number;
+  viaAll: number;
   /** Definitions in line order. */
   rows: SymbolRow[];
   /** No other file uses the name: ranked by {@link UNREFERENCED_SHARE}. */
@@ -275,6 +281,8 @@ interface Entry {
 
 interface Ranking {
   nodeRank: Float64Array;
+  /** Each entry's rank (pinned entries without their lead). */
+  entryRank: Float64Array;
   /** Unit ids in rank order: `u < entries.length` is an entry, else the bare file `u - entries.length`. */
   order: Int32Array;
   iterations: number;
@@ -369,6 +377,100 @@ export function identifierWeight(name: string, definingFiles: number, onlyMember
   return mul;
 }
 
+/**
+ * Links the users of a name to its definers `domain` (indices into `definers`), recording in
+ * `via` the groups that reach each definer. Code outside the tests never uses a test file's
+ * definitions (Go's _test.go files, a src/test tree), so its uses link to the other definers
+ * only; tests link to all. A use of a name that k files define is a use of one of them: each
+ * link weighs 1/k, so a name defined five times does not pass on five times its users' rank
+ * (Aider links each fully). The index's postings say which files use a name, not how often, so
+ * every user weighs the same (Aider: the square root of its use count).
+ */
+function linkDomain(
+  builder: RankGraphBuilder,
+  weight: number,
+  users: Int32Array,
+  domain: readonly number[],
+  definers: readonly number[],
+  isTest: Uint8Array,
+  via: Array<{ plain: number; all: number }>,
+  groups: number[],
+): void {
+  if (users.length === 0) return;
+  const targets = domain.map((j) => definers[j]!);
+  if (!targets.some((n) => isTest[n])) {
+    const g = builder.addGroup(weight / targets.length, users, targets);
+    groups.push(g);
+    for (const j of domain) via[j]!.all = g;
+    return;
+  }
+  const plainDomain = domain.filter((j) => !isTest[definers[j]!]);
+  const plainUsers = users.filter((n) => !isTest[n]);
+  const testUsers = users.filter((n) => isTest[n]);
+  if (plainUsers.length > 0 && plainDomain.length > 0) {
+    const g = builder.addGroup(
+      weight / plainDomain.length,
+      plainUsers,
+      plainDomain.map((j) => definers[j]!),
+    );
+    groups.push(g);
+    for (const j of plainDomain) via[j]!.plain = g;
+  }
+  if (testUsers.length > 0) {
+    const g = builder.addGroup(weight / targets.length, testUsers, targets);
+    groups.push(g);
+    for (const j of domain) via[j]!.all = g;
+  }
+}
+
+/**
+ * A definition no other file can name: a `private` member in the languages that spell it so.
+ * Other files' uses of the name mean another definition. (Rust's privacy is per module tree,
+ * not per file, and Go's is handled per package in {@link buildState}.)
+ */
+function isFilePrivate(row: SymbolRow, language: LanguageId): boolean {
+  return PRIVATE_MODIFIER_LANGUAGES.has(language) && /^(?:@[\w.]+(?:\([^)]*\))?\s+)*private\b/.test(row.signature);
+}
+
+const PRIVATE_MODIFIER_LANGUAGES: ReadonlySet<LanguageId> = new Set<LanguageId>(['java', 'kotlin', 'csharp', 'typescript', 'tsx', 'php', 'swift']);
+
+/** A Go identifier that starts with a lower-case letter (or `_`): unexported, package-private. */
+function isGoUnexported(name: string): boolean {
+  const c = name.charCodeAt(0);
+  return (c >= 97 && c <= 122) || c === 95;
+}
+
+/** Per node, a number identifying its directory. */
+function directoryIds(files: readonly FileNode[]): Int32Array {
+  const ids = new Map<string, number>();
+  return Int32Array.from(files, (f) => {
+    const dir = f.path.slice(0, Math.max(0, f.path.lastIndexOf('/')));
+    let id = ids.get(dir);
+    if (id === undefined) ids.set(dir, (id = ids.size));
+    return id;
+  });
+}
+
+/** Indices of `items` grouped by `key`, groups in order of first appearance. */
+function splitBy<T>(items: readonly T[], key: (item: T) => number): number[][] {
+  const groups = new Map<number, number[]>();
+  items.forEach((item, j) => {
+    const k = key(item);
+    let list = groups.get(k);
+    if (!list) groups.set(k, (list = []));
+    list.push(j);
+  });
+  return [...groups.values()];
+}
+
+/**
+ * Stages 1 and 2: the definitions, who uses each name, and the graph, built once per index
+ * state. Aider links every file using a name to every file defining it; here a use links only
+ * to definitions it could mean (each rule explained where it is applied): not to a language's
+ * predeclared names, not to the user's own file, not across Go packages for unexported names,
+ * not to `private` members of another file, not from code outside the tests into test files;
+ * and a use of a name defined k times weighs 1/k per definition.
+ */
 function buildState(source: RepoMapSource, key: string, extraEdges: RepoMapperOptions['extraEdges']): MapState {
   const t0 = performance.now();
   const store = source.store;
@@ -441,8 +543,9 @@ function buildState(source: RepoMapSource, key: string, extraEdges: RepoMapperOp
   }
 
   // Stage 2: the graph. Each (file, name) is one ranked entry; each name links its users to
-  // its definers through one or two groups.
-  const isTest = files.map((f) => isTestPath(f.path));
+  // its definers through a group per visibility domain, or two when tests define it (below).
+  const isTest = Uint8Array.from(files, (f) => (isTestPath(f.path) ? 1 : 0));
+  const dirOf = directoryIds(files);
   const builder = new RankGraphBuilder(files.length);
   const entries: Entry[] = [];
   const identGroups: number[][] = [];
@@ -451,57 +554,72 @@ function buildState(source: RepoMapSource, key: string, extraEdges: RepoMapperOp
   // Scratch membership marks, reused for every name: this loop runs once per defined name.
   const isDefiner = new Uint8Array(files.length);
   for (let ident = 0; ident < idents.length; ident++) {
+    const name = idents[ident]!;
     const definers: number[] = [];
     const defRows: SymbolRow[][] = [];
+    // Per definer: whether another file can see any of its definitions of the name.
+    const visible: boolean[] = [];
     let onlyMembers = true;
+    let allGo = true;
     for (let k = rowStart[ident]!; k < rowStart[ident + 1]!; k++) {
       const i = rowsByIdent[k]!;
-      if (definers[definers.length - 1] !== rowNode[i]) {
-        definers.push(rowNode[i]!);
+      const node = rowNode[i]!;
+      const language = files[node]!.language;
+      if (definers[definers.length - 1] !== node) {
+        definers.push(node);
         defRows.push([]);
+        visible.push(false);
+        if (language !== 'go') allGo = false;
       }
       defRows[defRows.length - 1]!.push(rows[i]!);
+      if (!isFilePrivate(rows[i]!, language)) visible[visible.length - 1] = true;
       if (rows[i]!.container === undefined) onlyMembers = false;
     }
+    identDefiners.push(definers);
     // A file's use of a name it defines itself resolves to its own definition (scoping rules
     // agree in every language here), so it links nowhere; a name only its own file uses is a
     // private helper and ranks as unreferenced. Aider keeps these self-links, and a file of
     // helpers calling each other then fills the map with its internals.
-    for (const d of definers) isDefiner[d] = 1;
-    const refs = referencers[ident]?.filter((n) => isDefiner[n] === 0) ?? NO_NODES;
-    for (const d of definers) isDefiner[d] = 0;
-    const weight = identifierWeight(idents[ident]!, definers.length, onlyMembers);
-    // Code outside the tests never uses a test file's definitions (Go's _test.go files, a
-    // src/test tree), so its uses link to the other definers only; tests link to all. A use of
-    // a name that k files define is a use of one of them: each link weighs 1/k, so a name
-    // defined five times does not pass on five times its users' rank (Aider links each fully).
-    // The index's postings say which files use a name, not how often, so every user weighs
-    // the same (Aider: the square root of its use count).
-    const plainDefiners = definers.filter((n) => !isTest[n]);
-    const link = (users: Int32Array, targets: number[]): number => (users.length > 0 && targets.length > 0 ? builder.addGroup(weight / targets.length, users, targets) : -1);
-    let toPlain: number;
-    let toAll: number;
-    if (plainDefiners.length === definers.length) {
-      toPlain = -1;
-      toAll = link(refs, definers);
-    } else {
-      toPlain = link(
-        refs.filter((n) => !isTest[n]),
-        plainDefiners,
-      );
-      toAll = link(
-        refs.filter((n) => isTest[n]),
-        definers,
-      );
+    let refs = NO_NODES;
+    const users = referencers[ident];
+    if (users) {
+      for (const d of definers) isDefiner[d] = 1;
+      refs = users.filter((n) => isDefiner[n] === 0);
+      for (const d of definers) isDefiner[d] = 0;
     }
-    identGroups.push([toPlain, toAll].filter((g) => g >= 0));
-    identDefiners.push(definers);
-    definers.forEach((node, j) => {
-      const groups: number[] = [];
-      if (toPlain >= 0 && !isTest[node]) groups.push(toPlain);
-      if (toAll >= 0) groups.push(toAll);
-      entries.push({ node, ident, groups, rows: defRows[j]!, unreferenced: groups.length === 0 });
-    });
+    const groups: number[] = [];
+    if (definers.length === 1) {
+      // The common case, without the bookkeeping of several definers: same rules, one target.
+      const d = definers[0]!;
+      let users = refs;
+      if (users.length > 0 && visible[0] && allGo && isGoUnexported(name)) users = users.filter((n) => dirOf[n] === dirOf[d]);
+      if (users.length > 0 && visible[0] && isTest[d]) users = users.filter((n) => isTest[n] === 1);
+      const g = users.length > 0 && visible[0] ? builder.addGroup(identifierWeight(name, 1, onlyMembers), users, definers) : -1;
+      if (g >= 0) groups.push(g);
+      identGroups.push(groups);
+      entries.push({ node: d, ident, viaPlain: -1, viaAll: g, rows: defRows[0]!, unreferenced: g < 0 });
+      continue;
+    }
+    const via = definers.map(() => ({ plain: -1, all: -1 }));
+    if (refs.length > 0) {
+      const weight = identifierWeight(name, definers.length, onlyMembers);
+      // Go's unexported names are visible in their own package (directory) only; matched by
+      // name across the tree, `limit` or `buf` would collect every local variable so named.
+      const seen = definers.map((_, j) => j).filter((j) => visible[j]);
+      if (allGo && isGoUnexported(name)) {
+        for (const domain of splitBy(seen, (j) => dirOf[definers[j]!]!)) {
+          const dir = dirOf[definers[seen[domain[0]!]!]!]!;
+          linkDomain(builder, weight, refs.filter((n) => dirOf[n] === dir), domain.map((k) => seen[k]!), definers, isTest, via, groups);
+        }
+      } else if (seen.length > 0) {
+        linkDomain(builder, weight, refs, seen, definers, isTest, via, groups);
+      }
+    }
+    identGroups.push(groups);
+    for (let j = 0; j < definers.length; j++) {
+      const { plain, all } = via[j]!;
+      entries.push({ node: definers[j]!, ident, viaPlain: plain, viaAll: all, rows: defRows[j]!, unreferenced: plain < 0 && all < 0 });
+    }
   }
   if (extraEdges) {
     for (const e of extraEdges(files)) {
@@ -565,15 +683,16 @@ function rank(state: MapState, p: Personalization | undefined): { ranking: Ranki
   // a group's flow reaches each of its definers.
   const entryRank = new Float64Array(state.entries.length);
   state.entries.forEach((e, i) => {
-    let flow = 0;
-    for (const g of e.groups) flow += res.groupFlow[g]!;
-    entryRank[i] = e.unreferenced ? UNREFERENCED_SHARE * res.rank[e.node]! : flow;
+    entryRank[i] = e.unreferenced
+      ? UNREFERENCED_SHARE * res.rank[e.node]!
+      : (e.viaPlain >= 0 ? res.groupFlow[e.viaPlain]! : 0) + (e.viaAll >= 0 ? res.groupFlow[e.viaAll]! : 0);
   });
   // Pinned entries lead; ranks are probabilities (at most 1), so +2 puts them first.
-  if (p) for (const i of p.pinned) entryRank[i] = entryRank[i]! + 2;
+  const key = p && p.pinned.size > 0 ? entryRank.slice() : entryRank;
+  if (p) for (const i of p.pinned) key[i] = key[i]! + 2;
   const tie = tieOrder(state);
   const entryIds = Array.from(state.entries.keys());
-  entryIds.sort((a, b) => entryRank[b]! - entryRank[a]! || tie[a]! - tie[b]!);
+  entryIds.sort((a, b) => key[b]! - key[a]! || tie[a]! - tie[b]!);
   // Files with nothing to show come last, by their own rank (Aider lists them as bare paths).
   const bare: number[] = [];
   const hasEntries = new Uint8Array(state.files.length);
@@ -583,7 +702,7 @@ function rank(state: MapState, p: Personalization | undefined): { ranking: Ranki
   const order = new Int32Array(entryIds.length + bare.length);
   order.set(entryIds);
   bare.forEach((n, i) => (order[entryIds.length + i] = state.entries.length + n));
-  return { ranking: { nodeRank: res.rank, order, iterations: res.iterations }, ms: performance.now() - t0 };
+  return { ranking: { nodeRank: res.rank, entryRank, order, iterations: res.iterations }, ms: performance.now() - t0 };
 }
 
 /** Each entry's position in path-then-line order, the tie-breaker of equal ranks (computed once per state). */
@@ -877,18 +996,20 @@ function enclosing(rows: readonly SymbolRow[], row: SymbolRow): SymbolRow[] {
  */
 function renderPage(state: MapState, ranking: Ranking, units: readonly number[], minimal = false): Page {
   const nEntries = state.entries.length;
-  const byNode = new Map<number, { selected: SymbolRow[]; more: number; bare: boolean }>();
+  const byNode = new Map<number, { selected: SymbolRow[]; more: number }>();
+  const rankOf = new Map<SymbolRow, number>();
   for (const u of units) {
     const node = u < nEntries ? state.entries[u]!.node : u - nEntries;
     let slot = byNode.get(node);
     if (!slot) {
-      slot = { selected: [], more: 0, bare: u >= nEntries };
+      slot = { selected: [], more: 0 };
       byNode.set(node, slot);
     }
     if (u >= nEntries) continue;
     const rows = state.entries[u]!.rows;
     const limit = minimal ? 1 : MAX_ROWS_PER_ENTRY;
     slot.selected.push(...rows.slice(0, limit));
+    for (const r of rows) rankOf.set(r, ranking.entryRank[u]!);
     slot.more += Math.max(0, rows.length - limit);
   }
   const lines: string[] = [];
@@ -903,7 +1024,6 @@ function renderPage(state: MapState, ranking: Ranking, units: readonly number[],
     }
     lines.push(`${file.path}:`);
     const allRows = state.fileRows[node]!;
-    const selected = new Set(slot.selected);
     const shown = new Map<SymbolRow, number>();
     for (const row of slot.selected) {
       const chain = enclosing(allRows, row);
@@ -923,14 +1043,13 @@ function renderPage(state: MapState, ranking: Ranking, units: readonly number[],
       }
       lines.push(`  L${row.startLine} ${'  '.repeat(depth)}${sig}`);
     }
-    if (slot.more > 0) lines.push(`  ⋮ ${slot.more} more definition${slot.more > 1 ? 's' : ''} of the same name${slot.more > 1 ? 's' : ''}`);
+    if (slot.more > 0) lines.push(`  ⋮ ${slot.more} more definition${slot.more > 1 ? 's' : ''} of these names`);
     files.push({
       path: file.path,
       rank: rankValue,
-      symbols: slot.selected
-        .filter((r) => selected.has(r))
+      symbols: [...slot.selected]
         .sort(byPosition)
-        .map((r) => ({ name: r.name, kind: r.kind, line: r.startLine, end_line: r.endLine, signature: oneLine(r.signature || r.name) })),
+        .map((r) => ({ name: r.name, kind: r.kind, line: r.startLine, end_line: r.endLine, signature: oneLine(r.signature || r.name), rank: Number(rankOf.get(r)!.toPrecision(6)) })),
     });
   }
   return { text: lines.length ? `${lines.join('\n')}\n` : '', files };
@@ -948,7 +1067,12 @@ function renderPage(state: MapState, ranking: Ranking, units: readonly number[],
 const CURSOR_PATTERN = /^m1-(\d{1,9})-([0-9a-f]{12})-([A-Za-z0-9._:]{1,64})$/;
 
 function encodeCursor(offset: number, fingerprint: string, state: string): string {
-  return `m1-${offset}-${fingerprint}-${state}`;
+  return `m1-${offset}-${fingerprint}-${stateTag(state)}`;
+}
+
+/** The index state as the cursor carries it: as is when short and plain, else hashed. */
+function stateTag(state: string): string {
+  return /^[A-Za-z0-9._:]{1,64}$/.test(state) ? state : createHash('sha1').update(state).digest('hex').slice(0, 16);
 }
 
 /** The example a tool sizes its answer envelope with: as long as a real cursor gets. */
@@ -962,7 +1086,7 @@ function decodeCursor(cursor: string, fingerprint: string, state: string, units:
   if (m[2] !== fingerprint) {
     throw new VltError('USAGE', 'cursor belongs to a map with a different scope or focus; repeat the same scope and focus, or leave cursor out to start from the top');
   }
-  if (m[3] !== state) {
+  if (m[3] !== stateTag(state)) {
     throw new VltError('USAGE', 'the index changed since this cursor was made, so the ranking moved; leave cursor out to start from the top');
   }
   const offset = Number(m[1]);
