@@ -17,6 +17,11 @@ import { LANGUAGES } from '../core/types';
 import { nodeWorkspaceFs } from '../node/fs';
 import { ProgressReporter, formatBytes, formatSeconds, stderrLogger, type LogLevel } from './progress';
 import { registerMemoryCommands } from './memory-commands';
+import { SOURCE_FAMILIES, type SourceFamily } from '../core/oracle/oracle';
+import type { OracleExplain } from '../core/oracle/types';
+import type { ToolContext } from '../core/tools/definitions';
+import { openMemory } from '../node/memory';
+import { createNodeOracle } from '../node/oracle';
 
 const VERSION = '0.1.0';
 
@@ -147,6 +152,40 @@ function printSearch(res: SearchOutput, explain: boolean): void {
   }
   out('  fusion (weighted reciprocal rank, k=60):');
   for (const f of e.fusion) out(`    ${f.path}:${f.line}  ${f.score}  ${Object.entries(f.ranks).map(([k, v]) => `${k}#${v}`).join(' ')}`);
+}
+
+function parseSources(v: string): SourceFamily[] {
+  const list = v.split(',').map((x) => x.trim()).filter(Boolean);
+  const bad = list.filter((x) => !(SOURCE_FAMILIES as readonly string[]).includes(x));
+  if (bad.length || list.length === 0) throw new InvalidArgumentError(`expected a comma-separated list of ${SOURCE_FAMILIES.join(', ')}; got ${bad.join(', ') || 'nothing'}`);
+  return list as SourceFamily[];
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function formatExplain(e: OracleExplain): string {
+  const lines: string[] = ['', `explain — question type ${e.analysis.type} (${e.analysis.typeReason})`];
+  lines.push(`  symbols=${JSON.stringify(e.analysis.symbols)} paths=${JSON.stringify(e.analysis.paths)} terms=${JSON.stringify(e.analysis.terms)}`);
+  lines.push('retrieval paths:');
+  for (const r of e.runs) {
+    lines.push(`  ${r.name.padEnd(10)} ${r.status.padEnd(7)} ${r.ms.toFixed(1).padStart(8)} ms  ${r.reason ?? `${r.results.length} results`}`);
+    for (const x of r.results.slice(0, 8)) lines.push(`      ${x.citation}  ${x.method}  ${x.score}`);
+  }
+  lines.push('fusion and rerank (score = fused / best fused + features):');
+  for (const x of e.ranked) {
+    const ranks = Object.entries(x.ranks).map(([k, v]) => `${k}#${v}`).join(' ');
+    const feats = Object.entries(x.features).map(([k, v]) => `${k}${v >= 0 ? '+' : ''}${v}`).join(' ');
+    lines.push(`  ${x.score.toFixed(3)}  ${x.citation}  [${ranks}]${feats ? `  ${feats}` : ''}`);
+  }
+  lines.push(`evidence coverage ${e.threshold.best} (no-context below ${e.threshold.min}); weight of terms the index never mentions ${e.threshold.absent} (no-context from ${e.threshold.maxAbsent})${e.threshold.unknownSymbols.length ? `; names the index never mentions: ${e.threshold.unknownSymbols.join(', ')}` : ''}`);
+  lines.push(`context: ${e.context.tokens}/${e.context.budget} tokens`);
+  for (const i of e.context.items) lines.push(`  ${i.tier.padEnd(12)} ${String(i.tokens).padStart(5)}  ${i.citation}`);
+  for (const d of e.context.dropped) lines.push(`  dropped      ${String(d.tokens).padStart(5)}  ${d.citation} (${d.tier})`);
+  return lines.join('\n');
 }
 
 export function buildProgram(): Command {
@@ -398,6 +437,67 @@ export function buildProgram(): Command {
         allowRemote: Boolean(o.allowRemote),
         onListening: (l) => out(JSON.stringify({ url: l.url, token_file: l.token_file, pid: l.pid })),
       });
+    });
+
+  program
+    .command('oracle')
+    .description('answer a question about the codebase: short, cited [path:line]; an extractive evidence brief without a language model')
+    .argument('<question...>', 'the question, or a pasted bug report (quote it, or pass - to read it from stdin)')
+    .option('--source <list>', `sources to consult, comma-separated: ${SOURCE_FAMILIES.join(',')}`, parseSources)
+    .option('--explain', 'each retrieval path with its results and timing, the fusion and rerank, and the context with token counts')
+    .option('--json', 'machine-readable output (the whole answer object)')
+    .option('--session <id>', 'the shared conversation context to read follow-ups from and record into')
+    .option('--no-llm', 'the extractive evidence brief even when a language model is configured')
+    .option('--agent', 'let the language model call search and navigation tools in a loop')
+    .option('--max-turns <n>', 'agent mode: most model turns', parsePositiveInt)
+    .option('--tokens <n>', 'context budget in tokens (default by question type)', parsePositiveInt)
+    .option('--lsp', 'ask language servers and ctags for definitions and references (slower to start)')
+    .action(async (words: string[], o: { source?: SourceFamily[]; explain?: boolean; json?: boolean; session?: string; llm?: boolean; agent?: boolean; maxTurns?: number; tokens?: number; lsp?: boolean }) => {
+      const g = globals();
+      const { logger, progress } = wiring(g);
+      const question = words.length === 1 && words[0] === '-' ? await readStdin() : words.join(' ');
+      const engine = await openForQuery(root(), g);
+      const lsp = o.lsp ? createLanguageServers({ root: engine.root, logger }) : undefined;
+      const tags = o.lsp ? new CtagsProvider({ root: engine.root, files: () => engine.store.listFiles().map((f) => f.path), generation: () => engine.store.generation, logger }) : undefined;
+      const memory = openMemory(engine.root, logger);
+      memory.catch(() => undefined);
+      const ctx: ToolContext = { getEngine: () => Promise.resolve(engine), fs: nodeWorkspaceFs, logger, author: 'user', ...(lsp && tags ? { intel: () => ({ lsp, tags }) } : {}) };
+      const oracle = createNodeOracle({ engine, logger, getMemory: () => memory, toolContext: ctx, noLlm: o.llm === false, ...(lsp && tags ? { intel: { lsp, tags } } : {}) });
+      let streamed = false;
+      try {
+        const ans = await oracle.ask(question, {
+          ...(o.source ? { sources: o.source } : {}),
+          explain: Boolean(o.explain),
+          ...(o.session !== undefined ? { session: o.session } : {}),
+          author: 'user',
+          noLlm: o.llm === false,
+          agent: Boolean(o.agent),
+          ...(o.maxTurns ? { maxTurns: o.maxTurns } : {}),
+          ...(o.tokens ? { budgetTokens: o.tokens } : {}),
+          onEvent: (e) => {
+            if (e.type === 'phase') progress.status(e.message);
+            else if (e.type === 'tool') logger.info(`oracle: calling ${e.name} ${e.args.slice(0, 160)}`);
+            else if (e.type === 'text' && !o.json) {
+              if (!streamed) progress.clear();
+              streamed = true;
+              process.stdout.write(e.text);
+            }
+          },
+        });
+        progress.clear();
+        if (o.json) json(ans);
+        else {
+          // A streamed answer is already on stdout; the brief and the no-context reply are not.
+          if (!streamed || ans.mode === 'extractive') out(`${streamed ? '\n\n' : ''}${ans.answer}`);
+          else out('');
+          if (ans.degraded) logger.warn(`oracle: ${ans.degraded}`);
+          if (o.explain && ans.explain) out(formatExplain(ans.explain));
+        }
+      } finally {
+        await lsp?.dispose();
+        await (await memory.catch(() => undefined))?.close();
+        await engine.close();
+      }
     });
 
   registerMemoryCommands(program, { workspace: () => root(), logger: () => wiring(globals()).logger });

@@ -84,6 +84,16 @@ export class ProgressReporter {
     this.stream.write(`${PHASE_LABEL[ev.phase]}: ${counts} ${unit} (${rate.toFixed(0)}/s)\n`);
   };
 
+  /**
+   * A one-line status ("searching code, notes…"): redrawn in place on a terminal, not printed at
+   * all when stderr is a pipe, where a log of phases would only be noise.
+   */
+  status(message: string): void {
+    if (!this.enabled || !this.tty) return;
+    this.stream.write(`\r\x1b[2K${message}…`);
+    this.drawn = true;
+  }
+
   /** Erases the bar so that a log line prints cleanly. */
   clear(keepNewline = false): void {
     if (this.tty && this.drawn) {

@@ -392,6 +392,33 @@ export class Engine {
     return `vectors on: ${this.embeddings.model}, ${this.searchIndex.vectorCount()} chunk vectors`;
   }
 
+  /**
+   * The innermost indexed chunk of `path` that contains `line` (else the nearest one before
+   * it), with the file's content hash: the snippet a navigation answer shows.
+   */
+  chunkAround(path: string, line: number): { startLine: number; endLine: number; text: string; symbol: string | null; kind: string; contentHash: string } | undefined {
+    const file = this.store.getFile(path);
+    if (!file) return undefined;
+    const chunks = this.store.chunksOfFile(file.id);
+    let best: (typeof chunks)[number] | undefined;
+    for (const c of chunks) if (c.startLine <= line && line <= c.endLine && (!best || c.endLine - c.startLine < best.endLine - best.startLine)) best = c;
+    if (!best) for (const c of chunks) if (c.startLine <= line && (!best || c.startLine > best.startLine)) best = c;
+    best ??= chunks[0];
+    if (!best) return undefined;
+    return { startLine: best.startLine, endLine: best.endLine, text: best.text, symbol: best.symbol ?? null, kind: best.kind, contentHash: file.hash };
+  }
+
+  /**
+   * How rare each search term is: the number of indexed chunks whose name or body contains it,
+   * out of `docs`. The oracle weighs how much of a question the evidence covers by this, so a
+   * question about something the workspace never mentions is recognised as such.
+   */
+  termRarity(terms: readonly string[]): { docs: number; df: Map<string, number> } {
+    const df = new Map<string, number>();
+    for (const t of terms) df.set(t, this.searchIndex.docFrequency(t));
+    return { docs: this.searchIndex.size, df };
+  }
+
   status(): StatusReport {
     const s = this.store.stats();
     let skippedDirs: Array<{ path: string; reason: string }> = [];

@@ -20,6 +20,8 @@ import { allTools } from '../core/tools';
 import { CtagsProvider } from '../node/ctags';
 import { createLanguageServers } from '../node/lsp';
 import { openMemory } from '../node/memory';
+import { createNodeOracle } from '../node/oracle';
+import type { Oracle } from '../core/oracle/oracle';
 import { nodeWorkspaceFs } from '../node/fs';
 import { DEFAULT_MCP_HOST, DEFAULT_MCP_PORT, resolveBindHost, startMcpHttpServer, type McpHttpLimits } from './http';
 import { createMcpServer } from './server';
@@ -29,6 +31,7 @@ export const MCP_SERVER_NAME = 'vlt-oracle';
 
 const INSTRUCTIONS = [
   'Vlt Oracle indexes the source code of this workspace and keeps its notes and development threads.',
+  'Start with ask_oracle for any question about how this codebase works, where something is used, or why it changed: one call returns a short answer citing [path:line], instead of many file reads.',
   'Use search_code to find definitions, implementations and uses by identifier, words, path fragment or pasted error text before opening files; follow next_cursor for more hits.',
   'Use find_definition and find_references for exact navigation (a language server when one runs, else the index, with provenance on every answer), and get_repo_map for an overview ranked by importance.',
   'Notes (search_notes, read_note, ...) hold the project knowledge; threads (thread_push, thread_read, thread_seek) are development memory across sessions.',
@@ -151,10 +154,20 @@ async function openHost(opts: McpStdioOptions): Promise<McpHost> {
       )
       .catch((e: unknown) => logger.warn(`mcp: could not record ${call.tool} in the session: ${e instanceof Error ? e.message : String(e)}`));
   };
+  const oracles = new WeakMap<Engine, Oracle>();
   const ctx: ToolContext = {
     fs: nodeWorkspaceFs,
     logger,
     intel,
+    session: DEFAULT_SESSION_ID,
+    getOracle(e) {
+      let o = oracles.get(e);
+      if (!o) {
+        o = createNodeOracle({ engine: e, logger, getMemory, intel: intel(e), toolContext: ctx });
+        oracles.set(e, o);
+      }
+      return Promise.resolve(o);
+    },
     getEngine() {
       if (shutdown.signal.aborted) return Promise.reject(new VltError('CANCELLED', 'the server is shutting down'));
       // Concurrent first calls share one open; a failed open (the writer lock held by a

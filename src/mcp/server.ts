@@ -58,9 +58,10 @@ export function createMcpServer(tools: readonly ToolDefinition[], ctx: ToolConte
       },
       async (args: unknown, extra): Promise<CallToolResult> => {
         const t0 = performance.now();
-        const outcome = await invokeTool(def, { ...ctx, signal: extra.signal }, args);
+        const author = agentIdFromClientInfo(server.server.getClientVersion());
+        const outcome = await invokeTool(def, { ...ctx, signal: extra.signal, author }, args);
         ctx.logger.debug(`mcp: ${def.name} ${outcome.ok ? 'ok' : outcome.error.code} in ${(performance.now() - t0).toFixed(1)} ms`);
-        info.onCall?.({ tool: def.name, author: agentIdFromClientInfo(server.server.getClientVersion()), input: args, outcome });
+        info.onCall?.({ tool: def.name, author, input: args, outcome });
         return toCallToolResult(outcome);
       },
     );

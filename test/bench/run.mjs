@@ -12,12 +12,15 @@ import * as esbuild from 'esbuild';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const work = path.join(root, '.bench');
 mkdirSync(work, { recursive: true });
+// Suites: go, django (the corpus measurements), intel, repomap, memory, oracle; none named = all.
 const only = process.argv.slice(2);
+const want = (suite) => only.length === 0 || only.includes(suite);
+const GO_SRC = '/usr/share/go-1.19/src';
 
 const CORPORA = [
-  { name: 'go', pkg: 'golang-1.19-src', src: '/usr/share/go-1.19/src', dest: 'go', gold: 'gold-go.json' },
+  { name: 'go', pkg: 'golang-1.19-src', src: GO_SRC, dest: 'go', gold: 'gold-go.json' },
   { name: 'django', pkg: 'python3-django', src: '/usr/lib/python3/dist-packages/django', dest: 'django/django', gold: 'gold-django.json' },
-].filter((c) => only.length === 0 || only.includes(c.name));
+].filter((c) => want(c.name));
 
 function ensureDebian(pkgs) {
   const missing = pkgs.filter((p) => spawnSync('dpkg', ['-s', p], { stdio: 'ignore' }).status !== 0);
@@ -141,14 +144,49 @@ if (onlyIntel) {
   );
 }
 
+/** Bundles one bench script into .bench/ and runs it from the repository root; its stdout is JSON. */
+async function runBench(name, args = [], opts = {}) {
+  const out = path.join(work, `${name}.cjs`);
+  await esbuild.build({ entryPoints: [path.join(root, `test/bench/${name}.ts`)], bundle: true, platform: 'node', format: 'cjs', target: 'node20', outfile: out, logLevel: 'warning', ...opts });
+  return JSON.parse(
+    execFileSync(process.execPath, [out, ...args], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, VLT_EMBEDDINGS: 'off' }, maxBuffer: 256 * 1024 * 1024 }),
+  );
+}
+
+// The repository map on the Go standard library, on the copy (and index) the go corpus made;
+// it indexes that copy itself when the go corpus did not run.
+if (want('repomap')) {
+  ensureDebian(['golang-1.19-src']);
+  console.error('[repomap] repository map on the Go standard library…');
+  results.repomap = await runBench('repomap-bench', [GO_SRC, path.join(work, 'go')]);
+}
+
+// Memory: thread push and notes search on a generated vault, in process and through the CLI.
+if (want('memory')) {
+  console.error('[memory] thread push and notes search…');
+  results.memory = await runBench('memory-bench');
+}
+
+// The oracle: cited-file recall on the hand-verified question set (test/bench/oracle), ripgrep
+// on the same questions, latency extractive and with a fake model, and concurrent asks.
+if (want('oracle')) {
+  ensureDebian(['golang-1.19-src', 'ripgrep']);
+  console.error('[oracle] questions on the Go standard library and on this repository…');
+  results.oracle = await runBench('oracle-bench', ['--go-dir', path.join(work, 'go')]);
+}
+
 const mb = (n) => `${(n / 2 ** 20).toFixed(0)} MiB`;
 const ms = (n) => (n >= 1000 ? `${(n / 1000).toFixed(2)} s` : `${n.toFixed(n < 10 ? 1 : 0)} ms`);
 const lines = [];
 lines.push(`Machine: ${results.machine}; ${results.date}; no embeddings.`);
 lines.push('');
-lines.push(`| | ${Object.keys(results.corpora).join(' | ')} |`);
-lines.push(`|---|${Object.keys(results.corpora).map(() => '---').join('|')}|`);
-const row = (label, f) => lines.push(`| ${label} | ${Object.values(results.corpora).map(f).join(' | ')} |`);
+const hasCorpora = Object.keys(results.corpora).length > 0;
+if (hasCorpora) {
+  lines.push(`| | ${Object.keys(results.corpora).join(' | ')} |`);
+  lines.push(`|---|${Object.keys(results.corpora).map(() => '---').join('|')}|`);
+}
+// Rows of the corpus table; nothing when only other suites ran.
+const row = (label, f) => hasCorpora && lines.push(`| ${label} | ${Object.values(results.corpora).map(f).join(' | ')} |`);
 row('files / chunks / symbols', (r) => `${r.files} / ${r.chunks} / ${r.symbols}`);
 row('cold index (wall, incl. process start)', (r) => ms(r.coldMs));
 row('files/s, chunks/s', (r) => `${r.filesPerSec.toFixed(0)}, ${r.chunksPerSec.toFixed(0)}`);
@@ -164,7 +202,7 @@ row('speed-up vs rg (p50 / p95)', (r) => `${r.speedupVsRg.p50.toFixed(1)}× / ${
 row('long bug-report query p50 / p95', (r) => (r.longQuery ? `${ms(r.longQuery.p50)} / ${ms(r.longQuery.p95)} (${r.longQuery.words} words)` : '-'));
 row('search_code over MCP stdio p50 / p95 (overhead vs engine)', (r) => `${ms(r.mcp.mcp.p50)} / ${ms(r.mcp.mcp.p95)} (+${ms(r.mcp.overhead.p50)} / +${ms(r.mcp.overhead.p95)})`);
 row('gold queries in top-N', (r) => `${r.quality.filter((q) => q.pass).length} / ${r.quality.length}`);
-lines.push('');
+if (hasCorpora) lines.push('');
 for (const [name, r] of Object.entries(results.corpora)) {
   lines.push(`Quality, ${name}:`);
   for (const q of r.quality) lines.push(`- ${q.pass ? 'pass' : 'FAIL'} "${q.query}" → ${q.expect}: rank ${q.rank ?? '>10'} (needs ≤ ${q.top})${q.pass ? '' : `; got ${q.got.join(', ')}`}`);
@@ -189,6 +227,71 @@ if (results.intel) {
   irow('reference recall / precision: no LSP', (r) => `${pc(r.fallback.references.recall)} / ${pc(r.fallback.references.precision)}`);
   irow('reference recall / precision: ctags + word grep', (r) => `${pc(r.ctags.referenceRecallMicro)} / ${pc(r.ctags.referencePrecision)}`);
   irow('references p50 / p95: full chain / no LSP', (r) => `${r.full ? `${ms(r.full.references.p50Ms)} / ${ms(r.full.references.p95Ms)}` : '-'}; ${ms(r.fallback.references.p50Ms)} / ${ms(r.fallback.references.p95Ms)}`);
+}
+const pc = (x) => `${(100 * x).toFixed(1)}%`;
+if (results.repomap) {
+  const r = results.repomap;
+  lines.push('');
+  lines.push(`Repository map on the Go standard library (${r.files} files, ${r.entries} entries):`);
+  lines.push('');
+  lines.push('| | measured | target |');
+  lines.push('|---|---|---|');
+  lines.push(`| cold: open + first map (open / graph / rank / render) | ${ms(r.cold.totalMs)} (${ms(r.cold.openMs)} / ${ms(r.cold.graphMs)} / ${ms(r.cold.rankMs)} / ${ms(r.cold.renderMs)}) | ≤ 2 s |`);
+  lines.push(`| cached default map p50 / max (${r.cachedDefault.runs} runs) | ${ms(r.cachedDefault.p50)} / ${ms(r.cachedDefault.max)} | ≤ 200 ms |`);
+  lines.push(`| new focus, re-ranked on the cached graph p50 / max (${r.focusRerank.runs} focus sets) | ${ms(r.focusRerank.p50)} / ${ms(r.focusRerank.max)} | ≤ 200 ms |`);
+  lines.push(`| same focus again p50 | ${ms(r.focusRepeat.p50)} | |`);
+  lines.push(`| scoped to ${r.scoped.scope} | ${ms(r.scoped.ms)}, ${r.scoped.tokens} tokens | |`);
+  lines.push(`| ${r.maxBudget.maxTokens}-token map | ${ms(r.maxBudget.ms)}, ${r.maxBudget.tokens} tokens | |`);
+}
+if (results.memory) {
+  const r = results.memory;
+  lines.push('');
+  lines.push('Memory (generated 1,000-note vault):');
+  lines.push('');
+  lines.push('| | measured | target |');
+  lines.push('|---|---|---|');
+  lines.push(`| thread push p50 / p95, in process | ${ms(r.push_p50_ms)} / ${ms(r.push_p95_ms)} | p95 ≤ 50 ms |`);
+  lines.push(`| notes search p50 / p95, in process | ${ms(r.notes_search_p50_ms)} / ${ms(r.notes_search_p95_ms)} | p95 ≤ 30 ms |`);
+  lines.push(`| notes search re-checking every mtime p50 / p95 | ${ms(r.notes_search_rescan_p50_ms)} / ${ms(r.notes_search_rescan_p95_ms)} | |`);
+  lines.push(`| vault index build (wall / CPU) | ${ms(r.vault_index_build_ms)} / ${ms(r.vault_index_build_cpu_ms)} | |`);
+  if (r.cli_push_p50_ms !== undefined) lines.push(`| \`vlt thread push\` through the CLI p50 / p95 (\`vlt --version\` p50) | ${ms(r.cli_push_p50_ms)} / ${ms(r.cli_push_p95_ms)} (${ms(r.cli_version_p50_ms)}) | |`);
+}
+if (results.oracle) {
+  const o = results.oracle;
+  const names = Object.keys(o.corpora);
+  const cols = [...names, 'all'];
+  const cell = (f, all) => [...names.map((n) => f(o.corpora[n])), all].join(' | ');
+  const frac = (a, b) => (b ? `${a} / ${b}` : '-');
+  lines.push('');
+  lines.push(`Oracle on the hand-verified question set (test/bench/oracle: ${o.questions.answerable} answerable, ${o.questions.noAnswer} with no answer in the corpus); extractive (no model) unless noted:`);
+  lines.push('');
+  lines.push(`| | ${cols.join(' | ')} |`);
+  lines.push(`|---|${cols.map(() => '---').join('|')}|`);
+  lines.push(`| files per corpus | ${cell((c) => String(c.files), '')} |`);
+  lines.push(`| Recall@5 of cited files, oracle | ${cell((c) => pc(c.recallAt5), pc(o.extractive.recallAt5))} |`);
+  lines.push(`| Recall@5, ripgrep (content words, files by match count) | ${cell((c) => pc(c.rgRecallAt5), pc(o.extractive.rgRecallAt5))} |`);
+  lines.push(`| no-context on no-answer questions | ${cell((c) => frac(c.noContextCorrect, c.noAnswer), pc(o.extractive.noContextAccuracy))} |`);
+  lines.push(`| false no-context on answerable questions | ${cell((c) => frac(c.falseNoContext, c.answerable), pc(o.extractive.falseNoContextRate))} |`);
+  lines.push(`| latency p50 / p95 (${o.extractive.rounds} rounds after a warm-up) | ${cell((c) => `${ms(c.latency.p50)} / ${ms(c.latency.p95)}`, `${ms(o.extractive.latency.p50)} / ${ms(o.extractive.latency.p95)}`)} |`);
+  lines.push(`| ripgrep p50 / p95, same questions | ${cell((c) => `${ms(c.rgLatency.p50)} / ${ms(c.rgLatency.p95)}`, `${ms(o.extractive.rgLatency.p50)} / ${ms(o.extractive.rgLatency.p95)}`)} |`);
+  lines.push('');
+  lines.push(`| Recall@5 by question type | ${Object.keys(o.extractive.perType).join(' | ')} |`);
+  lines.push(`|---|${Object.keys(o.extractive.perType).map(() => '---').join('|')}|`);
+  lines.push(`| oracle | ${Object.values(o.extractive.perType).map((t) => `${pc(t.recallAt5)} (${t.n})`).join(' | ')} |`);
+  lines.push(`| ripgrep | ${Object.values(o.extractive.perType).map((t) => pc(t.rgRecallAt5)).join(' | ')} |`);
+  lines.push('');
+  lines.push('| target | measured | |');
+  lines.push('|---|---|---|');
+  const p95 = o.extractive.latency.p95;
+  lines.push(`| extractive answer p95 ≤ 1 s | ${ms(p95)} (errors: ${o.extractive.errors}) | ${p95 <= 1000 && o.extractive.errors === 0 ? 'met' : 'not met'} |`);
+  if (o.llm) {
+    const ov = o.llm.overhead;
+    lines.push(`| with a model: time beyond the model's ≤ 200 ms (p50 / p95 over ${o.llm.modelAnswered} answers; model p50 ${ms(o.llm.model.p50)}) | ${ms(ov.p50)} / ${ms(ov.p95)} (errors: ${o.llm.errors}, degraded: ${o.llm.degraded}) | ${ov.n > 0 && ov.p95 <= 200 && o.llm.errors === 0 ? 'met' : 'not met'} |`);
+  }
+  if (o.concurrency) {
+    const c = o.concurrency;
+    lines.push(`| ${c.concurrent} concurrent asks (${c.corpus}, ${c.asks} in all): 0 errors, p95 ≤ 3× single | ${c.errors} errors, p95 ${ms(c.latency.p95)} = ${c.ratioP95.toFixed(2)}× single (${ms(c.singleP95)}) | ${c.errors === 0 && c.ratioP95 <= 3 ? 'met' : 'not met'} |`);
+  }
 }
 const md = lines.join('\n');
 writeFileSync(path.join(work, 'results.json'), JSON.stringify(results, null, 2));

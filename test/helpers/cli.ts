@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, cpSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 
@@ -17,7 +17,7 @@ export interface CliResult {
  * Asynchronous on purpose: a test may serve the CLI from its own process (the fake OpenAI
  * server), which a blocking spawn would starve.
  */
-export function vlt(args: string[], opts: { cwd?: string; env?: Record<string, string>; timeoutMs?: number } = {}): Promise<CliResult> {
+export function vlt(args: string[], opts: { cwd?: string; env?: Record<string, string>; timeoutMs?: number; stdinFile?: string } = {}): Promise<CliResult> {
   const child = vltAsync(args, opts);
   let stdout = '';
   let stderr = '';
@@ -33,9 +33,12 @@ export function vlt(args: string[], opts: { cwd?: string; env?: Record<string, s
   });
 }
 
-export function vltAsync(args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): ChildProcess {
+export function vltAsync(args: string[], opts: { cwd?: string; env?: Record<string, string>; stdinFile?: string } = {}): ChildProcess {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...opts.env };
-  return spawn(process.execPath, [CLI, ...args], { cwd: opts.cwd ?? ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const stdin = opts.stdinFile ? openSync(opts.stdinFile, 'r') : 'ignore';
+  const child = spawn(process.execPath, [CLI, ...args], { cwd: opts.cwd ?? ROOT, env, stdio: [stdin, 'pipe', 'pipe'] });
+  if (typeof stdin === 'number') closeSync(stdin);
+  return child;
 }
 
 export function tempDir(prefix = 'vlt-test-'): string {

@@ -10,6 +10,9 @@
  *   the last user message when the script is empty; streams SSE chunks when
  *   `stream: true`, including tool calls in OpenAI's incremental shape.
  * - `GET /v1/models`: the configured model ids.
+ * - `POST /v1/rerank`: the common cross-encoder shape (Cohere, Jina, vLLM): `{model, query,
+ *   documents, top_n}` → `{results: [{index, relevance_score}]}`, scored deterministically
+ *   by term overlap (see {@link fakeRerankScore}), best first.
  *
  * Faults are queued per endpoint with {@link FakeOpenAI.fail} or
  * {@link FakeOpenAI.respond} and consumed one per request, before the normal reply.
@@ -18,7 +21,7 @@ import { createHash } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type FakeEndpoint = 'embeddings' | 'chat' | 'models';
+export type FakeEndpoint = 'embeddings' | 'chat' | 'models' | 'rerank';
 
 /**
  * - `429`: rate limited, with `Retry-After: 0` unless another value is given;
@@ -27,7 +30,7 @@ export type FakeEndpoint = 'embeddings' | 'chat' | 'models';
  * - `timeout`: the request is held, unanswered, until the client gives up;
  * - `garbage`: status 200 with a body that is not valid JSON;
  * - `bad-shape`: status 200 with valid JSON of the wrong shape (for embeddings: one
- *   vector fewer than inputs).
+ *   vector fewer than inputs; for rerank: a result whose index is past the last document).
  */
 export type FaultKind = '429' | '500' | '400' | '401' | 'timeout' | 'garbage' | 'bad-shape';
 
@@ -128,19 +131,34 @@ export function fakeEmbedding(text: string, dimensions = DEFAULT_DIMENSIONS): nu
   return out.map((v) => v / norm);
 }
 
+/**
+ * The fake reranker's relevance of `document` to `query`: the share of the query's distinct
+ * lower-cased words (letters and digits) that the document contains, in [0, 1].
+ */
+export function fakeRerankScore(query: string, document: string): number {
+  const words = (t: string) => new Set(t.toLowerCase().match(/[a-z0-9]+/g) ?? []);
+  const q = words(query);
+  if (q.size === 0) return 0;
+  const d = words(document);
+  let hit = 0;
+  for (const w of q) if (d.has(w)) hit++;
+  return hit / q.size;
+}
+
 /** Rough token count for the fake's `usage` fields; the exact value does not matter. */
 function fakeTokens(text: string): number {
   return Math.max(1, Math.ceil(text.length / 4));
 }
 
 function emptyCounters(): Record<FakeEndpoint, number> {
-  return { embeddings: 0, chat: 0, models: 0 };
+  return { embeddings: 0, chat: 0, models: 0, rerank: 0 };
 }
 
 function endpointOf(method: string, path: string): FakeEndpoint | 'other' {
   if (method === 'POST' && path === '/v1/embeddings') return 'embeddings';
   if (method === 'POST' && path === '/v1/chat/completions') return 'chat';
   if (method === 'GET' && path === '/v1/models') return 'models';
+  if (method === 'POST' && path === '/v1/rerank') return 'rerank';
   return 'other';
 }
 
@@ -181,10 +199,11 @@ function contentText(content: unknown): string {
 export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
   const defaultDims = opts.dimensions ?? DEFAULT_DIMENSIONS;
   const models = opts.models ?? ['fake-embedding', 'fake-chat'];
-  const faults: Record<FakeEndpoint, Fault[]> = { embeddings: [], chat: [], models: [] };
+  const faults: Record<FakeEndpoint, Fault[]> = { embeddings: [], chat: [], models: [], rerank: [] };
   const held = new Set<ServerResponse>();
   let completionSeq = 0;
   let toolCallSeq = 0;
+  let rerankSeq = 0;
 
   const state = {
     calls: [] as FakeCall[],
@@ -279,6 +298,9 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
           data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'fake' })),
         });
         return;
+      case 'rerank':
+        rerank(res, body);
+        return;
     }
   };
 
@@ -288,6 +310,10 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
       return embeddingResponse(inputs.slice(0, Math.max(0, inputs.length - 1)), body);
     }
     if (endpoint === 'chat') return { id: 'x', object: 'chat.completion', choices: 'nope' };
+    if (endpoint === 'rerank') {
+      const n = Array.isArray((body as { documents?: unknown } | undefined)?.documents) ? (body as { documents: unknown[] }).documents.length : 0;
+      return { id: 'x', results: [{ index: n, relevance_score: 1 }] };
+    }
     return { object: 'list', data: 'nope' };
   };
 
@@ -331,6 +357,28 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
       return;
     }
     sendJson(res, 200, embeddingResponse(inputs, body));
+  };
+
+  const rerank = (res: ServerResponse, body: unknown): void => {
+    const b = (body ?? {}) as { model?: unknown; query?: unknown; documents?: unknown; top_n?: unknown };
+    const documents = b.documents;
+    if (typeof b.query !== 'string' || !Array.isArray(documents) || documents.some((d) => typeof d !== 'string')) {
+      apiError(res, 400, "'query' must be a string and 'documents' an array of strings", 'invalid_request_error');
+      return;
+    }
+    const docs = documents as string[];
+    const query = b.query;
+    const topN = typeof b.top_n === 'number' ? b.top_n : docs.length;
+    const results = docs
+      .map((d, index) => ({ index, relevance_score: fakeRerankScore(query, d) }))
+      .sort((x, y) => y.relevance_score - x.relevance_score || x.index - y.index)
+      .slice(0, Math.max(0, topN));
+    sendJson(res, 200, {
+      id: `rerank-fake-${++rerankSeq}`,
+      model: typeof b.model === 'string' ? b.model : 'fake-rerank',
+      results,
+      usage: { total_tokens: fakeTokens(query) + docs.reduce((n, d) => n + fakeTokens(d), 0) },
+    });
   };
 
   const nextReply = (req: FakeChatRequest): FakeChatReply => {

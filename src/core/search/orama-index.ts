@@ -268,6 +268,12 @@ export class SearchIndex {
     return new SearchIndex(db, dims);
   }
 
+  /** Chunks whose name or body contains `term` (an index term, as the tokenizer makes them). */
+  docFrequency(term: string): number {
+    const t = this.store.text;
+    return Math.max(t.docFrequency(term, 'body'), t.docFrequency(term, 'name'));
+  }
+
   textStats(): { slots: number; deleted: number; vocabulary: number } {
     const t = this.store.text;
     return { slots: t.slotCount, deleted: t.deletedCount, vocabulary: t.vocabularySize };

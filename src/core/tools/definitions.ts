@@ -10,6 +10,7 @@ import type { Engine, SearchHit, StatusReport } from '../engine';
 import { VltError, toVltError } from '../errors';
 import type { LanguageServers } from '../intel/lsp';
 import type { TagsProvider } from '../intel/navigate';
+import type { Oracle } from '../oracle/oracle';
 import type { Logger, WorkspaceFs } from '../ports';
 import { LANGUAGES } from '../types';
 import { checkPathGlob } from '../search/hybrid';
@@ -33,6 +34,15 @@ export interface ToolContext {
    * find_definition/find_references use the index alone and say so.
    */
   intel?: (engine: Engine) => { lsp?: LanguageServers; tags?: TagsProvider };
+  /**
+   * The host's oracle over `engine`, with its memory, language model and git history. Absent,
+   * ask_oracle answers with an extractive oracle over the index alone.
+   */
+  getOracle?: (engine: Engine) => Promise<Oracle>;
+  /** Who is calling (an agent id from the MCP client info, or `user`); set per call by the host. */
+  author?: string;
+  /** The shared conversation context the host records calls in; ask_oracle reads it for follow-ups. */
+  session?: string;
 }
 
 /**

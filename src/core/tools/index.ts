@@ -7,10 +7,11 @@ import type { Memory } from '../memory';
 import { indexStatusTool, searchCodeTool, type ToolDefinition } from './definitions';
 import { memoryTools, type MemoryToolOptions } from './memory-tools';
 import { findDefinitionTool, findReferencesTool } from './nav-tools';
+import { askOracleTool, readFileRangeTool } from './oracle-tools';
 import { repoMapTool } from './repomap-tool';
 
 /** The code tools, which need only the engine. */
-export const CODE_TOOLS: readonly ToolDefinition[] = [searchCodeTool, findDefinitionTool, findReferencesTool, repoMapTool, indexStatusTool];
+export const CODE_TOOLS: readonly ToolDefinition[] = [askOracleTool, searchCodeTool, findDefinitionTool, findReferencesTool, repoMapTool, readFileRangeTool, indexStatusTool];
 
 export interface ToolRegistryOptions {
   /** Opens the workspace's memory (notes vault, threads); without it only the code tools are listed. */

@@ -1,0 +1,534 @@
+/**
+ * The oracle: one question in, one short cited answer out. It reads top to bottom as a
+ * pipeline of small stages:
+ *
+ *   rewrite (conversational follow-ups) → analyze → retrieve (parallel paths, a timeout each)
+ *   → expand (graph neighbours, git history of the best files) → fuse (RRF) → dedupe spans
+ *   → rerank (features, then an endpoint or the model when configured) → "is there context?"
+ *   → assemble (token budget by question type) → synthesize (model) or brief (extractive)
+ *   → log the exchange and its sources.
+ *
+ * Every stage that can fail without making the answer wrong degrades instead: a slow or
+ * broken path is skipped and reported, a failing model turns the answer into the extractive
+ * brief, clearly marked.
+ */
+import type { Engine } from '../engine';
+import { VltError, toVltError } from '../errors';
+import type { LanguageServers } from '../intel/lsp';
+import type { TagsProvider } from '../intel/navigate';
+import type { ChatModel } from '../llm/chat';
+import type { PromptLibrary } from '../llm/prompts';
+import type { Memory } from '../memory';
+import type { SessionEvent } from '../memory/session';
+import { loadTokenCounter } from '../memory/tokens';
+import { silentLogger, systemClock, type Clock, type Logger, type WorkspaceFs } from '../ports';
+import { FreshnessChecker } from '../tools/freshness';
+import { tokenize } from '../search/tokenizer';
+import { runAgent, type AgentTool } from './agent';
+import { analyzeQuestion } from './analyze';
+import { extractiveBrief, searchedSummary } from './brief';
+import { assembleContext, evidenceText } from './context';
+import { dedupeSpans, featureRerank, fuseRuns } from './fuse';
+import { GitRetriever, type GitHistory } from './git';
+import type { Reranker } from './rerank-endpoint';
+import { CodeSearchRetriever, GraphRetriever, NavigationRetriever, NotesRetriever, StructureRetriever, TestsRetriever, ThreadsRetriever } from './retrievers';
+import { rewriteQuestion } from './rewrite';
+import { noContextAnswer, synthesize } from './synthesize';
+import type { AnalyzedQuestion, AssembledContext, Citation, OracleAnswer, OracleEvent, OracleExplain, RankedEvidence, RetrievalResult, Retriever, RetrieverRun } from './types';
+
+export type SourceFamily = Retriever['family'];
+export const SOURCE_FAMILIES: readonly SourceFamily[] = ['code', 'notes', 'threads', 'git'];
+
+/** Per-path time budget: a path slower than this is skipped and reported, never awaited. */
+export const DEFAULT_PATH_TIMEOUT_MS = 4000;
+/** Results each path contributes to the fusion. */
+const PATH_LIMIT = 12;
+/** The head of the ranking an endpoint or model reranker may reorder. */
+const RERANK_HEAD = 20;
+/** A question longer than this is cut: it is a pasted document, and its head says the most. */
+const MAX_QUESTION_CHARS = 20_000;
+
+/**
+ * The "no relevant context" decision, on two measures of the question's terms, each weighted by
+ * its IDF in the index (a rare term says more about what is asked than a common one):
+ *
+ * - coverage: the share of the weight that the best evidence contains. Below MIN_COVERAGE the
+ *   evidence is about something else.
+ * - absence: the share of the weight carried by terms the whole index never mentions ("Stripe",
+ *   "bcrypt", "Kafka"). At MAX_ABSENT or above the question is about something this project
+ *   does not have, however well its common words match.
+ *
+ * - unknown symbols: a name the question treats as code (`Kafka`, `StripeClient`) that no chunk,
+ *   note or thread mentions.
+ *
+ * Calibrated on the benchmark question set (`test/bench/oracle`, see its README): answerable
+ * questions there cover 0.2 or more of their weight; those about things the corpora lack cover
+ * under 0.08, name an unknown symbol, or carry 0.45 or more of their weight in absent terms.
+ */
+export const MIN_COVERAGE = 0.1;
+export const MAX_ABSENT = 0.4;
+/** Evidence items the coverage is measured over. */
+const COVERAGE_TOP = 5;
+
+export interface OracleDeps {
+  engine: Engine;
+  /** File access for the freshness check: evidence from files changed since indexing is re-read. */
+  fs?: WorkspaceFs;
+  logger?: Logger;
+  clock?: Clock;
+  /** Notes, threads and the shared session; without it those paths are skipped. */
+  memory?: Memory | (() => Promise<Memory | undefined>);
+  /** Language servers and ctags for the navigation path. */
+  intel?: { lsp?: LanguageServers; tags?: TagsProvider };
+  git?: GitHistory;
+  chat?: ChatModel;
+  /** Required with `chat`: the prompt templates. */
+  prompts?: PromptLibrary;
+  /** An optional cross-encoder endpoint; reorders the head of the ranking. */
+  reranker?: Reranker;
+  /** Tools the model may call in agent mode. */
+  agentTools?: () => AgentTool[];
+  pathTimeoutMs?: number;
+  /** Adjusts the first-phase retrieval paths (a host adding its own, tests adding faulty ones). */
+  paths?: (defaults: Retriever[]) => Retriever[];
+}
+
+export interface AskOptions {
+  /** Source families to consult (default: all). */
+  sources?: readonly SourceFamily[];
+  explain?: boolean;
+  /** The shared conversation context to read (for follow-ups) and to record into. */
+  session?: string;
+  /** Who asks: an agent id or `user`. */
+  author?: string;
+  /** Answer extractively even when a model is configured. */
+  noLlm?: boolean;
+  /** Let the model call tools in a loop (needs a tool-calling model). */
+  agent?: boolean;
+  maxTurns?: number;
+  /** Context budget in tokens (default by question type). */
+  budgetTokens?: number;
+  /** Do not write the exchange to threads or the session (benchmarks). */
+  noLog?: boolean;
+  /**
+   * Record the question and answer in `session` (default true). A host that records every tool
+   * call itself (the MCP server) turns this off so that the exchange is not there twice.
+   */
+  recordSession?: boolean;
+  signal?: AbortSignal;
+  onEvent?: (e: OracleEvent) => void;
+}
+
+/** Runs `fn` with its own abort signal that fires after `ms` or when `outer` aborts. */
+async function withTimeout<T>(ms: number, outer: AbortSignal | undefined, fn: (signal: AbortSignal) => Promise<T>): Promise<{ ok: true; value: T } | { ok: false; timeout: boolean; error?: unknown }> {
+  const ctl = new AbortController();
+  const onAbort = () => ctl.abort(outer?.reason);
+  outer?.addEventListener('abort', onAbort, { once: true });
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => {
+      ctl.abort(new VltError('CANCELLED', `timed out after ${ms} ms`));
+      resolve('timeout');
+    }, ms);
+  });
+  try {
+    const r = await Promise.race([fn(ctl.signal).then((value) => ({ value })), timeout]);
+    return r === 'timeout' ? { ok: false, timeout: true } : { ok: true, value: r.value };
+  } catch (e) {
+    return { ok: false, timeout: false, error: e };
+  } finally {
+    clearTimeout(timer);
+    outer?.removeEventListener('abort', onAbort);
+  }
+}
+
+/** Plain (non-regex) check of which index terms a text contains. */
+function termsIn(text: string): Set<string> {
+  return new Set(tokenize(text));
+}
+
+export class Oracle {
+  private readonly logger: Logger;
+  private readonly clock: Clock;
+
+  constructor(private readonly deps: OracleDeps) {
+    if (deps.chat && !deps.prompts) throw new VltError('INTERNAL', 'Oracle: a chat model needs the prompt templates (prompts)');
+    this.logger = deps.logger ?? silentLogger;
+    this.clock = deps.clock ?? systemClock;
+  }
+
+  private async memory(): Promise<Memory | undefined> {
+    const m = this.deps.memory;
+    return typeof m === 'function' ? m() : m;
+  }
+
+  /** The retrieval paths of the first phase, in the order `--explain` lists them. */
+  private paths(): Retriever[] {
+    const memory = () => this.memory();
+    const defaults: Retriever[] = [
+      new CodeSearchRetriever(this.deps.engine),
+      new NavigationRetriever({ engine: this.deps.engine, ...(this.deps.intel ? { intel: this.deps.intel } : {}) }),
+      new TestsRetriever(this.deps.engine),
+      new StructureRetriever(this.deps.engine),
+      new NotesRetriever(memory),
+      new ThreadsRetriever(memory),
+    ];
+    return this.deps.paths ? this.deps.paths(defaults) : defaults;
+  }
+
+  private async runPath(p: Retriever, q: AnalyzedQuestion, sources: ReadonlySet<SourceFamily>, signal: AbortSignal | undefined): Promise<RetrieverRun> {
+    const base = { name: p.name, family: p.family };
+    if (!sources.has(p.family)) return { ...base, status: 'skipped', ms: 0, reason: 'source not selected', results: [] };
+    const applies = p.applies(q);
+    if (applies !== true) return { ...base, status: 'skipped', ms: 0, reason: applies, results: [] };
+    const t0 = performance.now();
+    const ms = this.deps.pathTimeoutMs ?? DEFAULT_PATH_TIMEOUT_MS;
+    const r = await withTimeout(ms, signal, (s) => p.retrieve({ question: q, limit: PATH_LIMIT, signal: s }));
+    const took = performance.now() - t0;
+    if (r.ok) return { ...base, status: 'ok', ms: took, results: r.value };
+    if (signal?.aborted) throw new VltError('CANCELLED', 'the question was cancelled');
+    if (r.timeout) {
+      this.logger.warn(`oracle: the ${p.name} path timed out after ${ms} ms; answering without it`);
+      return { ...base, status: 'timeout', ms: took, reason: `no answer within ${ms} ms`, results: [] };
+    }
+    const err = toVltError(r.error);
+    this.logger.warn(`oracle: the ${p.name} path failed (${err.code}): ${err.message}; answering without it`);
+    return { ...base, status: 'failed', ms: took, reason: `${err.code}: ${err.message}`, results: [] };
+  }
+
+  async ask(question: string, opts: AskOptions = {}): Promise<OracleAnswer> {
+    const raw = question.trim();
+    if (!raw) throw new VltError('USAGE', 'the question is empty');
+    const asked = raw.length > MAX_QUESTION_CHARS ? raw.slice(0, MAX_QUESTION_CHARS) : raw;
+    const emit = opts.onEvent ?? (() => {});
+    const timings: Record<string, number> = {};
+    const tStart = performance.now();
+    let mark = tStart;
+    const lap = (name: string) => {
+      const now = performance.now();
+      timings[name] = Number((now - mark).toFixed(2));
+      mark = now;
+    };
+    const sources = new Set<SourceFamily>(opts.sources?.length ? opts.sources : SOURCE_FAMILIES);
+    const useModel = Boolean(this.deps.chat && this.deps.prompts && !opts.noLlm);
+
+    // 1. Conversational rewriting: a follow-up becomes a standalone question.
+    const memory = opts.session !== undefined ? await this.memory() : undefined;
+    const session = memory && opts.session !== undefined ? memory.session(opts.session) : undefined;
+    let text = asked;
+    let rewritten: string | undefined;
+    let conversation = '';
+    if (session) {
+      const [events, focus] = await Promise.all([session.events(), session.focus()]);
+      const recent = events.slice(-6).map((e) => ({ role: e.kind === 'question' ? ('user' as const) : e.kind === 'answer' ? ('assistant' as const) : ('tool' as const), text: e.text.slice(0, 1500) }));
+      const asked_ = askedSymbols(events);
+      const symbols = [...focus.symbols.filter((s) => !asked_.includes(s)), ...asked_];
+      const rw = await rewriteQuestion(asked, { recent, focus: { symbols, files: focus.files } }, { ...(useModel ? { chat: this.deps.chat, prompts: this.deps.prompts } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
+      if (rw.rewritten) {
+        text = rw.text;
+        rewritten = rw.text;
+      }
+      const subjects = [...focus.symbols.slice(-8), ...focus.files.slice(-5)];
+      if (subjects.length) conversation = `Subjects so far: ${subjects.join(', ')}`;
+    }
+    lap('rewrite');
+
+    // 2. Analysis.
+    emit({ type: 'phase', phase: 'analyze', message: 'analysing the question' });
+    const q = analyzeQuestion(text);
+    lap('analyze');
+
+    // 3. Retrieval, every path in parallel.
+    emit({ type: 'phase', phase: 'retrieve', message: `searching ${[...sources].join(', ')}` });
+    const runs = await Promise.all(this.paths().map((p) => this.runPath(p, q, sources, opts.signal)));
+    lap('retrieve');
+
+    // 4. Second phase: neighbours and history of what the first phase found.
+    let ranked = featureRerank(dedupeSpans(fuseRuns(runs)), q, this.clock.now());
+    runs.push(await this.expandGraph(ranked, sources, opts.signal));
+    runs.push(await this.runPath(this.gitPath(ranked), q, sources, opts.signal));
+    lap('expand');
+
+    // 5. Fusion over every path, then the rerankers.
+    emit({ type: 'phase', phase: 'rerank', message: 'ranking the evidence' });
+    ranked = featureRerank(dedupeSpans(fuseRuns(runs)), q, this.clock.now());
+    ranked = await this.rerankHead(ranked, q, opts.signal);
+    lap('rerank');
+
+    // No answer quotes silently stale code: evidence from files changed since indexing is re-read.
+    ranked = await this.refresh(ranked);
+
+    // 6. Is there anything relevant at all?
+    const coverage = this.coverage(q, ranked);
+    const noContext = ranked.length === 0 || coverage.covered < MIN_COVERAGE || coverage.absent >= MAX_ABSENT || coverage.unknownSymbols.length > 0;
+
+    // 7. Context.
+    const count = await loadTokenCounter();
+    const ctx = assembleContext(noContext ? [] : ranked, q, { count, engine: this.deps.engine, ...(opts.budgetTokens ? { budget: opts.budgetTokens } : {}), ...(conversation ? { conversation } : {}) });
+    lap('assemble');
+
+    // 8. The answer.
+    let mode: OracleAnswer['mode'] = 'extractive';
+    let answer: string;
+    let citations: Citation[];
+    let degraded: string | undefined;
+    if (noContext) {
+      const searched = searchedSummary(runs);
+      answer = this.deps.prompts ? noContextAnswer(asked, searched, this.deps.prompts) : fallbackNoContext(searched);
+      citations = [];
+    } else {
+      const synthesized = useModel ? await this.synthesize(text, q, ctx, conversation, opts) : undefined;
+      if (synthesized && 'text' in synthesized) {
+        mode = synthesized.mode;
+        answer = synthesized.text;
+        citations = synthesized.citations;
+      } else {
+        degraded = synthesized?.degraded ?? (this.deps.chat && opts.noLlm ? 'a model is configured but --no-llm was given' : undefined);
+        answer = extractiveBrief({ question: q, context: ctx, runs, ...(degraded ? { degraded } : {}) });
+        citations = ctx.items.filter((i) => i.evidence).map((i) => citationOf(i.evidence!.result));
+      }
+    }
+    lap('answer');
+
+    const files = [...new Set(citations.filter((c) => c.source === 'code' || c.source === 'lsp' || c.source === 'test').map((c) => c.path))];
+    const consulted = ctx.items.flatMap((i) => (i.evidence ? [i.evidence.result.citation] : []));
+    const result: OracleAnswer = {
+      question: asked,
+      ...(rewritten ? { rewritten } : {}),
+      type: q.type,
+      mode,
+      answer,
+      noContext,
+      citations,
+      files,
+      ...(degraded ? { degraded } : {}),
+      sources: consulted,
+      timings,
+    };
+    if (opts.explain) result.explain = explainOf(q, runs, ranked, ctx, coverage);
+
+    // 9. Memory: the dated oracle thread, and the session when one was named.
+    if (!opts.noLog) await this.log(result, opts);
+    timings.total = Number((performance.now() - tStart).toFixed(2));
+    return result;
+  }
+
+  private async expandGraph(ranked: readonly RankedEvidence[], sources: ReadonlySet<SourceFamily>, signal: AbortSignal | undefined): Promise<RetrieverRun> {
+    const g = new GraphRetriever(this.deps.engine);
+    const base = { name: g.name, family: g.family };
+    if (!sources.has('code')) return { ...base, status: 'skipped', ms: 0, reason: 'source not selected', results: [] };
+    const top = ranked.slice(0, 5).map((e) => e.result);
+    if (top.length === 0) return { ...base, status: 'skipped', ms: 0, reason: 'nothing to expand', results: [] };
+    const t0 = performance.now();
+    const r = await withTimeout(this.deps.pathTimeoutMs ?? DEFAULT_PATH_TIMEOUT_MS, signal, (s) => g.expand(top, 6, s));
+    const ms = performance.now() - t0;
+    if (r.ok) return { ...base, status: 'ok', ms, results: r.value };
+    return { ...base, status: r.timeout ? 'timeout' : 'failed', ms, reason: r.timeout ? 'timed out' : toVltError(r.error).message, results: [] };
+  }
+
+  /** The git path, fed with the best files of the first phase. */
+  private gitPath(ranked: readonly RankedEvidence[]): Retriever {
+    const git = this.deps.git;
+    if (!git) {
+      return { name: 'git', family: 'git', applies: (q) => (q.type === 'history' ? 'no git history available' : 'only for history questions'), retrieve: () => Promise.resolve([]) };
+    }
+    const files = ranked
+      .filter((e) => e.result.source === 'code' || e.result.source === 'lsp' || e.result.source === 'test')
+      .slice(0, 5)
+      .map((e) => ({ path: e.result.path, ...(e.result.startLine !== undefined ? { startLine: e.result.startLine } : {}), ...(e.result.endLine !== undefined ? { endLine: e.result.endLine } : {}) }));
+    return new GitRetriever({ git, files: () => Promise.resolve(files) });
+  }
+
+  /**
+   * Checks the files of the evidence that can reach the context against the disk: a changed
+   * file has its lines re-read live and the evidence is marked `stale_index`; a vanished file's
+   * evidence is dropped, since there is nothing left to cite.
+   */
+  private async refresh(ranked: RankedEvidence[]): Promise<RankedEvidence[]> {
+    const fs = this.deps.fs;
+    if (!fs) return ranked;
+    const engine = this.deps.engine;
+    const fresh = new FreshnessChecker(engine.root, fs, engine.config.index.maxFileBytes);
+    const head = ranked.slice(0, 16);
+    const checked = await Promise.all(
+      head.map(async (e) => {
+        const r = e.result;
+        if (!r.contentHash || r.startLine === undefined || r.source === 'note' || r.source === 'thread' || r.source === 'git') return e;
+        const live = await fresh.snippet(r.path, r.contentHash, r.startLine, r.endLine ?? r.startLine, r.content, Math.max(1, (r.endLine ?? r.startLine) - r.startLine + 1));
+        if (!live.stale) return e;
+        if (!live.snippet) return undefined;
+        return { ...e, result: { ...r, content: live.snippet, metadata: { ...r.metadata, stale_index: true, why: live.note } } };
+      }),
+    );
+    return [...checked.filter((e): e is RankedEvidence => e !== undefined), ...ranked.slice(16)];
+  }
+
+  /** Reorders the head with the cross-encoder endpoint, when one is configured. */
+  private async rerankHead(ranked: RankedEvidence[], q: AnalyzedQuestion, signal: AbortSignal | undefined): Promise<RankedEvidence[]> {
+    const reranker = this.deps.reranker;
+    if (!reranker || ranked.length < 2) return ranked;
+    const head = ranked.slice(0, RERANK_HEAD);
+    try {
+      const scores = await reranker.rerank(q.text, head.map((e) => evidenceText(e).slice(0, 2000)), { topN: head.length, ...(signal ? { signal } : {}) });
+      const byIndex = new Map(scores.map((s) => [s.index, s.score]));
+      const reordered = head
+        .map((e, i) => ({ ...e, features: { ...e.features, rerank: byIndex.get(i) ?? 0 } }))
+        .sort((a, b) => (b.features.rerank ?? 0) - (a.features.rerank ?? 0));
+      return [...reordered, ...ranked.slice(RERANK_HEAD)];
+    } catch (e) {
+      this.logger.warn(`oracle: the ${reranker.name} reranker failed (${toVltError(e).message}); keeping the feature ranking`);
+      return ranked;
+    }
+  }
+
+  /**
+   * The IDF-weighted share of the question's terms that the best evidence contains (text and
+   * path). A term the workspace never mentions weighs the most: a question about it has no
+   * context here, however many of its common words match.
+   */
+  coverage(q: AnalyzedQuestion, ranked: readonly RankedEvidence[]): { covered: number; absent: number; unknownSymbols: string[] } {
+    // Exact answers for the named symbol, or evidence in the path the question names, are
+    // context by definition.
+    const top = ranked.slice(0, COVERAGE_TOP);
+    const sure = { covered: 1, absent: 0, unknownSymbols: [] };
+    if (top.some((e) => e.features.exactSymbol !== undefined && e.result.metadata.definition === true)) return sure;
+    if (top.some((e) => e.features.namedPath !== undefined || e.features.namedDir !== undefined)) return sure;
+    const terms = [...new Set(tokenize([...q.terms, ...q.symbols].join(' ')))];
+    if (terms.length === 0) return { covered: ranked.length > 0 ? 1 : 0, absent: 0, unknownSymbols: [] };
+    const { docs, df } = this.deps.engine.termRarity(terms);
+    // A name the question treats as a thing of the project (`Kafka`, `StripeClient`) that no
+    // indexed chunk mentions at all, and no note or thread either.
+    const outside = new Set<string>();
+    for (const e of top) if (e.result.source === 'note' || e.result.source === 'thread') for (const t of termsIn(e.result.content)) outside.add(t);
+    const unknownSymbols = q.symbols.filter((sym) => {
+      const toks = tokenize(sym);
+      return toks.length > 0 && toks.every((t) => (df.get(t) ?? this.deps.engine.termRarity([t]).df.get(t) ?? 0) === 0 && !outside.has(t));
+    });
+    const n = Math.max(docs, 1);
+    const present = new Set<string>();
+    for (const e of top) for (const t of termsIn(`${e.result.path}\n${e.result.content}`)) present.add(t);
+    let total = 0;
+    let covered = 0;
+    let absent = 0;
+    for (const t of terms) {
+      const d = df.get(t) ?? 0;
+      const idf = Math.log(1 + (n - d + 0.5) / (d + 0.5));
+      total += idf;
+      // Notes and threads are searched apart from the code index: a term they contain is not
+      // absent from the project.
+      if (present.has(t)) covered += idf;
+      else if (d === 0) absent += idf;
+    }
+    return total > 0 ? { covered: covered / total, absent: absent / total, unknownSymbols } : { covered: 0, absent: 0, unknownSymbols };
+  }
+
+  private async synthesize(
+    text: string,
+    q: AnalyzedQuestion,
+    ctx: AssembledContext,
+    conversation: string,
+    opts: AskOptions,
+  ): Promise<{ text: string; citations: Citation[]; mode: 'llm' | 'agent' } | { degraded: string }> {
+    const chat = this.deps.chat!;
+    const prompts = this.deps.prompts!;
+    const onEvent = opts.onEvent;
+    try {
+      if (opts.agent && this.deps.agentTools) {
+        opts.onEvent?.({ type: 'phase', phase: 'agent', message: `asking ${chat.model} with tools` });
+        const r = await runAgent(
+          { question: text, analysis: q, context: ctx, ...(conversation ? { conversation } : {}) },
+          { chat, prompts, tools: this.deps.agentTools(), ...(opts.maxTurns ? { maxTurns: opts.maxTurns } : {}), ...(onEvent ? { onEvent } : {}), ...(opts.signal ? { signal: opts.signal } : {}) },
+        );
+        if (r.citations.length === 0) return { degraded: `${chat.model} answered without citing the evidence or what its tools found; showing the evidence instead` };
+        return { text: r.text, citations: r.citations, mode: 'agent' };
+      }
+      opts.onEvent?.({ type: 'phase', phase: 'synthesize', message: `asking ${chat.model}` });
+      const r = await synthesize(
+        { question: text, analysis: q, context: ctx, ...(conversation ? { conversation } : {}) },
+        { chat, prompts, ...(onEvent ? { onEvent } : {}), ...(opts.signal ? { signal: opts.signal } : {}) },
+      );
+      if (r.citations.length === 0) return { degraded: `${chat.model} answered without citing the evidence; showing the evidence instead` };
+      return { text: r.text, citations: r.citations, mode: 'llm' };
+    } catch (e) {
+      const err = toVltError(e);
+      if (err.code === 'CANCELLED') throw err;
+      this.logger.warn(`oracle: the language model failed (${err.message}); answering with the evidence brief`);
+      return { degraded: `the language model failed: ${err.message}` };
+    }
+  }
+
+  private async log(result: OracleAnswer, opts: AskOptions): Promise<void> {
+    const memory = await this.memory().catch(() => undefined);
+    if (!memory) return;
+    try {
+      const sources = result.sources.length ? `\n\nSources: ${result.sources.join(' ')}` : '';
+      await memory.logOracleExchange({
+        question: result.question,
+        answer: `${result.answer}${sources}`,
+        ...(opts.author ? { author: opts.author } : {}),
+        ...(opts.session !== undefined && opts.recordSession !== false ? { session: opts.session } : {}),
+        ...(opts.signal ? { signal: opts.signal } : {}),
+      });
+    } catch (e) {
+      // The answer stands even when memory cannot be written (locked, read-only disk).
+      this.logger.warn(`oracle: could not record the exchange: ${toVltError(e).message}`);
+    }
+  }
+}
+
+/**
+ * The symbols the conversation asked about, oldest first: the subjects of earlier questions and
+ * the symbol arguments of earlier tool calls. They say what "it" refers to far better than the
+ * names an answer happened to mention, so they go last (the most recent focus).
+ */
+function askedSymbols(events: readonly SessionEvent[]): string[] {
+  const out: string[] = [];
+  const add = (s: string) => {
+    const i = out.indexOf(s);
+    if (i >= 0) out.splice(i, 1);
+    out.push(s);
+  };
+  for (const e of events.slice(-20)) {
+    if (e.kind === 'question') for (const s of analyzeQuestion(e.text).symbols.slice(0, 2)) add(s);
+    else if (e.kind === 'tool_call') {
+      const args = /^[\w.-]+\((.*)\)$/s.exec(e.text)?.[1];
+      try {
+        const parsed = args ? (JSON.parse(args) as Record<string, unknown>) : {};
+        for (const k of ['symbol', 'query', 'focus']) {
+          const v = parsed[k];
+          if (typeof v === 'string' && /^[A-Za-z_$][\w$.:#]*$/.test(v)) add(v);
+        }
+      } catch {
+        // A tool call recorded with arguments that are not JSON names nothing.
+      }
+    }
+  }
+  return out;
+}
+
+function citationOf(r: RetrievalResult): Citation {
+  // A reference is cited at the line of the use, not at the start of the lines shown around it.
+  const line = r.method === 'reference' && typeof r.metadata.line === 'number' ? r.metadata.line : r.startLine;
+  return { citation: r.citation, source: r.source, path: r.path, ...(line !== undefined ? { line } : {}) };
+}
+
+function fallbackNoContext(searched: readonly string[]): string {
+  return `No relevant project context was found for this question. Searched: ${searched.join('; ')}.`;
+}
+
+function explainOf(q: AnalyzedQuestion, runs: readonly RetrieverRun[], ranked: readonly RankedEvidence[], ctx: AssembledContext, coverage: { covered: number; absent: number; unknownSymbols: string[] }): OracleExplain {
+  return {
+    analysis: q,
+    runs: runs.map((r) => ({
+      name: r.name,
+      family: r.family,
+      status: r.status,
+      ms: Number(r.ms.toFixed(2)),
+      ...(r.reason ? { reason: r.reason } : {}),
+      results: r.results.map((x) => ({ citation: x.citation, method: x.method, score: Number(x.score.toFixed(4)) })),
+    })),
+    ranked: ranked.slice(0, 20).map((e) => ({ citation: e.result.citation, fused: Number(e.fused.toFixed(5)), score: Number(e.score.toFixed(4)), ranks: e.ranks, features: e.features })),
+    context: { tokens: ctx.tokens, budget: ctx.budget, items: ctx.items.map((i) => ({ tier: i.tier, citation: i.citation, tokens: i.tokens })), dropped: ctx.dropped },
+    threshold: { best: Number(coverage.covered.toFixed(3)), min: MIN_COVERAGE, absent: Number(coverage.absent.toFixed(3)), maxAbsent: MAX_ABSENT, unknownSymbols: coverage.unknownSymbols },
+  };
+}

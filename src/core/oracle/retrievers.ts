@@ -1,0 +1,337 @@
+/**
+ * The oracle's retrieval paths over the engine and the memory. Each path turns one kind of
+ * source into {@link RetrievalResult}s and nothing more: fusion, reranking and budgets happen
+ * later, once, for all of them.
+ *
+ * - `code`: the engine's hybrid search (BM25, symbol names, paths, and vectors when configured).
+ * - `tests`: the same search restricted to test files, for behavioural questions.
+ * - `navigation`: definitions and references of the symbols the question names, through the
+ *   provider chain (language server, ctags, the symbol graph, search).
+ * - `notes` and `threads`: the markdown vault and the development threads.
+ * - `graph` (a second-phase path): 1-hop neighbours of the best code hits: the files that
+ *   import them and the callers of their definitions.
+ * - `git` lives in `git.ts`.
+ */
+import type { Engine, SearchHit } from '../engine';
+import type { LanguageServers } from '../intel/lsp';
+import type { NavLocation, TagsProvider } from '../intel/navigate';
+import type { Memory } from '../memory';
+import { inNamedDir, isTestPath } from './paths';
+export { isTestPath } from './paths';
+import type { AnalyzedQuestion, RetrievalRequest, RetrievalResult, Retriever, SourceType } from './types';
+
+
+/** The citation of a code location: `[path:line]` or `[path:start-end]`. */
+export function codeCitation(path: string, start: number, end?: number): string {
+  return end !== undefined && end > start ? `[${path}:${start}-${end}]` : `[${path}:${start}]`;
+}
+
+function fromHit(h: SearchHit, method: string, source: SourceType = isTestPath(h.path) ? 'test' : 'code'): RetrievalResult {
+  return {
+    key: `code:${h.path}:${h.start_line}-${h.end_line}`,
+    source,
+    path: h.path,
+    startLine: h.start_line,
+    endLine: h.end_line,
+    content: h.snippet,
+    score: h.score,
+    method,
+    citation: codeCitation(h.path, h.start_line, h.end_line),
+    contentHash: h.content_hash,
+    metadata: { symbol: h.symbol, kind: h.kind, retrievers: h.retrievers },
+  };
+}
+
+/** The query text the code search gets: the question, plus the symbols it names spelled out. */
+function searchText(q: AnalyzedQuestion): string {
+  return q.text;
+}
+
+/** Runs the search with the question's language filter, and without it when that finds nothing. */
+async function searchCode(engine: Engine, q: AnalyzedQuestion, k: number, signal: AbortSignal): Promise<SearchHit[]> {
+  const lang = q.languages.length === 1 ? q.languages[0] : undefined;
+  if (lang) {
+    const filtered = await engine.search(searchText(q), { k, language: lang, signal });
+    if (filtered.hits.length > 0) return filtered.hits;
+  }
+  return (await engine.search(searchText(q), { k, signal })).hits;
+}
+
+export class CodeSearchRetriever implements Retriever {
+  readonly name = 'code';
+  readonly family = 'code';
+  constructor(private readonly engine: Engine) {}
+
+  applies(): true {
+    return true;
+  }
+
+  async retrieve(req: RetrievalRequest): Promise<RetrievalResult[]> {
+    const hits = await searchCode(this.engine, req.question, req.limit, req.signal);
+    return hits.map((h) => fromHit(h, h.retrievers.join('+') || 'search'));
+  }
+}
+
+/** Test files about the question: how the code is expected to behave. */
+export class TestsRetriever implements Retriever {
+  readonly name = 'tests';
+  readonly family = 'code';
+  constructor(private readonly engine: Engine) {}
+
+  applies(q: AnalyzedQuestion): true | string {
+    return q.type === 'behavioural' ? true : 'only for behavioural questions';
+  }
+
+  async retrieve(req: RetrievalRequest): Promise<RetrievalResult[]> {
+    // The search has no "any of these globs" filter; asking for more and keeping the test
+    // files is simpler and, at these sizes, as fast.
+    const hits = await searchCode(this.engine, { ...req.question, text: `${req.question.text} test` }, req.limit * 6, req.signal);
+    return hits
+      .filter((h) => isTestPath(h.path))
+      .slice(0, req.limit)
+      .map((h) => fromHit(h, 'tests', 'test'));
+  }
+}
+
+export interface NavigationRetrieverDeps {
+  engine: Engine;
+  intel?: { lsp?: LanguageServers; tags?: TagsProvider };
+  /** Upper bound for the language server's part; the fallback chain answers after it. */
+  lspTimeoutMs?: number;
+}
+
+/**
+ * Definitions of the symbols a question names, and their references for reference questions.
+ * Answers that a language server gave are `lsp` evidence (exact); the fallback chain's answers
+ * are code evidence with the provenance in their metadata.
+ */
+export class NavigationRetriever implements Retriever {
+  readonly name = 'navigation';
+  readonly family = 'code';
+  constructor(private readonly deps: NavigationRetrieverDeps) {}
+
+  applies(q: AnalyzedQuestion): true | string {
+    return q.symbols.length > 0 ? true : 'the question names no symbol';
+  }
+
+  async retrieve(req: RetrievalRequest): Promise<RetrievalResult[]> {
+    const q = req.question;
+    const nav = this.deps.engine.navigator(this.deps.intel ?? {});
+    const opts = { signal: req.signal, lspTimeoutMs: this.deps.lspTimeoutMs ?? 2000, ...(this.deps.intel?.lsp ? {} : { noLsp: true }) };
+    // The subject first; a long report names many identifiers, and only the first few matter.
+    const symbols = q.symbols.slice(0, q.type === 'definition' || q.type === 'references' ? 2 : 3);
+    const out: RetrievalResult[] = [];
+    const seen = new Set<string>();
+    const push = (loc: NavLocation, symbol: string, method: 'definition' | 'reference', rank: number) => {
+      const chunk = this.deps.engine.chunkAround(loc.path, loc.line);
+      // A reference is shown as the lines around it; a definition as its whole chunk.
+      const start = method === 'reference' ? Math.max(chunk?.startLine ?? loc.line, loc.line - 3) : (chunk?.startLine ?? loc.line);
+      const end = method === 'reference' ? Math.min(chunk?.endLine ?? loc.line, loc.line + 3) : (chunk?.endLine ?? loc.line);
+      const key = `code:${loc.path}:${start}-${end}`;
+      if (seen.has(key)) return;
+      seen.add(key);
+      const text = chunk ? chunk.text.split('\n').slice(start - chunk.startLine, end - chunk.startLine + 1).join('\n') : (loc.signature ?? '');
+      out.push({
+        key,
+        source: loc.provenance === 'lsp' ? 'lsp' : isTestPath(loc.path) ? 'test' : 'code',
+        path: loc.path,
+        startLine: start,
+        endLine: end,
+        content: text,
+        // Exact answers outrank guesses; within each, the chain's own order.
+        score: (loc.exact ? 2 : loc.confidence === 'high' ? 1.5 : loc.confidence === 'medium' ? 1 : 0.5) / (1 + rank * 0.1),
+        method,
+        citation: method === 'reference' ? codeCitation(loc.path, loc.line) : codeCitation(loc.path, start, end),
+        ...(chunk ? { contentHash: chunk.contentHash } : {}),
+        metadata: { symbol, kind: loc.kind ?? chunk?.kind, line: loc.line, provenance: loc.provenance, exact: loc.exact, confidence: loc.confidence, how: loc.how, ...(method === 'definition' ? { definition: true } : {}) },
+      });
+    };
+    for (const symbol of symbols) {
+      if (req.signal.aborted) break;
+      const def = await nav.definition(symbol, opts);
+      // A guess from plain text search is not a definition: the code path finds text anyway,
+      // and calling it one would make an unknown name look like a known symbol.
+      const defs = def.locations.filter((l) => l.provenance !== 'search' && (l.exact || l.confidence !== 'low'));
+      defs.slice(0, 5).forEach((l, i) => push(l, def.symbol || symbol, 'definition', i));
+      if (q.type === 'references' && defs.length > 0) {
+        const refs = await nav.references(symbol, { ...opts, limit: req.limit });
+        refs.locations.forEach((l, i) => push(l, refs.symbol || symbol, 'reference', i));
+      }
+    }
+    return out.slice(0, req.limit * 2);
+  }
+}
+
+/** The notes vault: each hit is a note with its best snippet. */
+export class NotesRetriever implements Retriever {
+  readonly name = 'notes';
+  readonly family = 'notes';
+  constructor(private readonly memory: () => Promise<Memory | undefined>) {}
+
+  applies(q: AnalyzedQuestion): true | string {
+    return q.terms.length > 0 || q.symbols.length > 0 ? true : 'no search terms';
+  }
+
+  async retrieve(req: RetrievalRequest): Promise<RetrievalResult[]> {
+    const memory = await this.memory();
+    if (!memory) return [];
+    const hits = await memory.vault.search(req.question.text, { k: req.limit });
+    return hits.map((h) => ({
+      key: `note:${h.path}`,
+      source: 'note' as const,
+      path: h.path,
+      startLine: h.line,
+      endLine: h.line,
+      content: `${h.title}\n${h.snippet}`,
+      score: h.score,
+      method: 'notes-bm25',
+      citation: `[note:${h.path}]`,
+      metadata: { title: h.title, tags: h.tags, line: h.line },
+    }));
+  }
+}
+
+/** Development threads: entries that match the question. */
+export class ThreadsRetriever implements Retriever {
+  readonly name = 'threads';
+  readonly family = 'threads';
+  constructor(private readonly memory: () => Promise<Memory | undefined>) {}
+
+  applies(q: AnalyzedQuestion): true | string {
+    return q.terms.length > 0 || q.symbols.length > 0 ? true : 'no search terms';
+  }
+
+  async retrieve(req: RetrievalRequest): Promise<RetrievalResult[]> {
+    const memory = await this.memory();
+    if (!memory) return [];
+    const hits = await memory.threads.seek(req.question.text, { k: req.limit, signal: req.signal });
+    // The oracle's own logged answers would cite themselves back: they are not evidence.
+    return hits
+      .filter((h) => !h.thread.startsWith('oracle-session-'))
+      .map((h) => ({
+        key: `thread:${h.thread}#${h.seq}`,
+        source: 'thread' as const,
+        path: h.thread,
+        content: h.text,
+        score: h.score,
+        method: `thread-${h.retrievers.join('+')}`,
+        citation: `[thread:${h.thread}#${h.seq}]`,
+        metadata: { author: h.author, date: h.created_at, seq: h.seq },
+      }));
+  }
+}
+
+/**
+ * 1-hop neighbours of the best code evidence (a second-phase path): callers of the definitions
+ * found, and the files importing the evidence's files. They go into the context after the
+ * primary matches, as neighbours.
+ */
+export class GraphRetriever {
+  readonly name = 'graph';
+  readonly family = 'code' as const;
+  constructor(private readonly engine: Engine) {}
+
+  async expand(top: readonly RetrievalResult[], limit: number, signal: AbortSignal): Promise<RetrievalResult[]> {
+    const out: RetrievalResult[] = [];
+    const seen = new Set(top.map((t) => t.key));
+    const add = (path: string, line: number, method: string, why: string, score: number) => {
+      const chunk = this.engine.chunkAround(path, line);
+      if (!chunk) return;
+      const key = `code:${path}:${chunk.startLine}-${chunk.endLine}`;
+      if (seen.has(key)) return;
+      seen.add(key);
+      out.push({
+        key,
+        source: isTestPath(path) ? 'test' : 'code',
+        path,
+        startLine: chunk.startLine,
+        endLine: chunk.endLine,
+        content: chunk.text.split('\n').slice(0, 12).join('\n'),
+        score,
+        method,
+        citation: codeCitation(path, chunk.startLine, chunk.endLine),
+        contentHash: chunk.contentHash,
+        metadata: { symbol: chunk.symbol, kind: chunk.kind, why },
+      });
+    };
+    const code = top.filter((t) => (t.source === 'code' || t.source === 'lsp') && t.startLine !== undefined).slice(0, 3);
+    // Callers of the definitions among the best hits.
+    for (const [i, t] of code.entries()) {
+      if (signal.aborted) break;
+      const symbol = typeof t.metadata.symbol === 'string' ? t.metadata.symbol.split(/[.:#]/).pop() : undefined;
+      if (!symbol || symbol.length < 3) continue;
+      const refs = this.engine.store.findRefs(symbol, 200).filter((r) => r.path !== t.path && r.kind === 'call');
+      for (const r of refs.slice(0, 3)) add(r.path, r.line, 'callers', `calls ${symbol} (${t.citation})`, 1 / (1 + i));
+    }
+    // Importers of the best files.
+    const graph = await this.engine.graph();
+    for (const [i, t] of code.entries()) {
+      if (signal.aborted) break;
+      const node = graph.file(t.path);
+      if (!node) continue;
+      for (const id of graph.importers(node.id).slice(0, 2)) {
+        const imp = graph.file(id);
+        if (imp) add(imp.path, 1, 'importers', `imports ${t.path}`, 0.5 / (1 + i));
+      }
+    }
+    return out.slice(0, limit);
+  }
+}
+
+/**
+ * The files of a directory the question names ("the crypto/tls package", `src/core/memory`),
+ * each with its top-level definitions: what a structural question is answered from. Files
+ * directly in the directory come first, the file named like the directory (`tls.go`,
+ * `index.ts`, `__init__.py`) and `doc.go` before the rest, tests last.
+ */
+export class StructureRetriever implements Retriever {
+  readonly name = 'structure';
+  readonly family = 'code';
+  constructor(private readonly engine: Engine) {}
+
+  applies(q: AnalyzedQuestion): true | string {
+    return q.dirs?.length ? true : 'the question names no directory or package';
+  }
+
+  retrieve(req: RetrievalRequest): Promise<RetrievalResult[]> {
+    const dirs = req.question.dirs ?? [];
+    const files = this.engine.store.listFiles().filter((f) => inNamedDir(f.path, dirs));
+    const dirOf = (p: string) => (p.includes('/') ? p.slice(0, p.lastIndexOf('/')) : '');
+    const depth = (p: string) => Math.min(...dirs.map((d) => {
+      const dir = dirOf(p);
+      const at = dir === d ? 0 : dir.endsWith(`/${d}`) ? 0 : 1 + dir.split('/').length;
+      return at;
+    }));
+    const stem = (p: string) => p.slice(p.lastIndexOf('/') + 1).replace(/\.[^.]+$/, '').toLowerCase();
+    const lead = (p: string) => {
+      const base = dirOf(p).split('/').pop()?.toLowerCase() ?? '';
+      const s = stem(p);
+      return s === base || s === 'doc' || s === 'index' || s === '__init__' || s === 'mod' || s === 'lib' ? 0 : 1;
+    };
+    const ranked = files
+      .map((f) => ({ f, syms: this.engine.store.symbolsOfFile(f.id).filter((x) => !x.container && x.kind !== 'heading') }))
+      .filter((x) => x.syms.length > 0)
+      .sort((a, b) => depth(a.f.path) - depth(b.f.path) || Number(isTestPath(a.f.path)) - Number(isTestPath(b.f.path)) || lead(a.f.path) - lead(b.f.path) || b.syms.length - a.syms.length || a.f.path.localeCompare(b.f.path))
+      .slice(0, req.limit);
+    return Promise.resolve(
+      ranked.map(({ f, syms }, i) => {
+        const shown = syms.sort((a, b) => a.startLine - b.startLine).slice(0, 10);
+        const first = shown[0]!.startLine;
+        const last = shown[shown.length - 1]!.endLine;
+        return {
+          key: `structure:${f.path}`,
+          source: isTestPath(f.path) ? ('test' as const) : ('code' as const),
+          path: f.path,
+          startLine: first,
+          endLine: last,
+          content: [`${syms.length} top-level definitions, among them:`, ...shown.map((x) => `  L${x.startLine} ${x.signature.slice(0, 140)}`)].join('\n'),
+          score: 1 / (1 + i),
+          method: 'directory',
+          citation: codeCitation(f.path, first),
+          contentHash: f.hash,
+          metadata: { kind: 'file', definitions: syms.length },
+        };
+      }),
+    );
+  }
+}

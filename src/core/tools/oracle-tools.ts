@@ -1,0 +1,179 @@
+/**
+ * `ask_oracle` (one question, one short cited answer) and `read_file_range` (a confined read of
+ * workspace lines, which the oracle's agent mode also uses), plus the adapter that offers the
+ * tool definitions to the oracle's agent loop. Defined once here like every tool; the hosts
+ * adapt them.
+ */
+import * as path from 'node:path';
+import { z } from 'zod';
+import { VltError } from '../errors';
+import type { AgentTool } from '../oracle/agent';
+import { Oracle, SOURCE_FAMILIES, type SourceFamily } from '../oracle/oracle';
+import type { OracleAnswer } from '../oracle/types';
+import { invokeTool, strictArgs, type ToolContext, type ToolDefinition } from './definitions';
+import { MAX_ANSWER_TOKENS, charsForTokens } from './budget';
+
+// ---------------------------------------------------------------------------------------
+// ask_oracle
+// ---------------------------------------------------------------------------------------
+
+const askOracleInput = strictArgs({
+  question: z
+    .string()
+    .min(1)
+    .max(20_000)
+    .describe('The question about this codebase, in plain words ("How does authentication work?", "Where is UserService used?", "Why did the retry logic change?"), or a pasted bug report or stack trace.'),
+  sources: z
+    .array(z.enum(SOURCE_FAMILIES as [SourceFamily, ...SourceFamily[]]))
+    .min(1)
+    .max(4)
+    .optional()
+    .describe('Which sources to consult: code, notes, threads, git. Default: all of them.'),
+  explain: z.boolean().default(false).describe('Also return how the answer was found: each retrieval path with its results and timing, the fusion and rerank scores, and the context with token counts.'),
+  no_llm: z.boolean().default(false).describe('Answer with the extractive evidence brief even when a language model is configured: faster, and exactly the evidence.'),
+  max_tokens: z.number().int().min(500).max(MAX_ANSWER_TOKENS).default(6000).describe('Upper bound on the size of this answer, in tokens (estimated as characters / 4).'),
+});
+
+export interface AskOracleResult extends Omit<OracleAnswer, 'explain'> {
+  explain?: OracleAnswer['explain'];
+  truncated: boolean;
+}
+
+export const askOracleTool: ToolDefinition<typeof askOracleInput, AskOracleResult> = {
+  name: 'ask_oracle',
+  title: 'Ask the oracle',
+  description: [
+    'Answer a question about this codebase in one call, instead of many searches and file reads: retrieval over code (BM25, symbols, navigation, embeddings when configured), tests, notes, threads and git history, fused, reranked and cut to a token budget.',
+    'Returns a short markdown answer in which every claim cites its source as [path:line], [note:path], [thread:id#n] or [commit:hash]; `files` lists the cited files in order. Without a language model (or with no_llm) the answer is an extractive evidence brief: ranked snippets with citations and a repository-map slice.',
+    'When nothing relevant exists, noContext is true and the answer says what was searched; treat it as "not in this project", not as an error.',
+    'Follow-up questions may refer to earlier calls in this conversation ("what calls it?").',
+  ].join(' '),
+  inputSchema: askOracleInput,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  async handler(ctx, input) {
+    const engine = await ctx.getEngine();
+    const oracle = ctx.getOracle ? await ctx.getOracle(engine) : new Oracle({ engine, logger: ctx.logger, fs: ctx.fs });
+    const ans = await oracle.ask(input.question, {
+      ...(input.sources ? { sources: input.sources } : {}),
+      explain: input.explain,
+      noLlm: input.no_llm,
+      ...(ctx.session !== undefined ? { session: ctx.session, recordSession: false } : {}),
+      ...(ctx.author ? { author: ctx.author } : {}),
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    });
+    return fitAnswer(ans, charsForTokens(input.max_tokens));
+  },
+};
+
+/** Keeps the answer within the budget: the explanation goes first, then the answer is cut. */
+function fitAnswer(ans: OracleAnswer, maxChars: number): AskOracleResult {
+  let out: AskOracleResult = { ...ans, truncated: false };
+  if (JSON.stringify(out).length <= maxChars) return out;
+  if (out.explain) {
+    const { explain: _dropped, ...rest } = out;
+    out = { ...rest, truncated: true };
+    if (JSON.stringify(out).length <= maxChars) return out;
+  }
+  const over = JSON.stringify(out).length - maxChars;
+  const keep = Math.max(200, ans.answer.length - over - 100);
+  return { ...out, answer: `${ans.answer.slice(0, keep)}\n… (cut to fit max_tokens)`, truncated: true };
+}
+
+// ---------------------------------------------------------------------------------------
+// read_file_range
+// ---------------------------------------------------------------------------------------
+
+/** The most lines one read returns; more is a whole-file dump, which the tool exists to avoid. */
+export const MAX_READ_LINES = 400;
+
+const readFileRangeInput = strictArgs({
+  path: z.string().min(1).max(1000).describe('Workspace-relative path of the file, e.g. "src/server/auth.ts".'),
+  start_line: z.number().int().min(1).describe('First line to read, 1-based.'),
+  end_line: z.number().int().min(1).optional().describe(`Last line to read, inclusive (default: start_line + 99; at most ${MAX_READ_LINES} lines per call).`),
+});
+
+export interface ReadFileRangeResult {
+  path: string;
+  start_line: number;
+  end_line: number;
+  total_lines: number;
+  text: string;
+}
+
+export const readFileRangeTool: ToolDefinition<typeof readFileRangeInput, ReadFileRangeResult> = {
+  name: 'read_file_range',
+  title: 'Read file lines',
+  description: `Read lines of a file in this workspace, with line numbers, at most ${MAX_READ_LINES} per call. Use it after search_code, find_definition or ask_oracle pointed at a place, to read exactly the lines needed instead of the whole file. Paths outside the workspace are refused.`,
+  inputSchema: readFileRangeInput,
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  async handler(ctx, input) {
+    const engine = await ctx.getEngine();
+    return readFileRange(engine.root, ctx, input.path, input.start_line, input.end_line, engine.config.index.maxFileBytes);
+  },
+};
+
+function inside(root: string, abs: string): boolean {
+  const rel = path.relative(root, abs);
+  return rel !== '' && !rel.startsWith(`..${path.sep}`) && rel !== '..' && !path.isAbsolute(rel);
+}
+
+async function readFileRange(root: string, ctx: ToolContext, rel: string, start: number, end: number | undefined, maxBytes: number): Promise<ReadFileRangeResult> {
+  if (rel.includes('\0')) throw new VltError('USAGE', 'the path contains a NUL character');
+  const abs = path.resolve(root, rel);
+  if (!inside(root, abs)) throw new VltError('PATH_OUTSIDE_WORKSPACE', `${rel} is outside the workspace; give a path relative to the workspace root`);
+  let real: string;
+  try {
+    real = await ctx.fs.realpath(abs);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new VltError(code === 'ENOENT' || code === 'ENOTDIR' ? 'PATH_NOT_FOUND' : 'IO', `${rel}: ${code === 'ENOENT' ? 'no such file' : (code ?? String(e))}`);
+  }
+  // A symlink inside the workspace that leads out of it is refused like a `..` path.
+  const realRoot = await ctx.fs.realpath(root).catch(() => root);
+  if (!inside(realRoot, real)) throw new VltError('PATH_OUTSIDE_WORKSPACE', `${rel} leads outside the workspace (a symbolic link); it was not read`);
+  const st = await ctx.fs.stat(real);
+  if (st.kind !== 'file') throw new VltError('USAGE', `${rel} is not a regular file`);
+  if (st.size > maxBytes) throw new VltError('USAGE', `${rel} is ${st.size} bytes, over the ${maxBytes}-byte limit for reading`);
+  const bytes = await ctx.fs.readFile(real);
+  if (bytes.subarray(0, 8000).includes(0)) throw new VltError('USAGE', `${rel} is a binary file`);
+  const lines = new TextDecoder('utf-8').decode(bytes).split(/\r?\n/);
+  if (start > lines.length) throw new VltError('USAGE', `${rel} has ${lines.length} lines; start_line ${start} is past its end`);
+  const last = Math.min(lines.length, end ?? start + 99, start + MAX_READ_LINES - 1);
+  if (last < start) throw new VltError('USAGE', `end_line ${end} is before start_line ${start}`);
+  const width = String(last).length;
+  const text = lines
+    .slice(start - 1, last)
+    .map((l, i) => `${String(start + i).padStart(width)}│ ${l}`)
+    .join('\n');
+  return { path: path.relative(root, abs).split(path.sep).join('/'), start_line: start, end_line: last, total_lines: lines.length, text };
+}
+
+// ---------------------------------------------------------------------------------------
+// The oracle's agent tools
+// ---------------------------------------------------------------------------------------
+
+/** The tools the oracle's model may call in agent mode (seed 001), by name. */
+export const AGENT_TOOL_NAMES = ['search_code', 'find_definition', 'find_references', 'get_repo_map', 'read_file_range', 'search_notes', 'thread_seek'] as const;
+
+/**
+ * Offers tool definitions to the oracle's agent loop: their JSON schemas for the model, and a
+ * runner that validates arguments and turns every failure into text the model can read.
+ */
+export function agentToolsFrom(defs: readonly ToolDefinition[], ctx: ToolContext): AgentTool[] {
+  const wanted = new Set<string>(AGENT_TOOL_NAMES);
+  return defs
+    .filter((d) => wanted.has(d.name))
+    .map((d) => {
+      const { $schema: _drop, ...parameters } = z.toJSONSchema(d.inputSchema, { io: 'input' }) as Record<string, unknown>;
+      return {
+        name: d.name,
+        description: d.description,
+        parameters,
+        async run(args: unknown, signal?: AbortSignal): Promise<string> {
+          const outcome = await invokeTool(d, { ...ctx, ...(signal ? { signal } : {}) }, args);
+          if (!outcome.ok) throw outcome.error;
+          return JSON.stringify(outcome.value);
+        },
+      };
+    });
+}

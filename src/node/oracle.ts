@@ -1,0 +1,60 @@
+/**
+ * The oracle as the Node hosts (CLI, MCP server) build it: over an opened engine, with the
+ * workspace memory, the configured language model and the prompt templates shipped with the
+ * package, git history through the `git` program, and the host's language servers and ctags.
+ */
+import type { Engine } from '../core/engine';
+import type { LanguageServers } from '../core/intel/lsp';
+import type { TagsProvider } from '../core/intel/navigate';
+import { createChatModel } from '../core/llm/openai-chat';
+import { PromptLibrary } from '../core/llm/prompts';
+import type { Memory } from '../core/memory';
+import { Oracle } from '../core/oracle/oracle';
+import type { Logger } from '../core/ports';
+import type { ToolContext } from '../core/tools/definitions';
+import { allTools } from '../core/tools';
+import { agentToolsFrom } from '../core/tools/oracle-tools';
+import { nodeWorkspaceFs } from './fs';
+import { NodeGitHistory } from './git';
+import { locatePromptsDir } from './memory';
+
+export interface NodeOracleOptions {
+  engine: Engine;
+  logger: Logger;
+  /** Opens the workspace memory; a failure leaves notes and threads out of the answer. */
+  getMemory?: () => Promise<Memory>;
+  intel?: { lsp?: LanguageServers; tags?: TagsProvider };
+  /** The tool context agent mode runs the tools in (the host's own). */
+  toolContext?: ToolContext;
+  /** Forces the extractive oracle even when a model is configured. */
+  noLlm?: boolean;
+}
+
+export function createNodeOracle(opts: NodeOracleOptions): Oracle {
+  const { engine, logger } = opts;
+  const promptsDir = locatePromptsDir();
+  let chat = opts.noLlm ? undefined : createChatModel(engine.config, logger);
+  if (chat && !promptsDir) {
+    logger.warn('prompt templates not found next to the program; answers stay extractive');
+    chat = undefined;
+  }
+  const getMemory = opts.getMemory;
+  const memory = getMemory
+    ? () =>
+        getMemory().catch((e: unknown) => {
+          logger.warn(`oracle: notes and threads are unavailable: ${e instanceof Error ? e.message : String(e)}`);
+          return undefined;
+        })
+    : undefined;
+  const ctx = opts.toolContext;
+  return new Oracle({
+    engine,
+    fs: nodeWorkspaceFs,
+    logger,
+    git: new NodeGitHistory(engine.root, { logger }),
+    ...(memory ? { memory } : {}),
+    ...(opts.intel ? { intel: opts.intel } : {}),
+    ...(chat && promptsDir ? { chat, prompts: new PromptLibrary(promptsDir) } : {}),
+    ...(ctx ? { agentTools: () => agentToolsFrom(allTools(getMemory ? { getMemory } : {}), ctx) } : {}),
+  });
+}
