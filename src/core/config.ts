@@ -104,6 +104,14 @@ export interface SessionConfig {
   budgetTokens: number;
 }
 
+/** The oracle's settings: a cross-encoder rerank endpoint (optional) and its per-path timeout. */
+export interface OracleConfig {
+  /** The `/rerank` endpoint (Cohere/Jina/vLLM/TEI shape), when one is configured. */
+  rerank: { baseUrl: string; model: string; apiKeyEnv: string; readonly apiKey: string | undefined } | undefined;
+  /** Time budget of each retrieval path, in ms. */
+  pathTimeoutMs: number;
+}
+
 export interface VltConfig {
   /** Absolute path of the vlt.toml that was loaded, or undefined when defaults were used. */
   configPath: string | undefined;
@@ -112,6 +120,7 @@ export interface VltConfig {
   llm: LlmConfig;
   vault: VaultConfig;
   session: SessionConfig;
+  oracle: OracleConfig;
 }
 
 const positiveInt = z.number().int().positive();
@@ -163,6 +172,14 @@ const tomlSchema = z.strictObject({
       budget_tokens: positiveInt.min(1000).max(1_000_000).optional(),
     })
     .optional(),
+  oracle: z
+    .strictObject({
+      rerank_url: httpUrl.optional(),
+      rerank_model: z.string().min(1).optional(),
+      rerank_api_key_env: envVarName.optional(),
+      path_timeout_ms: positiveInt.min(100).max(120_000).optional(),
+    })
+    .optional(),
 });
 
 type TomlConfig = z.infer<typeof tomlSchema>;
@@ -209,8 +226,12 @@ export function defaultConfig(): VltConfig {
     ),
     vault: { root: undefined },
     session: { budgetTokens: DEFAULT_SESSION_BUDGET_TOKENS },
+    oracle: { rerank: undefined, pathTimeoutMs: DEFAULT_ORACLE_PATH_TIMEOUT_MS },
   };
 }
+
+/** Per-path budget of the oracle's retrieval, in ms. */
+export const DEFAULT_ORACLE_PATH_TIMEOUT_MS = 4000;
 
 /**
  * Loads `<workspaceRoot>/vlt.toml` (when present) and applies environment overrides.
@@ -339,6 +360,16 @@ function resolveConfig(toml: TomlConfig, env: NodeJS.ProcessEnv, configPath: str
   const llmKeyEnv = tl.api_key_env ?? d.llm.apiKeyEnv;
   const llmKey = resolveKey(env, 'VLT_LLM_API_KEY', llmKeyEnv);
 
+  const to = toml.oracle ?? {};
+  const rerankUrl = envUrl(env, 'VLT_RERANK_BASE_URL') ?? to.rerank_url;
+  const rerankKeyEnv = to.rerank_api_key_env ?? 'VLT_RERANK_API_KEY';
+  // A rerank endpoint is opt-in: unlike the model keys, a generic OPENAI/OPENROUTER key is not
+  // taken as a reason to call one.
+  const rerankKey = envValue(env, 'VLT_RERANK_API_KEY') ?? envValue(env, rerankKeyEnv);
+  const rerank = rerankUrl
+    ? withHiddenKey({ baseUrl: rerankUrl, model: envValue(env, 'VLT_RERANK_MODEL') ?? to.rerank_model ?? 'rerank', apiKeyEnv: rerankKeyEnv }, rerankKey)
+    : undefined;
+
   return {
     configPath,
     index: {
@@ -373,6 +404,7 @@ function resolveConfig(toml: TomlConfig, env: NodeJS.ProcessEnv, configPath: str
     ),
     vault: { root: tv.root === undefined ? d.vault.root : resolve(workspaceRoot, tv.root) },
     session: { budgetTokens: ts.budget_tokens ?? d.session.budgetTokens },
+    oracle: { rerank, pathTimeoutMs: to.path_timeout_ms ?? d.oracle.pathTimeoutMs },
   };
 }
 
@@ -388,5 +420,6 @@ export function describeConfig(config: VltConfig): Record<string, unknown> {
     llm: { ...config.llm, apiKey: config.llm.apiKey ? '(set)' : '(missing)' },
     vault: { ...config.vault },
     session: { ...config.session },
+    oracle: { ...config.oracle, rerank: config.oracle.rerank ? { ...config.oracle.rerank, apiKey: config.oracle.rerank.apiKey ? '(set)' : '(missing)' } : null },
   };
 }

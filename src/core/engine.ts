@@ -78,6 +78,7 @@ export class Engine {
   private chunkRanges = new Map<number, Array<{ id: number; start: number; end: number }>>();
   private filePaths: Array<{ fileId: number; path: string }> | undefined;
   private refCounts = new Map<string, number>();
+  private symbolNameList: string[] | undefined;
   private pool: ParsePool | undefined;
   /** Bumped whenever an index run changed what the store holds; see {@link stateVersion}. */
   private contentVersion = 0;
@@ -226,6 +227,7 @@ export class Engine {
    */
   private invalidateCaches(changed: string[]): void {
     this.chunkRanges.clear();
+    this.symbolNameList = undefined;
     this.filePaths = undefined;
     this.refCounts.clear();
     this.symbolsByPart = undefined;
@@ -500,7 +502,18 @@ export class Engine {
       ...(host.lsp ? { lsp: host.lsp } : {}),
       ...(host.tags ? { tags: host.tags } : {}),
       search: async (q) => (await this.search(q, { k: 10 })).hits.map((h) => ({ path: h.path, line: h.start_line, symbol: h.symbol })),
+      symbolNames: () => this.symbolNames(),
     });
+  }
+
+  /** Every distinct definition name, from the symbol table the search already holds (for suggestions). */
+  private symbolNames(): readonly string[] {
+    if (!this.symbolNameList) {
+      const names = new Set<string>();
+      for (const list of this.symbolMap().values()) for (const c of list) names.add(c.name);
+      this.symbolNameList = [...names];
+    }
+    return this.symbolNameList;
   }
 
   async close(): Promise<void> {

@@ -141,7 +141,13 @@ async function openHost(opts: McpStdioOptions): Promise<McpHost> {
     return { lsp, tags };
   };
   /** Every call and its result go into the shared session context, attributed to the client. */
+  // Calls are recorded one after another, and ask_oracle waits for the earlier ones, so that a
+  // follow-up ("what calls it?") always sees the call it follows.
+  let recorded: Promise<void> = Promise.resolve();
   const onCall = (call: { tool: string; author: string; input: unknown; outcome: { ok: true; value: object } | { ok: false; error: VltError } }) => {
+    recorded = recorded.then(() => record(call));
+  };
+  const record = (call: Parameters<typeof onCall>[0]): Promise<void> =>
     getMemory()
       .then((m) =>
         recordToolExchange(m.session(DEFAULT_SESSION_ID), {
@@ -153,13 +159,13 @@ async function openHost(opts: McpStdioOptions): Promise<McpHost> {
         }),
       )
       .catch((e: unknown) => logger.warn(`mcp: could not record ${call.tool} in the session: ${e instanceof Error ? e.message : String(e)}`));
-  };
   const oracles = new WeakMap<Engine, Oracle>();
   const ctx: ToolContext = {
     fs: nodeWorkspaceFs,
     logger,
     intel,
     session: DEFAULT_SESSION_ID,
+    sessionSettled: () => recorded,
     getOracle(e) {
       let o = oracles.get(e);
       if (!o) {

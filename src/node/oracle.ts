@@ -10,6 +10,7 @@ import { createChatModel } from '../core/llm/openai-chat';
 import { PromptLibrary } from '../core/llm/prompts';
 import type { Memory } from '../core/memory';
 import { Oracle } from '../core/oracle/oracle';
+import { HttpReranker } from '../core/oracle/rerank-endpoint';
 import type { Logger } from '../core/ports';
 import type { ToolContext } from '../core/tools/definitions';
 import { allTools } from '../core/tools';
@@ -47,6 +48,7 @@ export function createNodeOracle(opts: NodeOracleOptions): Oracle {
         })
     : undefined;
   const ctx = opts.toolContext;
+  const rerank = engine.config.oracle.rerank;
   return new Oracle({
     engine,
     fs: nodeWorkspaceFs,
@@ -55,6 +57,8 @@ export function createNodeOracle(opts: NodeOracleOptions): Oracle {
     ...(memory ? { memory } : {}),
     ...(opts.intel ? { intel: opts.intel } : {}),
     ...(chat && promptsDir ? { chat, prompts: new PromptLibrary(promptsDir) } : {}),
+    ...(rerank ? { reranker: new HttpReranker({ baseUrl: rerank.baseUrl, model: rerank.model, apiKey: rerank.apiKey, logger }) } : {}),
+    pathTimeoutMs: engine.config.oracle.pathTimeoutMs,
     ...(ctx ? { agentTools: () => agentToolsFrom(allTools(getMemory ? { getMemory } : {}), ctx) } : {}),
   });
 }

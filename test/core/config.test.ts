@@ -247,3 +247,24 @@ describe('secrets', () => {
     expect(describeConfig(c)).toMatchObject({ embeddings: { apiKey: '(set)', apiKeySource: 'VLT_EMBEDDINGS_API_KEY' } });
   });
 });
+
+describe('[oracle]', () => {
+  it('has no rerank endpoint by default, even with a model key around', async () => {
+    const c = await loadConfig(dir, { OPENROUTER_API_KEY: 'sk-or' });
+    expect(c.oracle).toEqual({ rerank: undefined, pathTimeoutMs: 4000 });
+  });
+
+  it('reads the rerank endpoint from vlt.toml, the environment overriding it, and hides its key', async () => {
+    await writeFile(join(dir, 'vlt.toml'), '[oracle]\nrerank_url = "http://127.0.0.1:8080/v1"\nrerank_model = "bge-reranker"\npath_timeout_ms = 2500\n');
+    const c = await loadConfig(dir, { VLT_RERANK_API_KEY: 'sk-rerank-secret', VLT_RERANK_MODEL: 'jina-reranker' });
+    expect(c.oracle.pathTimeoutMs).toBe(2500);
+    expect(c.oracle.rerank).toMatchObject({ baseUrl: 'http://127.0.0.1:8080/v1', model: 'jina-reranker' });
+    expect(c.oracle.rerank?.apiKey).toBe('sk-rerank-secret');
+    for (const text of [JSON.stringify(c), JSON.stringify(describeConfig(c))]) expect(text).not.toContain('sk-rerank-secret');
+    const bad = await vltErrorOf(() => loadConfig(dir, { VLT_RERANK_BASE_URL: 'ftp://x' }));
+    expect(bad.code).toBe('CONFIG_INVALID');
+    await writeFile(join(dir, 'vlt.toml'), '[oracle]\npath_timeout_ms = 5\n');
+    const small = await vltErrorOf(() => loadConfig(dir, {}));
+    expect(small.message).toMatch(/path_timeout_ms/);
+  });
+});

@@ -92,6 +92,8 @@ export interface NavigatorDeps {
   logger: Logger;
   lsp?: LanguageServers;
   tags?: TagsProvider;
+  /** Every distinct definition name, when the host keeps them (spares a table scan per navigator). */
+  symbolNames?(): readonly string[];
   /** Top search hits for a name: `path` and 1-based `line`. */
   search?(query: string): Promise<Array<{ path: string; line: number; symbol: string | null }>>;
 }
@@ -603,9 +605,9 @@ export class Navigator {
     return out.slice(0, 5);
   }
 
-  private namesCache: string[] | undefined;
-  private allNames(): string[] {
-    this.namesCache ??= [...new Set(this.deps.store.allSymbols().map((s) => s.name))];
+  private namesCache: readonly string[] | undefined;
+  private allNames(): readonly string[] {
+    this.namesCache ??= this.deps.symbolNames ? this.deps.symbolNames() : [...new Set(this.deps.store.allSymbols().map((s) => s.name))];
     return this.namesCache;
   }
 
@@ -779,6 +781,23 @@ export class Navigator {
     }
   }
 
+  /**
+   * `http.Error`, `os.path.join`, `utils.parse`: a top-level definition qualified by its package
+   * or module (a Go package directory, a Python module, a TS/JS file stem) rather than by a type.
+   */
+  private packageQualified(name: string): SymbolRow[] {
+    const parts = name.split(/[.:#]+/).filter(Boolean);
+    const last = parts.pop();
+    const pkg = parts.pop();
+    if (!last || !pkg) return [];
+    return this.deps.store.findSymbols(last, { limit: 200 }).filter((s) => {
+      if (s.name !== last || s.container) return false;
+      const dir = s.path.includes('/') ? s.path.slice(0, s.path.lastIndexOf('/')) : '';
+      const stem = s.path.slice(s.path.lastIndexOf('/') + 1).replace(/\.[^.]+$/, '');
+      return dir === pkg || dir.endsWith(`/${pkg}`) || stem === pkg;
+    });
+  }
+
   private async searchStep(name: string, providers: ProviderRun[]): Promise<NavLocation[]> {
     if (!this.deps.search) {
       providers.push({ provider: 'search', status: 'skipped', reason: 'no search in this host', ms: 0 });
@@ -799,6 +818,7 @@ export class Navigator {
     let rows = this.deps.store.findSymbols(name, { limit: 200 });
     // A qualified name (`Writer.Close`) matches by suffix in the store; a bare name exactly.
     if (!/[.:#]/.test(name)) rows = rows.filter((s) => s.name === name);
+    else if (rows.length === 0) rows = this.packageQualified(name);
     const ranked = rows.sort(
       (a, b) =>
         (KIND_RANK[a.kind] ?? 5) - (KIND_RANK[b.kind] ?? 5) ||

@@ -22,6 +22,7 @@ export const RRF_K = 60;
 export const PATH_WEIGHTS: Readonly<Record<string, number>> = {
   navigation: 1.5,
   code: 1,
+  scoped: 1,
   tests: 1,
   structure: 1,
   graph: 0.5,
@@ -111,6 +112,19 @@ export const FEATURES = {
   pathTerm: 0.25,
 } as const;
 
+function stemOf(p: string): string {
+  return p.slice(p.lastIndexOf('/') + 1).replace(/\.[^.]+$/, '').toLowerCase();
+}
+
+/** The stem of the file a test file tests: `x_test.go`, `test_x.py`, `x.test.ts`, `XTest.java` → `x`. */
+function testedStem(p: string): string {
+  return stemOf(p).replace(/(?:[._-](?:test|spec)|tests?)$/, '').replace(/^test_/, '');
+}
+
+function dirOf(p: string): string {
+  return p.includes('/') ? p.slice(0, p.lastIndexOf('/')) : '';
+}
+
 /** Path segments too generic to say anything about a question. */
 const GENERIC_SEGMENTS = new Set(['src', 'lib', 'pkg', 'internal', 'cmd', 'test', 'tests', 'core', 'app', 'main', 'util', 'utils', 'common']);
 
@@ -130,6 +144,10 @@ function symbolMatches(result: RetrievalResult, symbols: readonly string[]): boo
 export function featureRerank(ranked: readonly RankedEvidence[], q: AnalyzedQuestion, now: number): RankedEvidence[] {
   const max = ranked[0]?.fused ?? 1;
   const terms = new Set(q.terms.map((t) => t.toLowerCase()).filter((t) => t.length >= 3));
+  const topCode = ranked.slice(0, 10).filter((e) => (e.result.source === 'code' || e.result.source === 'lsp') && !isTestPath(e.result.path));
+  // Tests beside the code (Go's `x_test.go`), or named after it (`test/…/x.test.ts` for `src/…/x.ts`).
+  const besideCode = new Set(topCode.map((e) => dirOf(e.result.path)));
+  const codeStems = new Set(topCode.map((e) => stemOf(e.result.path)));
   const out = ranked.map((e) => {
     const f: Record<string, number> = {};
     const r = e.result;
@@ -138,7 +156,9 @@ export function featureRerank(ranked: readonly RankedEvidence[], q: AnalyzedQues
     if (q.type === 'definition' && isDefinition && r.method !== 'reference') f.definitionOverUse = FEATURES.definitionOverUse;
     if (r.source === 'lsp') f.exactProvenance = FEATURES.exactProvenance;
     if (r.source === 'test' || (r.source === 'code' && isTestPath(r.path))) {
-      if (q.type === 'behavioural') f.testForBehaviour = FEATURES.testForBehaviour;
+      // A test shows how the code it sits beside behaves: it counts when it sits beside the
+      // code found for the question, not because it is a test.
+      if (q.type === 'behavioural') f.testForBehaviour = besideCode.has(dirOf(r.path)) || codeStems.has(testedStem(r.path)) ? FEATURES.testForBehaviour : FEATURES.testForBehaviour / 5;
       else if (q.type !== 'references') f.testElsewhere = FEATURES.testElsewhere;
     }
     if (q.paths.some((p) => r.path === p.path || r.path.endsWith(`/${p.path}`) || p.path.endsWith(`/${r.path}`))) f.namedPath = FEATURES.namedPath;

@@ -31,7 +31,7 @@ import { assembleContext, evidenceText } from './context';
 import { dedupeSpans, featureRerank, fuseRuns } from './fuse';
 import { GitRetriever, type GitHistory } from './git';
 import type { Reranker } from './rerank-endpoint';
-import { CodeSearchRetriever, GraphRetriever, NavigationRetriever, NotesRetriever, StructureRetriever, TestsRetriever, ThreadsRetriever } from './retrievers';
+import { CodeSearchRetriever, GraphRetriever, NavigationRetriever, NotesRetriever, ScopedSearchRetriever, StructureRetriever, TestsRetriever, ThreadsRetriever } from './retrievers';
 import { rewriteQuestion } from './rewrite';
 import { noContextAnswer, synthesize } from './synthesize';
 import type { AnalyzedQuestion, AssembledContext, Citation, OracleAnswer, OracleEvent, OracleExplain, RankedEvidence, RetrievalResult, Retriever, RetrieverRun } from './types';
@@ -49,17 +49,16 @@ const RERANK_HEAD = 20;
 const MAX_QUESTION_CHARS = 20_000;
 
 /**
- * The "no relevant context" decision, on two measures of the question's terms, each weighted by
+ * The "no relevant context" decision, on three measures of the question's terms, each weighted by
  * its IDF in the index (a rare term says more about what is asked than a common one):
  *
  * - coverage: the share of the weight that the best evidence contains. Below MIN_COVERAGE the
  *   evidence is about something else.
- * - absence: the share of the weight carried by terms the whole index never mentions ("Stripe",
- *   "bcrypt", "Kafka"). At MAX_ABSENT or above the question is about something this project
- *   does not have, however well its common words match.
- *
- * - unknown symbols: a name the question treats as code (`Kafka`, `StripeClient`) that no chunk,
- *   note or thread mentions.
+ * - absence: the share of the weight carried by terms the whole index never mentions (a library,
+ *   a product, a protocol the project does not use). At MAX_ABSENT or above the question is
+ *   about something this project does not have, however well its common words match.
+ * - unknown symbols: a name the question treats as code (a capitalised `Name`, a `camelCase`
+ *   one) that no chunk, note or thread mentions.
  *
  * Calibrated on the benchmark question set (`test/bench/oracle`, see its README): answerable
  * questions there cover 0.2 or more of their weight; those about things the corpora lack cover
@@ -150,11 +149,14 @@ function termsIn(text: string): Set<string> {
 export class Oracle {
   private readonly logger: Logger;
   private readonly clock: Clock;
+  /** Kept across questions: it caches the workspace's directory names per index state. */
+  private readonly scoped: ScopedSearchRetriever;
 
   constructor(private readonly deps: OracleDeps) {
     if (deps.chat && !deps.prompts) throw new VltError('INTERNAL', 'Oracle: a chat model needs the prompt templates (prompts)');
     this.logger = deps.logger ?? silentLogger;
     this.clock = deps.clock ?? systemClock;
+    this.scoped = new ScopedSearchRetriever(deps.engine);
   }
 
   private async memory(): Promise<Memory | undefined> {
@@ -167,6 +169,7 @@ export class Oracle {
     const memory = () => this.memory();
     const defaults: Retriever[] = [
       new CodeSearchRetriever(this.deps.engine),
+      this.scoped,
       new NavigationRetriever({ engine: this.deps.engine, ...(this.deps.intel ? { intel: this.deps.intel } : {}) }),
       new TestsRetriever(this.deps.engine),
       new StructureRetriever(this.deps.engine),
@@ -396,7 +399,7 @@ export class Oracle {
     const terms = [...new Set(tokenize([...q.terms, ...q.symbols].join(' ')))];
     if (terms.length === 0) return { covered: ranked.length > 0 ? 1 : 0, absent: 0, unknownSymbols: [] };
     const { docs, df } = this.deps.engine.termRarity(terms);
-    // A name the question treats as a thing of the project (`Kafka`, `StripeClient`) that no
+    // A name the question treats as a thing of the project (`FooClient`, a product name) that no
     // indexed chunk mentions at all, and no note or thread either.
     const outside = new Set<string>();
     for (const e of top) if (e.result.source === 'note' || e.result.source === 'thread') for (const t of termsIn(e.result.content)) outside.add(t);

@@ -98,7 +98,12 @@ export interface NavigationRetrieverDeps {
   intel?: { lsp?: LanguageServers; tags?: TagsProvider };
   /** Upper bound for the language server's part; the fallback chain answers after it. */
   lspTimeoutMs?: number;
+  /** Upper bound for resolving references (default {@link REFERENCES_BUDGET_MS}). */
+  referencesBudgetMs?: number;
 }
+
+/** How long the navigation path may spend resolving references before it gives up on them. */
+export const REFERENCES_BUDGET_MS = 600;
 
 /**
  * Definitions of the symbols a question names, and their references for reference questions.
@@ -154,8 +159,15 @@ export class NavigationRetriever implements Retriever {
       const defs = def.locations.filter((l) => l.provenance !== 'search' && (l.exact || l.confidence !== 'low'));
       defs.slice(0, 5).forEach((l, i) => push(l, def.symbol || symbol, 'definition', i));
       if (q.type === 'references' && defs.length > 0) {
-        const refs = await nav.references(symbol, { ...opts, limit: req.limit });
-        refs.locations.forEach((l, i) => push(l, refs.symbol || symbol, 'reference', i));
+        // Resolving every use of a common name parses many files; past the budget the code
+        // path's matches stand in for the references, rather than the whole answer waiting.
+        const budget = AbortSignal.any([req.signal, AbortSignal.timeout(this.deps.referencesBudgetMs ?? REFERENCES_BUDGET_MS)]);
+        try {
+          const refs = await nav.references(symbol, { ...opts, signal: budget, limit: req.limit });
+          refs.locations.forEach((l, i) => push(l, refs.symbol || symbol, 'reference', i));
+        } catch (e) {
+          if (req.signal.aborted || !budget.aborted) throw e;
+        }
       }
     }
     return out.slice(0, req.limit * 2);
@@ -333,5 +345,74 @@ export class StructureRetriever implements Retriever {
         };
       }),
     );
+  }
+}
+
+/** Directory names too generic to scope a search by. */
+const GENERIC_DIRS = new Set(['src', 'lib', 'pkg', 'internal', 'cmd', 'test', 'tests', 'core', 'app', 'main', 'util', 'utils', 'common', 'testdata', 'docs', 'doc', 'example', 'examples']);
+
+/**
+ * The code search again, scoped to the directories the question points at: those it names
+ * (`crypto/tls`, "the bufio package") and those named like one of its words ("base64 decoding"
+ * → `encoding/base64`, "the memory session" → `src/core/memory`). In code laid out by package
+ * this is the strongest prior there is, and a global ranking dilutes it.
+ */
+export class ScopedSearchRetriever implements Retriever {
+  readonly name = 'scoped';
+  readonly family = 'code';
+  private dirsByName: { version: string; map: Map<string, string[]> } | undefined;
+  constructor(private readonly engine: Engine) {}
+
+  private directories(): Map<string, string[]> {
+    const version = this.engine.stateVersion;
+    if (this.dirsByName?.version !== version) {
+      const map = new Map<string, string[]>();
+      const seen = new Set<string>();
+      for (const f of this.engine.store.listFiles()) {
+        const dir = f.path.includes('/') ? f.path.slice(0, f.path.lastIndexOf('/')) : '';
+        if (!dir || seen.has(dir)) continue;
+        seen.add(dir);
+        const name = dir.slice(dir.lastIndexOf('/') + 1).toLowerCase();
+        map.set(name, [...(map.get(name) ?? []), dir]);
+      }
+      this.dirsByName = { version, map };
+    }
+    return this.dirsByName.map;
+  }
+
+  /** The directories to search, most specific first, at most three. */
+  scopes(q: AnalyzedQuestion): string[] {
+    const byName = this.directories();
+    const out: string[] = [];
+    const add = (d: string) => {
+      if (!out.includes(d)) out.push(d);
+    };
+    for (const d of q.dirs ?? []) {
+      const last = d.slice(d.lastIndexOf('/') + 1).toLowerCase();
+      for (const dir of byName.get(last) ?? []) if (dir === d || dir.endsWith(`/${d}`)) add(dir);
+    }
+    for (const t of q.terms) {
+      const w = t.toLowerCase();
+      if (w.length < 3 || GENERIC_DIRS.has(w)) continue;
+      // A word naming many directories (`internal`, `test`) says little; one or two is a prior.
+      const dirs = (byName.get(w) ?? []).filter((d) => !/(^|\/)(testdata|vendor|node_modules|fixtures?)(\/|$)/.test(d));
+      if (dirs.length >= 1 && dirs.length <= 2) for (const d of dirs.sort((a, b) => a.length - b.length)) add(d);
+    }
+    return out.slice(0, 3);
+  }
+
+  applies(q: AnalyzedQuestion): true | string {
+    return this.scopes(q).length > 0 ? true : 'no directory named by the question or its words';
+  }
+
+  async retrieve(req: RetrievalRequest): Promise<RetrievalResult[]> {
+    const out: RetrievalResult[] = [];
+    const scopes = this.scopes(req.question);
+    const per = Math.max(3, Math.ceil(req.limit / scopes.length));
+    for (const dir of scopes) {
+      const res = await this.engine.search(req.question.text, { k: per, pathGlob: `${dir}/**`, signal: req.signal });
+      for (const h of res.hits) out.push(fromHit(h, `scoped:${dir}`));
+    }
+    return out.slice(0, req.limit);
   }
 }

@@ -43,6 +43,8 @@ export interface ToolContext {
   author?: string;
   /** The shared conversation context the host records calls in; ask_oracle reads it for follow-ups. */
   session?: string;
+  /** Resolves once every earlier call is recorded in `session` (hosts that record asynchronously). */
+  sessionSettled?: () => Promise<void>;
 }
 
 /**

@@ -53,6 +53,7 @@ export const askOracleTool: ToolDefinition<typeof askOracleInput, AskOracleResul
   async handler(ctx, input) {
     const engine = await ctx.getEngine();
     const oracle = ctx.getOracle ? await ctx.getOracle(engine) : new Oracle({ engine, logger: ctx.logger, fs: ctx.fs });
+    await ctx.sessionSettled?.();
     const ans = await oracle.ask(input.question, {
       ...(input.sources ? { sources: input.sources } : {}),
       explain: input.explain,

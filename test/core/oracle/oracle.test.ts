@@ -102,7 +102,8 @@ describe('the extractive oracle (no language model)', () => {
     expect(ans.answer).toMatch(/src\/auth\/tokens\.ts:\n(?:\s+L\d+ .*\n)*?\s+L\d+ export function signToken/);
     // --explain shows every path, the fusion and the context with token counts.
     const e = ans.explain!;
-    expect(e.runs.map((r) => r.name)).toEqual(['code', 'navigation', 'tests', 'structure', 'notes', 'threads', 'graph', 'git']);
+    expect(e.runs.map((r) => r.name)).toEqual(['code', 'scoped', 'navigation', 'tests', 'structure', 'notes', 'threads', 'graph', 'git']);
+    expect(e.runs.find((r) => r.name === 'scoped')!.reason).toBe('no directory named by the question or its words');
     expect(e.runs.find((r) => r.name === 'tests')!.status).toBe('skipped');
     expect(e.ranked.length).toBeGreaterThan(2);
     expect(e.context.tokens).toBeLessThanOrEqual(e.context.budget);
@@ -134,6 +135,15 @@ describe('the extractive oracle (no language model)', () => {
     const t = ans.explain!.threshold;
     expect(t.unknownSymbols).toEqual([]);
     expect(t.absent).toBeGreaterThanOrEqual(t.maxAbsent);
+  });
+
+  it('searches inside the directory a word of the question names', async () => {
+    const ans = await extractive().ask('How do users get looked up by email?', { noLog: true, explain: true });
+    const scoped = ans.explain!.runs.find((r) => r.name === 'scoped')!;
+    expect(scoped.status).toBe('ok');
+    expect(scoped.results.every((r) => r.citation.startsWith('[src/users/'))).toBe(true);
+    expect(scoped.results.length).toBeGreaterThan(0);
+    expect(ans.files[0]).toBe('src/users/service.ts');
   });
 
   it('answers about a directory the question names from the files in it', async () => {
