@@ -110,6 +110,8 @@ export interface OracleConfig {
   rerank: { baseUrl: string; model: string; apiKeyEnv: string; readonly apiKey: string | undefined } | undefined;
   /** Time budget of each retrieval path, in ms. */
   pathTimeoutMs: number;
+  /** Let the configured chat model rerank the evidence (one more model call per question). */
+  llmRerank: boolean;
 }
 
 export interface VltConfig {
@@ -178,6 +180,7 @@ const tomlSchema = z.strictObject({
       rerank_model: z.string().min(1).optional(),
       rerank_api_key_env: envVarName.optional(),
       path_timeout_ms: positiveInt.min(100).max(120_000).optional(),
+      llm_rerank: z.boolean().optional(),
     })
     .optional(),
 });
@@ -226,7 +229,7 @@ export function defaultConfig(): VltConfig {
     ),
     vault: { root: undefined },
     session: { budgetTokens: DEFAULT_SESSION_BUDGET_TOKENS },
-    oracle: { rerank: undefined, pathTimeoutMs: DEFAULT_ORACLE_PATH_TIMEOUT_MS },
+    oracle: { rerank: undefined, pathTimeoutMs: DEFAULT_ORACLE_PATH_TIMEOUT_MS, llmRerank: false },
   };
 }
 
@@ -404,7 +407,7 @@ function resolveConfig(toml: TomlConfig, env: NodeJS.ProcessEnv, configPath: str
     ),
     vault: { root: tv.root === undefined ? d.vault.root : resolve(workspaceRoot, tv.root) },
     session: { budgetTokens: ts.budget_tokens ?? d.session.budgetTokens },
-    oracle: { rerank, pathTimeoutMs: to.path_timeout_ms ?? d.oracle.pathTimeoutMs },
+    oracle: { rerank, pathTimeoutMs: to.path_timeout_ms ?? d.oracle.pathTimeoutMs, llmRerank: to.llm_rerank ?? d.oracle.llmRerank },
   };
 }
 

@@ -59,6 +59,7 @@ export function createNodeOracle(opts: NodeOracleOptions): Oracle {
     ...(chat && promptsDir ? { chat, prompts: new PromptLibrary(promptsDir) } : {}),
     ...(rerank ? { reranker: new HttpReranker({ baseUrl: rerank.baseUrl, model: rerank.model, apiKey: rerank.apiKey, logger }) } : {}),
     pathTimeoutMs: engine.config.oracle.pathTimeoutMs,
+    llmRerank: engine.config.oracle.llmRerank,
     ...(ctx ? { agentTools: () => agentToolsFrom(allTools(getMemory ? { getMemory } : {}), ctx) } : {}),
   });
 }

@@ -251,7 +251,7 @@ describe('secrets', () => {
 describe('[oracle]', () => {
   it('has no rerank endpoint by default, even with a model key around', async () => {
     const c = await loadConfig(dir, { OPENROUTER_API_KEY: 'sk-or' });
-    expect(c.oracle).toEqual({ rerank: undefined, pathTimeoutMs: 4000 });
+    expect(c.oracle).toEqual({ rerank: undefined, pathTimeoutMs: 4000, llmRerank: false });
   });
 
   it('reads the rerank endpoint from vlt.toml, the environment overriding it, and hides its key', async () => {

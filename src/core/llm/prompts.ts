@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { VltError } from '../errors';
 
 /** The prompts the engine ships; each is `prompts/<name>.md`. */
-export type PromptName = 'thread-summary' | 'compression' | 'librarian' | 'oracle-system' | 'oracle-synthesis' | 'oracle-no-context' | 'oracle-rewrite' | 'oracle-agent';
+export type PromptName = 'thread-summary' | 'compression' | 'librarian' | 'oracle-system' | 'oracle-synthesis' | 'oracle-no-context' | 'oracle-rewrite' | 'oracle-agent' | 'oracle-rerank';
 
 const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
 

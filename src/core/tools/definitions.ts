@@ -245,6 +245,9 @@ async function searchCode(ctx: ToolContext, input: SearchCodeInput): Promise<Sea
   let used = envelope;
   let cut = false;
   let next = offset;
+  // Start the freshness reads of the page's likely hits together: one at a time, their file
+  // reads and hashes add up to most of a tool call's overhead.
+  for (const h of ranked.slice(offset, offset + 10)) void fresh.state(h.path, h.content_hash).catch(() => undefined);
   for (; next < ranked.length; next++) {
     const hit = ranked[next]!;
     const live = await fresh.snippet(hit.path, hit.content_hash, hit.start_line, hit.end_line, hit.snippet, SNIPPET_LINES);

@@ -265,6 +265,36 @@ describe('the oracle with a language model (scripted fake server)', () => {
   });
 });
 
+describe('reranking by the model (llm_rerank)', () => {
+  it('reorders the head of the ranking by the model\'s ratings, then answers', async () => {
+    let rated = '';
+    fake.script.chat.push(
+      (req) => {
+        const text = String(req.messages?.[0]?.content ?? '');
+        const docs = [...text.matchAll(/^\[(\d+)\]\n(\[[^\]]+\])/gm)].map((m) => ({ index: Number(m[1]), citation: m[2]! }));
+        const pick = docs.find((d) => d.citation.startsWith('[src/users/'))!;
+        rated = pick.citation;
+        return { content: JSON.stringify(docs.map((d) => ({ index: d.index, score: d === pick ? 10 : 1 }))) };
+      },
+      (req) => ({ content: `Passwords are checked by UserService ${citationsShown(req)[0]}.` }),
+    );
+    const ans = await withModel({ llmRerank: true }).ask('How are passwords checked at login?', { noLog: true, explain: true });
+    expect(fake.counts.chat).toBe(2);
+    expect(rated).toMatch(/^\[src\/users\/service\.ts:/);
+    expect(ans.explain!.ranked[0]!.citation).toBe(rated);
+    expect(ans.explain!.ranked[0]!.features.rerank).toBe(10);
+    expect(ans.mode).toBe('llm');
+  });
+
+  it('keeps the feature ranking when the ratings cannot be read', async () => {
+    fake.script.chat.push({ content: 'I think the second one.' }, (req) => ({ content: `See ${citationsShown(req)[0]}.` }));
+    const plain = await extractive().ask('How are passwords checked at login?', { noLog: true, explain: true });
+    const ans = await withModel({ llmRerank: true }).ask('How are passwords checked at login?', { noLog: true, explain: true });
+    expect(ans.explain!.ranked.map((r) => r.citation)).toEqual(plain.explain!.ranked.map((r) => r.citation));
+    expect(ans.mode).toBe('llm');
+  });
+});
+
 describe('the oracle in a conversation', () => {
   it('logs each exchange to the dated thread and the session, and carries the focus into a follow-up', async () => {
     const oracle = extractive();

@@ -15,6 +15,7 @@ const PLACEHOLDERS: Partial<Record<PromptName, string[]>> = {
   'oracle-no-context': ['question', 'searched'],
   'oracle-rewrite': ['focus_symbols', 'focus_files', 'conversation', 'question'],
   'oracle-agent': ['tools', 'max_turns', 'max_words', 'question_type', 'conversation', 'repo_map', 'context'],
+  'oracle-rerank': ['question_type', 'question', 'documents'],
 };
 
 const result: RetrievalResult = {
