@@ -78,6 +78,17 @@ export class Engine {
   private chunkRanges = new Map<number, Array<{ id: number; start: number; end: number }>>();
   private filePaths: Array<{ fileId: number; path: string }> | undefined;
   private refCounts = new Map<string, number>();
+  private loadedSearchIndex: SearchIndex | undefined;
+
+  /** The search index, loaded from its snapshot on first use. */
+  private get searchIndex(): SearchIndex {
+    this.loadedSearchIndex ??= Engine.loadSearchIndex(this.store, this.searchDims, this.logger);
+    return this.loadedSearchIndex;
+  }
+
+  private set searchIndex(index: SearchIndex) {
+    this.loadedSearchIndex = index;
+  }
   private symbolNameList: string[] | undefined;
   private pool: ParsePool | undefined;
   /** Bumped whenever an index run changed what the store holds; see {@link stateVersion}. */
@@ -88,7 +99,7 @@ export class Engine {
     readonly config: VltConfig,
     /** The index's store, for the code-intelligence modules (graph, repo map, navigation); read it, never write it. */
     readonly store: IndexStore,
-    private searchIndex: SearchIndex,
+    private readonly searchDims: number | undefined,
     private readonly deps: EngineDeps,
     private readonly logger: Logger,
     readonly embeddings: EmbeddingProvider | undefined,
@@ -126,8 +137,10 @@ export class Engine {
     const store = await IndexStore.open(abs, { mode, logger });
     if (store.rebuildReason) logger.warn(store.rebuildReason);
     const dims = embeddings ? (config.embeddings.dimensions ?? (Number(store.getMeta('embedding_dims')) || undefined)) : undefined;
-    const search = Engine.loadSearchIndex(store, dims, logger);
-    const engine = new Engine(abs, config, store, search, deps, logger, embeddings, mode);
+    // The search snapshot is the largest thing to load (about half a second on the Go standard
+    // library); the repository map, navigation and status never need it, so it loads on the
+    // first search. With vectors it is needed at once, to fill them from the cache.
+    const engine = new Engine(abs, config, store, dims, deps, logger, embeddings, mode);
     if (embeddings && dims) await engine.fillVectorsFromCache();
     return engine;
   }
@@ -213,7 +226,9 @@ export class Engine {
   }
 
   async commit(): Promise<void> {
-    await persistIndex(this.store, this.searchIndex);
+    // A search index never loaded was never changed: its snapshot in the store is current.
+    if (this.loadedSearchIndex) await persistIndex(this.store, this.loadedSearchIndex);
+    else await this.store.commit();
   }
 
   dryRun(onProgress?: ProgressSink): Promise<DryRunReport> {
@@ -438,8 +453,9 @@ export class Engine {
       references: s.refs,
       vectors: {
         enabled: this.embeddings !== undefined,
-        count: this.searchIndex.vectorCount(),
-        dimensions: this.searchIndex.dimensions ?? null,
+        // Without an embedding provider there are no vectors, and no reason to load the index.
+        count: this.embeddings ? this.searchIndex.vectorCount() : 0,
+        dimensions: this.embeddings ? (this.searchIndex.dimensions ?? null) : null,
         model: this.embeddings?.model ?? null,
         note: this.vectorNote(),
       },
