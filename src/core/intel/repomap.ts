@@ -133,7 +133,8 @@ export interface RepoMapResult {
   };
 }
 
-export type TokenCounter = (text: string) => number;
+export type { TokenCounter } from '../tokens';
+import type { TokenCounter } from '../tokens';
 
 /** Aider's default map budget. */
 export const DEFAULT_MAP_TOKENS = 1024;
@@ -235,26 +236,8 @@ const FOCUS_CACHE_SIZE = 8;
 // Tokenizer
 // ---------------------------------------------------------------------------------------------
 
-let defaultCounter: Promise<TokenCounter> | undefined;
-
-/**
- * The real tokenizer, loaded on first use: its tables take a few hundred milliseconds to
- * load, which no other command should pay. Text that spells a special token (`<|endoftext|>`)
- * is counted as the plain text it is.
- */
-export function loadTokenCounter(): Promise<TokenCounter> {
-  // The package's main module (o200k_base), so that other users of it in the process share one copy.
-  defaultCounter ??= import('gpt-tokenizer')
-    .then((m): TokenCounter => {
-      const opts = { disallowedSpecial: new Set<string>() };
-      return (text) => m.countTokens(text, opts);
-    })
-    .catch((e: unknown) => {
-      defaultCounter = undefined;
-      throw new VltError('INTERNAL', `could not load the tokenizer: ${e instanceof Error ? e.message : String(e)}`, undefined, { cause: e });
-    });
-  return defaultCounter;
-}
+import { loadTokenCounter } from '../tokens';
+export { loadTokenCounter };
 
 // ---------------------------------------------------------------------------------------------
 // Stage 1-2: tags and graph (cached per index state)

@@ -20,7 +20,7 @@ import type { ChatModel } from '../llm/chat';
 import type { PromptLibrary } from '../llm/prompts';
 import type { Memory } from '../memory';
 import type { SessionEvent } from '../memory/session';
-import { loadTokenCounter } from '../memory/tokens';
+import { loadTokenCounter } from '../tokens';
 import { silentLogger, systemClock, type Clock, type Logger, type WorkspaceFs } from '../ports';
 import { FreshnessChecker } from '../tools/freshness';
 import { tokenize } from '../search/tokenizer';

@@ -1,0 +1,28 @@
+/**
+ * Exact token counts with `gpt-tokenizer` (o200k_base, the encoding of GPT-4o and later), for
+ * every budget the engine keeps: the repository map, tool answers, the conversation context and
+ * the oracle's context. Loading its tables takes a few hundred milliseconds, so it is imported
+ * on first use: a thread push or a note search never pays for it.
+ */
+import { VltError } from './errors';
+
+export type TokenCounter = (text: string) => number;
+
+let counter: Promise<TokenCounter> | undefined;
+
+/**
+ * The process-wide counter, loaded once. Text that spells a special token (`<|endoftext|>`, as
+ * tokenizer code and chat transcripts do) is counted as the plain text it is, never refused.
+ */
+export function loadTokenCounter(): Promise<TokenCounter> {
+  counter ??= import('gpt-tokenizer')
+    .then((m): TokenCounter => {
+      const opts = { disallowedSpecial: new Set<string>() };
+      return (text) => (text ? m.countTokens(text, opts) : 0);
+    })
+    .catch((e: unknown) => {
+      counter = undefined;
+      throw new VltError('INTERNAL', `could not load the tokenizer: ${e instanceof Error ? e.message : String(e)}`, undefined, { cause: e });
+    });
+  return counter;
+}
