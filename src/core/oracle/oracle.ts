@@ -18,7 +18,7 @@ import type { LanguageServers } from '../intel/lsp';
 import type { TagsProvider } from '../intel/navigate';
 import type { ChatModel } from '../llm/chat';
 import type { PromptLibrary } from '../llm/prompts';
-import type { Memory } from '../memory';
+import { recordToolExchange, type Memory } from '../memory';
 import type { SessionEvent } from '../memory/session';
 import { loadTokenCounter } from '../tokens';
 import { silentLogger, systemClock, type Clock, type Logger, type WorkspaceFs } from '../ports';
@@ -465,7 +465,7 @@ export class Oracle {
         opts.onEvent?.({ type: 'phase', phase: 'agent', message: `asking ${chat.model} with tools` });
         const r = await runAgent(
           { question: text, analysis: q, context: ctx, ...(conversation ? { conversation } : {}) },
-          { chat, prompts, tools: this.deps.agentTools(), ...(opts.maxTurns ? { maxTurns: opts.maxTurns } : {}), ...(onEvent ? { onEvent } : {}), ...(opts.signal ? { signal: opts.signal } : {}) },
+          { chat, prompts, tools: await this.agentTools(opts), ...(opts.maxTurns ? { maxTurns: opts.maxTurns } : {}), ...(onEvent ? { onEvent } : {}), ...(opts.signal ? { signal: opts.signal } : {}) },
         );
         if (r.citations.length === 0) return { degraded: `${chat.model} answered without citing the evidence or what its tools found; showing the evidence instead` };
         return { text: r.text, citations: r.citations, mode: 'agent' };
@@ -483,6 +483,36 @@ export class Oracle {
       this.logger.warn(`oracle: the language model failed (${err.message}); answering with the evidence brief`);
       return { degraded: `the language model failed: ${err.message}` };
     }
+  }
+
+  /**
+   * The agent's tools; with a session, each call and its result also go into it (as every MCP
+   * call does), so that a later question can refer to what the agent looked up.
+   */
+  private async agentTools(opts: AskOptions): Promise<AgentTool[]> {
+    const tools = this.deps.agentTools?.() ?? [];
+    const memory = opts.session !== undefined && opts.recordSession !== false ? await this.memory() : undefined;
+    if (!memory || opts.session === undefined) return tools;
+    const session = memory.session(opts.session);
+    const author = `oracle-agent${opts.author ? ` for ${opts.author}` : ''}`;
+    return tools.map((t) => ({
+      ...t,
+      run: async (args: unknown, signal?: AbortSignal): Promise<string> => {
+        const record = (output: string | undefined, error?: string) =>
+          recordToolExchange(session, { tool: t.name, author, input: args, output, ...(error !== undefined ? { error } : {}) }).catch((e: unknown) =>
+            this.logger.warn(`oracle: could not record ${t.name} in the session: ${toVltError(e).message}`),
+          );
+        try {
+          const out = await t.run(args, signal);
+          await record(out);
+          return out;
+        } catch (e) {
+          const err = toVltError(e);
+          await record(undefined, `${err.code}: ${err.message}`);
+          throw e;
+        }
+      },
+    }));
   }
 
   private async log(result: OracleAnswer, opts: AskOptions): Promise<void> {

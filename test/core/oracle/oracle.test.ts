@@ -15,6 +15,7 @@ import { PromptLibrary } from '../../../src/core/llm/prompts';
 import { Memory } from '../../../src/core/memory';
 import { silentLogger } from '../../../src/core/ports';
 import { Oracle } from '../../../src/core/oracle/oracle';
+import type { AgentTool } from '../../../src/core/oracle/agent';
 import type { OracleEvent, Retriever } from '../../../src/core/oracle/types';
 import { nodeWorkspaceFs } from '../../../src/node/fs';
 import { startFakeOpenAI, type FakeChatRequest, type FakeOpenAI } from '../../helpers/fake-openai';
@@ -292,6 +293,35 @@ describe('reranking by the model (llm_rerank)', () => {
     const ans = await withModel({ llmRerank: true }).ask('How are passwords checked at login?', { noLog: true, explain: true });
     expect(ans.explain!.ranked.map((r) => r.citation)).toEqual(plain.explain!.ranked.map((r) => r.citation));
     expect(ans.mode).toBe('llm');
+  });
+});
+
+describe('agent mode', () => {
+  it('lets the model call tools, answers citing what they found, and keeps the calls in the session', async () => {
+    const calls: unknown[] = [];
+    const readRange: AgentTool = {
+      name: 'read_file_range',
+      description: 'Read lines of a workspace file.',
+      parameters: { type: 'object', properties: { path: { type: 'string' }, start_line: { type: 'number' } }, required: ['path', 'start_line'] },
+      run: (args) => {
+        calls.push(args);
+        return Promise.resolve(JSON.stringify({ path: 'src/users/service.ts', start_line: 20, end_line: 22, text: 'checkPassword(user: User, password: string): boolean {' }));
+      },
+    };
+    fake.script.chat.push(
+      { tool_calls: [{ function: { name: 'read_file_range', arguments: { path: 'src/users/service.ts', start_line: 20 } } }] },
+      { content: 'The password is compared with its hash in UserService.checkPassword [src/users/service.ts:20].' },
+    );
+    const oracle = withModel({ agentTools: () => [readRange] });
+    const ans = await oracle.ask('How are passwords checked at login?', { agent: true, session: 'agent-s', noLog: false });
+    expect(ans.mode).toBe('agent');
+    expect(calls).toEqual([{ path: 'src/users/service.ts', start_line: 20 }]);
+    expect(ans.citations.map((c) => c.citation)).toEqual(['[src/users/service.ts:20]']);
+    const events = await memory.session('agent-s').events();
+    const call = events.find((e) => e.kind === 'tool_call');
+    expect(call?.tool).toBe('read_file_range');
+    expect(call?.author).toBe('oracle-agent');
+    expect(events.find((e) => e.kind === 'tool_result')?.text).toContain('checkPassword');
   });
 });
 
