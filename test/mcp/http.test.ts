@@ -136,6 +136,20 @@ describe('vlt serve: MCP over Streamable HTTP', () => {
         expect(st.files).toBeGreaterThanOrEqual(16);
         expect(st.languages.go).toBe(2);
         checked.add(t.name);
+      } else if (t.name === 'ask_oracle') {
+        const r = await call(s, 'ask_oracle', { question: 'Where is VerifyPacket defined?' });
+        expect(r.isError, textOf(r)).toBeFalsy();
+        const ans = r.structuredContent as { files: string[]; citations: Array<{ path: string; line?: number }>; answer: string };
+        expect(ans.files[0]).toBe('go/big.go');
+        expect(ans.citations[0]!.line).toBeLessThanOrEqual(defLines.get('VerifyPacket')!);
+        expect(ans.answer).toContain('func VerifyPacket(in []byte) ([]byte, error) {');
+        checked.add(t.name);
+      } else if (t.name === 'read_file_range') {
+        const def = defLines.get('VerifyPacket')!;
+        const r = await call(s, 'read_file_range', { path: 'go/big.go', start_line: def, end_line: def });
+        expect(r.isError, textOf(r)).toBeFalsy();
+        expect((r.structuredContent as { text: string }).text).toBe(`${def}│ func VerifyPacket(in []byte) ([]byte, error) {`);
+        checked.add(t.name);
       } else {
         // A tool added since this test was written: it must at least answer a call with its
         // required arguments filled in, with a result or a readable isError, over HTTP.
@@ -146,7 +160,7 @@ describe('vlt serve: MCP over Streamable HTTP', () => {
         expect(r.isError ? textOf(r).length : r.content.length, t.name).toBeGreaterThan(0);
       }
     }
-    expect([...checked].sort()).toEqual(['index_status', 'search_code']);
+    expect([...checked].sort()).toEqual(['ask_oracle', 'index_status', 'read_file_range', 'search_code']);
   });
 
   it('answers schema-invalid arguments and unknown tools with isError results, and keeps serving', async () => {

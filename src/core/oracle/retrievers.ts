@@ -72,6 +72,19 @@ export class CodeSearchRetriever implements Retriever {
   }
 }
 
+/** The first line of the comment block right above `line` (or `line`), within the chunk. */
+function docStart(chunk: { startLine: number; text: string }, line: number): number {
+  if (line <= chunk.startLine) return chunk.startLine;
+  const lines = chunk.text.split('\n');
+  let start = line;
+  while (start > chunk.startLine && line - start < 12) {
+    const above = lines[start - 1 - chunk.startLine]?.trim() ?? '';
+    if (!/^(?:\/\/|#|\*|\/\*|\*\/|"""|@)/.test(above)) break;
+    start--;
+  }
+  return start;
+}
+
 /** Test files about the question: how the code is expected to behave. */
 export class TestsRetriever implements Retriever {
   readonly name = 'tests';
@@ -129,8 +142,9 @@ export class NavigationRetriever implements Retriever {
     const seen = new Set<string>();
     const push = (loc: NavLocation, symbol: string, method: 'definition' | 'reference', rank: number) => {
       const chunk = this.deps.engine.chunkAround(loc.path, loc.line);
-      // A reference is shown as the lines around it; a definition as its whole chunk.
-      const start = method === 'reference' ? Math.max(chunk?.startLine ?? loc.line, loc.line - 3) : (chunk?.startLine ?? loc.line);
+      // A reference is shown as the lines around it; a definition from its doc comment to the
+      // end of its chunk (a chunk may hold several small definitions before this one).
+      const start = method === 'reference' ? Math.max(chunk?.startLine ?? loc.line, loc.line - 3) : chunk ? docStart(chunk, loc.line) : loc.line;
       const end = method === 'reference' ? Math.min(chunk?.endLine ?? loc.line, loc.line + 3) : (chunk?.endLine ?? loc.line);
       const key = `code:${loc.path}:${start}-${end}`;
       if (seen.has(key)) return;
