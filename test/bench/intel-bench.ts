@@ -8,7 +8,7 @@
  *   npx esbuild test/bench/intel-bench.ts --bundle --platform=node --format=cjs \
  *     --outfile=.bench/intel-bench.cjs --external:typescript && node .bench/intel-bench.cjs [rxjs|zod|django] [--lsp]
  */
-import { cpSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { Engine } from '../../src/core/engine';
 import type { NavAnswer } from '../../src/core/intel/navigate';
@@ -71,6 +71,28 @@ async function openCorpus(name: string, work: string): Promise<{ engine: Engine;
   if (!existsSync(dest)) {
     mkdirSync(path.dirname(dest), { recursive: true });
     cpSync(c.src(), dest, { recursive: true, dereference: true });
+  }
+  // zod imports itself by package name (`zod/v4/core`) and resolves that to its sources through
+  // its repository's build setup; the npm package ships no tsconfig. Without one, a copy's
+  // self-imports resolve to the installed package outside the workspace, for the language
+  // server and for the index alike. This gives the copy what zod's own repository gives it.
+  if (name === 'zod') {
+    const tsconfig = {
+      compilerOptions: {
+        target: 'ESNext',
+        module: 'ESNext',
+        moduleResolution: 'bundler',
+        strict: true,
+        lib: ['esnext', 'dom'],
+        types: ['node'],
+        skipLibCheck: true,
+        noEmit: true,
+        baseUrl: '.',
+        paths: { zod: ['./index.ts'], 'zod/*': ['./*', './*/index.ts'] },
+      },
+      include: ['**/*.ts'],
+    };
+    writeFileSync(path.join(dest, 'tsconfig.json'), `${JSON.stringify(tsconfig, null, 2)}\n`);
   }
   const engine = await Engine.open(ws, { fs: nodeWorkspaceFs, logger: silentLogger, embeddingProvider: null }, 'write');
   await engine.index();
