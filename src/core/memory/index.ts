@@ -19,7 +19,7 @@ import { SessionContext, checkSessionId } from './session';
 import { ThreadStore, oracleSessionThread, type ThreadEntry } from './threads';
 
 export { oracleSessionThread } from './threads';
-export { recordToolExchange } from './session';
+export { recordToolExchange, recordToolExchanges, type ToolExchange } from './session';
 
 /** The session id hosts use when the caller names none. */
 export const DEFAULT_SESSION_ID = 'default';

@@ -141,47 +141,66 @@ export class SessionContext {
    * budget. A text longer than a tenth of the budget is cut (and says so).
    */
   async append(input: SessionEventInput, opts: { signal?: AbortSignal } = {}): Promise<{ event: SessionEvent; compressed: boolean }> {
-    if (!KINDS.includes(input.kind)) throw new VltError('USAGE', `unknown session event kind ${JSON.stringify(input.kind)}; expected one of ${KINDS.join(', ')}`);
-    if (typeof input.text !== 'string') throw new VltError('USAGE', 'session event text must be a string');
+    const { events, compressed } = await this.appendMany([input], opts);
+    return { event: events[0]!, compressed };
+  }
+
+  /**
+   * Appends several events in order in one write of the store (a host recording a burst of tool
+   * calls pays for one write, not one per event), then compresses once if needed.
+   */
+  async appendMany(inputs: readonly SessionEventInput[], opts: { signal?: AbortSignal } = {}): Promise<{ events: SessionEvent[]; compressed: boolean }> {
+    for (const input of inputs) {
+      if (!KINDS.includes(input.kind)) throw new VltError('USAGE', `unknown session event kind ${JSON.stringify(input.kind)}; expected one of ${KINDS.join(', ')}`);
+      if (typeof input.text !== 'string') throw new VltError('USAGE', 'session event text must be a string');
+    }
+    if (inputs.length === 0) return { events: [], compressed: false };
     const count = await loadTokenCounter();
-    const { text, tokens } = capText(input.text, Math.floor(this.budgetTokens * EVENT_SHARE), count);
-    const author = (input.author ?? defaultAuthor(input)).trim().slice(0, 128) || 'user';
-    const mentions = extractMentions(input.tool ? `${input.tool} ${input.text}` : input.text);
+    const prepared = inputs.map((input) => {
+      const { text, tokens } = capText(input.text, Math.floor(this.budgetTokens * EVENT_SHARE), count);
+      const author = (input.author ?? defaultAuthor(input)).trim().slice(0, 128) || 'user';
+      const mentions = extractMentions(input.tool ? `${input.tool} ${input.text}` : input.text);
+      return { input, text, tokens, author, mentions };
+    });
     const now = this.clock.now();
-    const event = await this.db.write((tx) => {
-      const row = this.ensureRow(tx, now);
-      const lastExchange = num(row.last_exchange);
-      const lastKind = optStr(row.last_kind);
-      const open = num(row.open_question) === 1;
-      let exchange = lastExchange;
-      if (lastExchange === 0 || input.kind === 'question' || (input.kind === 'tool_call' && !open && (lastKind === 'tool_result' || lastKind === 'answer'))) exchange = lastExchange + 1;
-      const stillOpen = input.kind === 'question' ? true : input.kind === 'answer' ? false : exchange === lastExchange && open;
-      tx.run('INSERT INTO session_events (session, exchange, kind, author, tool, text, meta, tokens, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
-        this.id,
-        exchange,
-        input.kind,
-        author,
-        input.tool ?? null,
-        text,
-        input.meta ? JSON.stringify(input.meta) : null,
-        tokens,
-        now,
-      ]);
-      const id = tx.lastId();
-      const focus = parseFocus(optStr(row.focus));
-      const merged: SessionFocus = {
-        symbols: mergeRecent(focus.symbols, mentions.symbols, KEEP_SYMBOLS),
-        files: mergeRecent(focus.files, mentions.files, KEEP_FILES),
-        decisions: mergeRecent(focus.decisions, mentions.decisions.map((d) => clip(d, 300)), KEEP_DECISIONS),
-      };
-      tx.run('UPDATE sessions SET updated_at = ?, last_exchange = ?, last_kind = ?, open_question = ?, focus = ? WHERE id = ?', [now, exchange, input.kind, stillOpen ? 1 : 0, JSON.stringify(merged), this.id]);
-      const ev: SessionEvent = { id, exchange, kind: input.kind, author, text, tokens, created_at: new Date(now).toISOString() };
-      if (input.tool) ev.tool = input.tool;
-      if (input.meta) ev.meta = input.meta;
-      return ev;
+    const events = await this.db.write((tx) => {
+      const out: SessionEvent[] = [];
+      for (const { input, text, tokens, author, mentions } of prepared) {
+        const row = this.ensureRow(tx, now);
+        const lastExchange = num(row.last_exchange);
+        const lastKind = optStr(row.last_kind);
+        const open = num(row.open_question) === 1;
+        let exchange = lastExchange;
+        if (lastExchange === 0 || input.kind === 'question' || (input.kind === 'tool_call' && !open && (lastKind === 'tool_result' || lastKind === 'answer'))) exchange = lastExchange + 1;
+        const stillOpen = input.kind === 'question' ? true : input.kind === 'answer' ? false : exchange === lastExchange && open;
+        tx.run('INSERT INTO session_events (session, exchange, kind, author, tool, text, meta, tokens, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+          this.id,
+          exchange,
+          input.kind,
+          author,
+          input.tool ?? null,
+          text,
+          input.meta ? JSON.stringify(input.meta) : null,
+          tokens,
+          now,
+        ]);
+        const id = tx.lastId();
+        const focus = parseFocus(optStr(row.focus));
+        const merged: SessionFocus = {
+          symbols: mergeRecent(focus.symbols, mentions.symbols, KEEP_SYMBOLS),
+          files: mergeRecent(focus.files, mentions.files, KEEP_FILES),
+          decisions: mergeRecent(focus.decisions, mentions.decisions.map((d) => clip(d, 300)), KEEP_DECISIONS),
+        };
+        tx.run('UPDATE sessions SET updated_at = ?, last_exchange = ?, last_kind = ?, open_question = ?, focus = ? WHERE id = ?', [now, exchange, input.kind, stillOpen ? 1 : 0, JSON.stringify(merged), this.id]);
+        const ev: SessionEvent = { id, exchange, kind: input.kind, author, text, tokens, created_at: new Date(now).toISOString() };
+        if (input.tool) ev.tool = input.tool;
+        if (input.meta) ev.meta = input.meta;
+        out.push(ev);
+      }
+      return out;
     });
     const compressed = await this.maybeCompress(opts.signal);
-    return { event, compressed };
+    return { events, compressed };
   }
 
   /** Where the session stands: tokens held, the summary, which exchanges are verbatim. */
@@ -371,15 +390,28 @@ export class SessionContext {
  * Records one tool call and its result in a session: the helper hosts use so that every tool
  * call (MCP, CLI `--session`, chat) lands in the shared context the same way.
  */
-export async function recordToolExchange(
-  session: SessionContext,
-  call: { tool: string; author?: string; input: unknown; output: unknown; error?: string },
-  opts: { signal?: AbortSignal } = {},
-): Promise<void> {
-  const args = JSON.stringify(call.input ?? {});
-  await session.append({ kind: 'tool_call', tool: call.tool, author: call.author ?? 'agent', text: `${call.tool}(${args})` }, opts);
-  const result = call.error !== undefined ? `error: ${call.error}` : typeof call.output === 'string' ? call.output : JSON.stringify(call.output);
-  await session.append({ kind: 'tool_result', tool: call.tool, author: call.tool, text: result }, opts);
+export interface ToolExchange {
+  tool: string;
+  author?: string;
+  input: unknown;
+  output: unknown;
+  error?: string;
+}
+
+export async function recordToolExchange(session: SessionContext, call: ToolExchange, opts: { signal?: AbortSignal } = {}): Promise<void> {
+  await recordToolExchanges(session, [call], opts);
+}
+
+/** Records several tool calls and their results, in order, in one write. */
+export async function recordToolExchanges(session: SessionContext, calls: readonly ToolExchange[], opts: { signal?: AbortSignal } = {}): Promise<void> {
+  const events: SessionEventInput[] = [];
+  for (const call of calls) {
+    const args = JSON.stringify(call.input ?? {});
+    events.push({ kind: 'tool_call', tool: call.tool, author: call.author ?? 'agent', text: `${call.tool}(${args})` });
+    const result = call.error !== undefined ? `error: ${call.error}` : typeof call.output === 'string' ? call.output : JSON.stringify(call.output);
+    events.push({ kind: 'tool_result', tool: call.tool, author: call.tool, text: result });
+  }
+  await session.appendMany(events, opts);
 }
 
 function defaultAuthor(input: SessionEventInput): string {

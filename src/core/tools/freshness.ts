@@ -85,13 +85,29 @@ export class FreshnessChecker {
       const st = await this.fs.stat(real);
       if (st.kind !== 'file') return { kind: 'gone', note: 'the path is no longer a regular file' };
       if (st.size > this.maxFileBytes) return { kind: 'gone', note: `the file grew past the index size limit (${this.maxFileBytes} bytes) since it was indexed; it was not read` };
+      // A file seen with this hash at this size and mtime before is not read and hashed again:
+      // an edit changes the mtime (the indexer trusts the same signal).
+      const seen = verified.get(real);
+      if (seen && seen.hash === indexedHash && seen.size === st.size && seen.mtimeMs === st.mtimeMs) return { kind: 'same' };
       const bytes = await this.fs.readFile(real);
-      if (sha1(bytes) === indexedHash) return { kind: 'same' };
+      if (sha1(bytes) === indexedHash) {
+        remember(real, { hash: indexedHash, size: st.size, mtimeMs: st.mtimeMs });
+        return { kind: 'same' };
+      }
       return { kind: 'changed', lines: new TextDecoder('utf-8').decode(bytes).split(/\r?\n/) };
     } catch (e) {
       return { kind: 'gone', note: goneNote(e) };
     }
   }
+}
+
+/** Files whose content was last found to match their indexed hash, by real path; bounded. */
+const verified = new Map<string, { hash: string; size: number; mtimeMs: number }>();
+const VERIFIED_MAX = 20_000;
+
+function remember(real: string, v: { hash: string; size: number; mtimeMs: number }): void {
+  if (verified.size >= VERIFIED_MAX) verified.delete(verified.keys().next().value as string);
+  verified.set(real, v);
 }
 
 function isInside(root: string, abs: string): boolean {
