@@ -252,8 +252,7 @@ export class Oracle {
 
     // 4. Second phase: neighbours and history of what the first phase found.
     let ranked = featureRerank(dedupeSpans(fuseRuns(runs)), q, this.clock.now());
-    runs.push(await this.expandGraph(ranked, sources, opts.signal));
-    runs.push(await this.runPath(this.gitPath(ranked), q, sources, opts.signal));
+    runs.push(...(await Promise.all([this.expandGraph(ranked, sources, opts.signal), this.runPath(this.gitPath(ranked), q, sources, opts.signal)])));
     lap('expand');
 
     // 5. Fusion over every path, then the rerankers.
