@@ -26,7 +26,28 @@ export function codeCitation(path: string, start: number, end?: number): string 
   return end !== undefined && end > start ? `[${path}:${start}-${end}]` : `[${path}:${start}]`;
 }
 
-function fromHit(h: SearchHit, method: string, source: SourceType = isTestPath(h.path) ? 'test' : 'code'): RetrievalResult {
+/**
+ * A hit on a chunk that holds several small definitions, narrowed to the one the search matched:
+ * from its doc comment to its end. Otherwise the evidence would show the chunk's first lines,
+ * which belong to another definition.
+ */
+function narrowToSymbol(engine: Engine, h: SearchHit): SearchHit {
+  if (!h.symbol || h.end_line - h.start_line < 12) return h;
+  const file = engine.store.getFile(h.path);
+  if (!file) return h;
+  const last = h.symbol.split(/[.:#]/).pop();
+  const sym = engine.store.symbolsOfFile(file.id).find((x) => (x.qualifiedName === h.symbol || x.name === last) && x.startLine >= h.start_line && x.startLine <= h.end_line);
+  if (!sym || sym.startLine - h.start_line < 3) return h;
+  const chunk = engine.chunkAround(h.path, sym.startLine);
+  if (!chunk) return h;
+  const start = docStart(chunk, sym.startLine);
+  const end = Math.min(chunk.endLine, Math.max(sym.endLine, start + 11));
+  const lines = chunk.text.split('\n').slice(start - chunk.startLine, end - chunk.startLine + 1);
+  return { ...h, start_line: start, end_line: end, snippet: lines.slice(0, 24).join('\n') };
+}
+
+function fromHit(engine: Engine, hit: SearchHit, method: string, source: SourceType = isTestPath(hit.path) ? 'test' : 'code'): RetrievalResult {
+  const h = narrowToSymbol(engine, hit);
   return {
     key: `code:${h.path}:${h.start_line}-${h.end_line}`,
     source,
@@ -68,7 +89,7 @@ export class CodeSearchRetriever implements Retriever {
 
   async retrieve(req: RetrievalRequest): Promise<RetrievalResult[]> {
     const hits = await searchCode(this.engine, req.question, req.limit, req.signal);
-    return hits.map((h) => fromHit(h, h.retrievers.join('+') || 'search'));
+    return hits.map((h) => fromHit(this.engine, h, h.retrievers.join('+') || 'search'));
   }
 }
 
@@ -102,7 +123,7 @@ export class TestsRetriever implements Retriever {
     return hits
       .filter((h) => isTestPath(h.path))
       .slice(0, req.limit)
-      .map((h) => fromHit(h, 'tests', 'test'));
+      .map((h) => fromHit(this.engine, h, 'tests', 'test'));
   }
 }
 
@@ -425,7 +446,7 @@ export class ScopedSearchRetriever implements Retriever {
     const per = Math.max(3, Math.ceil(req.limit / scopes.length));
     for (const dir of scopes) {
       const res = await this.engine.search(req.question.text, { k: per, pathGlob: `${dir}/**`, signal: req.signal });
-      for (const h of res.hits) out.push(fromHit(h, `scoped:${dir}`));
+      for (const h of res.hits) out.push(fromHit(this.engine, h, `scoped:${dir}`));
     }
     return out.slice(0, req.limit);
   }
