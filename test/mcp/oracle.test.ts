@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AskOracleResult, ReadFileRangeResult } from '../../src/core/tools/oracle-tools';
 import type { OracleAnswer } from '../../src/core/oracle/types';
 import { tempDir, vlt } from '../helpers/cli';
+import { startFakeOpenAI } from '../helpers/fake-openai';
 import { call, connectStdio, ensureBuilt, textOf, type StdioSession } from '../helpers/mcp-client';
 
 const FIXTURE = path.resolve(__dirname, '../fixtures/oracle');
@@ -132,6 +133,30 @@ describe('vlt oracle', () => {
     expect(r.code, r.stderr).toBe(0);
     expect((JSON.parse(r.stdout) as OracleAnswer).files.slice(0, 3)).toEqual(expect.arrayContaining(['src/api/routes.ts']));
   }, 90_000);
+
+  it('streams a model\'s cited answer to stdout, and falls back to the brief when the model refuses', async () => {
+    const fake = await startFakeOpenAI();
+    try {
+      fake.script.chat.push((req) => {
+        const user = String((req.messages ?? []).filter((m) => m.role === 'user').pop()?.content ?? '');
+        const cite = /^### (\[[^\]]+\])/m.exec(user)?.[1] ?? '[none]';
+        return { content: `Tokens are signed with HMAC and verified before each protected route ${cite}.` };
+      });
+      const env = { VLT_LLM_BASE_URL: fake.baseURL, VLT_LLM_API_KEY: 'test-key', VLT_LLM_MODEL: 'fake-model' };
+      const r = await vlt(['-C', ws, 'oracle', 'How does authentication work?'], { timeoutMs: 60_000, env });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/^Tokens are signed with HMAC and verified before each protected route \[[^\]]+:\d+(-\d+)?\]\.\n/);
+      expect(fake.counts.chat).toBe(1);
+
+      fake.fail('chat', '400', 5);
+      const bad = await vlt(['-C', ws, 'oracle', 'How does authentication work?'], { timeoutMs: 60_000, env });
+      expect(bad.code, bad.stderr).toBe(0);
+      expect(bad.stdout).toContain('**Evidence brief** (no language model: the language model failed');
+      expect(bad.stderr).toMatch(/language model failed/);
+    } finally {
+      await fake.close();
+    }
+  }, 120_000);
 
   it('exits 2 with a clear message on a bad --source', async () => {
     const r = await vlt(['-C', ws, 'oracle', '--source', 'code,wiki', 'anything'], { timeoutMs: 30_000 });
