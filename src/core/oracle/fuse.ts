@@ -110,6 +110,8 @@ export const FEATURES = {
   namedDir: 0.5,
   /** A directory of the evidence's path is a word of the question ("runtime", "base64"). */
   pathTerm: 0.25,
+  /** A file of the directory a structural question names ("what does X consist of"). */
+  partOfStructure: 0.4,
 } as const;
 
 function stemOf(p: string): string {
@@ -163,6 +165,7 @@ export function featureRerank(ranked: readonly RankedEvidence[], q: AnalyzedQues
     }
     if (q.paths.some((p) => r.path === p.path || r.path.endsWith(`/${p.path}`) || p.path.endsWith(`/${r.path}`))) f.namedPath = FEATURES.namedPath;
     if (PENALISED_PATH.test(r.path)) f.pathPenalty = FEATURES.pathPenalty;
+    if (q.type === 'structural' && e.ranks.structure !== undefined && !isTestPath(r.path)) f.partOfStructure = FEATURES.partOfStructure;
     if (r.source !== 'note' && r.source !== 'thread' && r.source !== 'git') {
       if (q.dirs?.length && inNamedDir(r.path, q.dirs)) f.namedDir = FEATURES.namedDir;
       else {
