@@ -8,7 +8,32 @@ import { VltError } from './errors';
 
 export type TokenCounter = (text: string) => number;
 
+/** The counter, and encoding to token ids and back (for cutting a long text in one pass). */
+export interface Tokenizer {
+  count: TokenCounter;
+  encode(text: string): number[];
+  decode(ids: readonly number[]): string;
+}
+
 let counter: Promise<TokenCounter> | undefined;
+let tokenizer: Promise<Tokenizer> | undefined;
+
+/**
+ * The tokenizer with encode/decode: a text is cut to a budget by encoding it once, instead of
+ * counting ever shorter prefixes (a binary search re-tokenises the text a dozen times).
+ */
+export function loadTokenizer(): Promise<Tokenizer> {
+  tokenizer ??= Promise.all([loadTokenCounter(), import('gpt-tokenizer')])
+    .then(([count, m]): Tokenizer => {
+      const opts = { disallowedSpecial: new Set<string>() };
+      return { count, encode: (text) => m.encode(text, opts), decode: (ids) => m.decode(ids) };
+    })
+    .catch((e: unknown) => {
+      tokenizer = undefined;
+      throw e instanceof VltError ? e : new VltError('INTERNAL', `could not load the tokenizer: ${e instanceof Error ? e.message : String(e)}`, undefined, { cause: e });
+    });
+  return tokenizer;
+}
 
 /**
  * The process-wide counter, loaded once. Text that spells a special token (`<|endoftext|>`, as

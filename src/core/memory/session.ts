@@ -21,7 +21,7 @@ import { systemClock, silentLogger, type Clock, type Logger } from '../ports';
 import { Bm25Index } from './bm25';
 import { num, optStr, str, type MemoryDb, type Row, type Tx } from './db';
 import { clip, extractMentions, leadSentence, mergeRecent, type Mentions } from './extract';
-import { loadTokenCounter, type TokenCounter } from './tokens';
+import { loadTokenCounter, loadTokenizer, type TokenCounter, type Tokenizer } from './tokens';
 
 export type SessionEventKind = 'question' | 'answer' | 'tool_call' | 'tool_result';
 
@@ -155,9 +155,9 @@ export class SessionContext {
       if (typeof input.text !== 'string') throw new VltError('USAGE', 'session event text must be a string');
     }
     if (inputs.length === 0) return { events: [], compressed: false };
-    const count = await loadTokenCounter();
+    const tokenizer = await loadTokenizer();
     const prepared = inputs.map((input) => {
-      const { text, tokens } = capText(input.text, Math.floor(this.budgetTokens * EVENT_SHARE), count);
+      const { text, tokens } = capText(input.text, Math.floor(this.budgetTokens * EVENT_SHARE), tokenizer);
       const author = (input.author ?? defaultAuthor(input)).trim().slice(0, 128) || 'user';
       const mentions = extractMentions(input.tool ? `${input.tool} ${input.text}` : input.text);
       return { input, text, tokens, author, mentions };
@@ -568,12 +568,15 @@ function clipToTokens(text: string, max: number, count: TokenCounter): string {
 }
 
 /** Cuts an over-long event text to `max` tokens with a note saying how much was cut. */
-function capText(text: string, max: number, count: TokenCounter): { text: string; tokens: number } {
-  const tokens = count(text);
-  if (tokens <= max) return { text, tokens };
-  const note = `\n… [cut: ${tokens} tokens, kept the first ${max}]`;
-  const cut = clipToTokens(text, Math.max(1, max - count(note)), count) + note;
-  return { text: cut, tokens: count(cut) };
+function capText(text: string, max: number, tokenizer: Tokenizer): { text: string; tokens: number } {
+  // One encoding of the text gives both its length and, when it is too long, its head.
+  const ids = tokenizer.encode(text);
+  if (ids.length <= max) return { text, tokens: ids.length };
+  const note = `\n… [cut: ${ids.length} tokens, kept the first ${max}]`;
+  // The head plus "…" and the note must fit: leave room for them, then measure the result.
+  const room = Math.max(1, max - tokenizer.count(note) - 2);
+  const cut = `${tokenizer.decode(ids.slice(0, room))}…${note}`;
+  return { text: cut, tokens: tokenizer.count(cut) };
 }
 
 /**

@@ -1,2 +1,2 @@
 /** The conversation context counts tokens with the engine's one tokenizer. */
-export { loadTokenCounter, type TokenCounter } from '../tokens';
+export { loadTokenCounter, loadTokenizer, type TokenCounter, type Tokenizer } from '../tokens';
