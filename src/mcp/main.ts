@@ -145,7 +145,11 @@ async function openHost(opts: McpStdioOptions): Promise<McpHost> {
   // follow-up ("what calls it?") always sees the call it follows.
   let recorded: Promise<void> = Promise.resolve();
   const onCall = (call: { tool: string; author: string; input: unknown; outcome: { ok: true; value: object } | { ok: false; error: VltError } }) => {
-    recorded = recorded.then(() => record(call));
+    // Queued after the answer has gone out: recording (tokenising the result, writing the
+    // store) must not delay it.
+    setImmediate(() => {
+      recorded = recorded.then(() => record(call));
+    });
   };
   const record = (call: Parameters<typeof onCall>[0]): Promise<void> =>
     getMemory()
