@@ -21,6 +21,7 @@ import OpenAI, {
   APIError,
   APIUserAbortError,
 } from 'openai';
+import { cancelledError, raceAbort } from './abort';
 import { VltError, toVltError } from './errors';
 import { silentLogger, type EmbeddingProvider, type Logger } from './ports';
 
@@ -127,7 +128,7 @@ export class OpenAIEmbeddingProvider implements EmbeddingProvider {
         },
         { signal, timeout: this.timeoutMs, maxRetries: this.maxRetries },
       );
-      raw = await raceAbort(request, signal);
+      raw = await raceAbort(request, signal, 'embedding');
     } catch (e) {
       throw this.translateError(e, signal);
     }
@@ -249,40 +250,9 @@ export class OpenAIEmbeddingProvider implements EmbeddingProvider {
 }
 
 function cancelled(cause?: unknown): VltError {
-  return new VltError('CANCELLED', 'embedding cancelled', undefined, cause === undefined ? undefined : { cause });
+  return cancelledError('embedding', cause);
 }
 
-/**
- * Resolves or rejects with `p`, or rejects with a cancellation as soon as `signal`
- * aborts. The client only notices an abort between attempts, so without this race a
- * cancel during a back-off sleep would wait the sleep out.
- */
-function raceAbort<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return p;
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => {
-      // The abandoned request still settles (with an abort error) once its sleep ends;
-      // swallowing it keeps that rejection from being reported as unhandled.
-      p.catch(() => undefined);
-      reject(cancelled(signal.reason));
-    };
-    if (signal.aborted) {
-      onAbort();
-      return;
-    }
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (err: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(err);
-      },
-    );
-  });
-}
 
 /**
  * Storage of vectors by content hash, namespaced by a model key (see

@@ -18,6 +18,7 @@
  */
 import { execFile, type ExecFileException } from 'node:child_process';
 import { stat } from 'node:fs/promises';
+import { cancelledError, raceAbort } from '../core/abort';
 import { VltError } from '../core/errors';
 import { normalizeWorkspacePath, type BlameLine, type GitCommit, type GitHistory, type GitLogOptions } from '../core/oracle/git';
 import { silentLogger, type Logger } from '../core/ports';
@@ -186,7 +187,7 @@ export class NodeGitHistory implements GitHistory {
   /** The repository facts, or a VltError saying why there is no history to read. */
   private async ready(signal: AbortSignal | undefined): Promise<Extract<Probe, { ok: true }>> {
     if (signal?.aborted) throw cancelled(signal.reason);
-    const p = await raceAbort(this.repo(), signal);
+    const p = await raceAbort(this.repo(), signal, 'git history lookup');
     if (!p.ok) throw new VltError('IO', `git history is unavailable: ${p.reason}`, { root: this.root });
     return p;
   }
@@ -426,28 +427,6 @@ function firstLine(s: string): string {
 }
 
 function cancelled(cause?: unknown): VltError {
-  return new VltError('CANCELLED', 'git history lookup cancelled', undefined, cause === undefined ? undefined : { cause });
+  return cancelledError('git history lookup', cause);
 }
 
-/** Settles with `p`, or rejects with a cancellation as soon as `signal` aborts. */
-function raceAbort<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return p;
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(cancelled(signal.reason));
-    if (signal.aborted) {
-      onAbort();
-      return;
-    }
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
-}

@@ -12,6 +12,7 @@
  */
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import type { VltConfig } from '../config';
+import { cancelledError, raceAbort } from '../abort';
 import { VltError } from '../errors';
 import { silentLogger, type Logger } from '../ports';
 import type { ChatMessage, ChatModel, ChatRequest, ChatResult, ChatStreamEvent, ChatTool, ChatToolCall, ChatUsage } from './chat';
@@ -94,7 +95,7 @@ export class OpenAIChatModel implements ChatModel {
         { ...this.body(request), stream: false },
         { signal, timeout: this.timeoutMs, maxRetries: this.maxRetries },
       );
-      raw = await raceAbort(pending, signal);
+      raw = await raceAbort(pending, signal, 'language model call');
     } catch (e) {
       throw this.translateError(e, signal);
     }
@@ -117,6 +118,7 @@ export class OpenAIChatModel implements ChatModel {
           { signal, timeout: this.timeoutMs, maxRetries: this.maxRetries },
         ),
         signal,
+        'language model call',
       );
       for await (const chunk of stream) {
         if (chunk.usage) usage = toUsage(chunk.usage);
@@ -285,35 +287,6 @@ function toUsage(u: Partial<OpenAI.CompletionUsage>): ChatUsage {
 }
 
 function cancelled(cause?: unknown): VltError {
-  return new VltError('CANCELLED', 'language model call cancelled', undefined, cause === undefined ? undefined : { cause });
+  return cancelledError('language model call', cause);
 }
 
-/**
- * Settles with `p`, or rejects with a cancellation as soon as `signal` aborts: the client only
- * notices an abort between attempts, so a cancel during a back-off sleep would wait it out.
- */
-function raceAbort<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return p;
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => {
-      // The abandoned request still settles later; swallowing it keeps it from being unhandled.
-      p.catch(() => undefined);
-      reject(cancelled(signal.reason));
-    };
-    if (signal.aborted) {
-      onAbort();
-      return;
-    }
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (err: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(err);
-      },
-    );
-  });
-}

@@ -16,6 +16,7 @@
  * scores add up: agreement between independent methods is the best signal there is.
  */
 import { posix } from 'node:path';
+import { raceAbort } from '../abort';
 import { VltError, toVltError } from '../errors';
 import type { AnalyzedQuestion, RetrievalRequest, RetrievalResult, Retriever } from './types';
 
@@ -177,7 +178,7 @@ export class GitRetriever implements Retriever {
     throwIfAborted(signal);
     if (limit === 0) return [];
     const git = this.opts.git;
-    const ok = await raceAbort(git.available(), signal);
+    const ok = await raceAbort(git.available(), signal, 'git history lookup');
     if (ok !== true) throw new VltError('IO', `git history is unavailable: ${ok}`);
 
     const named = uniquePaths(q.paths.map((p) => ({ path: p.path, ...(p.line !== undefined ? { startLine: p.line } : {}) }))).slice(0, MAX_NAMED_FILES);
@@ -232,7 +233,7 @@ export class GitRetriever implements Retriever {
       );
     }
 
-    const settled = await raceAbort(Promise.allSettled(tasks), signal);
+    const settled = await raceAbort(Promise.allSettled(tasks), signal, 'git history lookup');
     throwIfAborted(signal);
     const failures = settled.flatMap((s) => (s.status === 'rejected' ? [toVltError(s.reason, 'IO')] : []));
     const cancelled = failures.find((e) => e.code === 'CANCELLED');
@@ -254,7 +255,7 @@ export class GitRetriever implements Retriever {
   private async hints(q: AnalyzedQuestion, signal: AbortSignal): Promise<GitFileHint[]> {
     if (!this.opts.files) return [];
     try {
-      return await raceAbort(this.opts.files(q, signal), signal);
+      return await raceAbort(this.opts.files(q, signal), signal, 'git history lookup');
     } catch (e) {
       const err = toVltError(e);
       if (err.code === 'CANCELLED' || signal.aborted) throw err;
@@ -280,7 +281,7 @@ export class GitRetriever implements Retriever {
     const completed = new Map<string, GitCommit>();
     if (missing.length > 0 && this.opts.git.commits) {
       try {
-        for (const c of await raceAbort(this.opts.git.commits(missing, signal), signal)) completed.set(c.hash, c);
+        for (const c of await raceAbort(this.opts.git.commits(missing, signal), signal, 'git history lookup')) completed.set(c.hash, c);
       } catch (e) {
         const err = toVltError(e, 'IO');
         if (err.code === 'CANCELLED') throw err;
@@ -431,27 +432,3 @@ function throwIfAborted(signal: AbortSignal): void {
   if (signal.aborted) throw new VltError('CANCELLED', 'git history lookup cancelled', undefined, { cause: signal.reason });
 }
 
-/** Settles with `p`, or rejects as soon as `signal` aborts (a host callback may not watch the signal). */
-function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => {
-      p.catch(() => undefined);
-      reject(new VltError('CANCELLED', 'git history lookup cancelled', undefined, { cause: signal.reason }));
-    };
-    if (signal.aborted) {
-      onAbort();
-      return;
-    }
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
-}
