@@ -209,6 +209,11 @@ export class NavigationRetriever implements Retriever {
   }
 }
 
+/** Memory is searched by words: a question of question words alone has nothing to look for. */
+function hasSearchTerms(q: AnalyzedQuestion): true | string {
+  return q.terms.length > 0 || q.symbols.length > 0 ? true : 'no search terms';
+}
+
 /** The notes vault: each hit is a note with its best snippet. */
 export class NotesRetriever implements Retriever {
   readonly name = 'notes';
@@ -216,7 +221,7 @@ export class NotesRetriever implements Retriever {
   constructor(private readonly memory: () => Promise<Memory | undefined>) {}
 
   applies(q: AnalyzedQuestion): true | string {
-    return q.terms.length > 0 || q.symbols.length > 0 ? true : 'no search terms';
+    return hasSearchTerms(q);
   }
 
   async retrieve(req: RetrievalRequest): Promise<RetrievalResult[]> {
@@ -245,7 +250,7 @@ export class ThreadsRetriever implements Retriever {
   constructor(private readonly memory: () => Promise<Memory | undefined>) {}
 
   applies(q: AnalyzedQuestion): true | string {
-    return q.terms.length > 0 || q.symbols.length > 0 ? true : 'no search terms';
+    return hasSearchTerms(q);
   }
 
   async retrieve(req: RetrievalRequest): Promise<RetrievalResult[]> {
