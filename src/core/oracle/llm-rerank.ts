@@ -18,14 +18,10 @@ export class LlmReranker implements Reranker {
   constructor(
     private readonly chat: ChatModel,
     private readonly prompts: PromptLibrary,
-    /** The question type, for the prompt; set per question by the oracle. */
+    /** The question type, for the prompt; the oracle makes one reranker per question. */
     private readonly questionType: string = 'conceptual',
   ) {
     this.name = `llm:${chat.model}`;
-  }
-
-  withType(questionType: string): LlmReranker {
-    return new LlmReranker(this.chat, this.prompts, questionType);
   }
 
   async rerank(query: string, documents: string[], opts: { topN?: number; signal?: AbortSignal } = {}): Promise<RerankScore[]> {

@@ -63,19 +63,14 @@ function fromHit(engine: Engine, hit: SearchHit, method: string, source: SourceT
   };
 }
 
-/** The query text the code search gets: the question, plus the symbols it names spelled out. */
-function searchText(q: AnalyzedQuestion): string {
-  return q.text;
-}
-
 /** Runs the search with the question's language filter, and without it when that finds nothing. */
 async function searchCode(engine: Engine, q: AnalyzedQuestion, k: number, signal: AbortSignal): Promise<SearchHit[]> {
   const lang = q.languages.length === 1 ? q.languages[0] : undefined;
   if (lang) {
-    const filtered = await engine.search(searchText(q), { k, language: lang, signal });
+    const filtered = await engine.search(q.text, { k, language: lang, signal });
     if (filtered.hits.length > 0) return filtered.hits;
   }
-  return (await engine.search(searchText(q), { k, signal })).hits;
+  return (await engine.search(q.text, { k, signal })).hits;
 }
 
 export class CodeSearchRetriever implements Retriever {
