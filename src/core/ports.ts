@@ -58,6 +58,15 @@ export interface WorkspaceFs {
   /** Follows symlinks. */
   realpath(absPath: string): Promise<string>;
   readFile(absPath: string): Promise<Uint8Array>;
+  /**
+   * Optional synchronous metadata calls, for hosts on a local disk. A stat the kernel answers
+   * from its cache takes microseconds, while the asynchronous call also waits for a thread of
+   * the I/O pool and a turn of the event loop: on two cores that wait is most of a tool call's
+   * overhead. Callers that check a handful of files per call (search hits' freshness) use
+   * these when present; they throw like their asynchronous twins.
+   */
+  statSync?(absPath: string): FileStat;
+  realpathSync?(absPath: string): string;
 }
 
 /** Turns texts into vectors. Implemented over an OpenAI-compatible endpoint. */

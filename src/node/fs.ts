@@ -3,7 +3,7 @@
  * passed through unchanged so that callers can map their `code` (ENOENT, EACCES, ELOOP...)
  * to skip reasons.
  */
-import type { Dirent, Stats } from 'node:fs';
+import { realpathSync, statSync, type Dirent, type Stats } from 'node:fs';
 import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import type { DirEntry, EntryKind, FileStat, WorkspaceFs } from '../core/ports';
 
@@ -21,6 +21,10 @@ function statKind(s: Stats): EntryKind {
   return 'other';
 }
 
+function fileStat(s: Stats): FileStat {
+  return { size: s.size, mtimeMs: s.mtimeMs, kind: statKind(s) };
+}
+
 export const nodeWorkspaceFs: WorkspaceFs = {
   async readDir(absPath: string): Promise<DirEntry[]> {
     const entries = await readdir(absPath, { withFileTypes: true });
@@ -29,8 +33,14 @@ export const nodeWorkspaceFs: WorkspaceFs = {
   async stat(absPath: string): Promise<FileStat> {
     // stat (not lstat) follows symlinks, which is what the port documents for realpath
     // and what callers want when they ask for the size of a symlinked file.
-    const s = await stat(absPath);
-    return { size: s.size, mtimeMs: s.mtimeMs, kind: statKind(s) };
+    return fileStat(await stat(absPath));
+  },
+  statSync(absPath: string): FileStat {
+    return fileStat(statSync(absPath));
+  },
+  realpathSync(absPath: string): string {
+    // The native call is one realpath(3), not a walk of lstat calls per path component.
+    return realpathSync.native(absPath);
   },
   async realpath(absPath: string): Promise<string> {
     return realpath(absPath);

@@ -8,8 +8,15 @@
  * apply the change in a transaction, export, and replace the file atomically. Reloading under
  * the lock is what makes concurrent writers safe: each one changes the latest complete file,
  * so no entry is ever lost. Readers take no lock; they reload when the file changed.
+ *
+ * Writes that must be cheap (a session record after every MCP tool call) go to a journal
+ * instead: `memory-journal.jsonl`, appended under the same lock, one JSON record per line, each
+ * preceded by a newline so that a record torn by a kill cannot swallow the next one. The journal
+ * is folded into the database (in order, once, under the lock) before anything reads what it
+ * holds; see {@link MemoryDb.foldJournal}.
  */
 import { promises as fsp } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { BindParams, Database, SqlValue } from 'sql.js';
 import { VltError } from '../errors';
@@ -19,6 +26,7 @@ import { loadSqlJs, VLT_DIR } from '../store/store';
 
 export const MEMORY_FILE = 'memory.db';
 export const MEMORY_LOCK_FILE = 'memory.lock';
+export const MEMORY_JOURNAL_FILE = 'memory-journal.jsonl';
 /**
  * Thread entry vectors live in a file of their own: they are large (a 1,536-dimension vector
  * is 6 KB) and written only by a seek, and every push rewrites memory.db whole, so keeping
@@ -106,8 +114,16 @@ CREATE TABLE IF NOT EXISTS vectors (
 /** Which of the two memory files a {@link MemoryDb} holds. */
 export type MemoryFileKind = 'memory' | 'vectors';
 
-const LAYOUT: Record<MemoryFileKind, { file: string; lock: string; schema: string }> = {
-  memory: { file: MEMORY_FILE, lock: MEMORY_LOCK_FILE, schema: SCHEMA },
+interface Layout {
+  file: string;
+  lock: string;
+  schema: string;
+  /** The append-only journal of deferred records, for the files that have one. */
+  journal?: string;
+}
+
+const LAYOUT: Record<MemoryFileKind, Layout> = {
+  memory: { file: MEMORY_FILE, lock: MEMORY_LOCK_FILE, schema: SCHEMA, journal: MEMORY_JOURNAL_FILE },
   vectors: { file: VECTORS_FILE, lock: VECTORS_LOCK_FILE, schema: VECTORS_SCHEMA },
 };
 
@@ -139,7 +155,7 @@ export class MemoryDb {
   private constructor(
     readonly dir: string,
     private readonly logger: Logger,
-    private readonly layout: { file: string; lock: string; schema: string },
+    private readonly layout: Layout,
   ) {}
 
   /**
@@ -166,6 +182,11 @@ export class MemoryDb {
     return path.join(this.dir, this.layout.lock);
   }
 
+  get journalFile(): string {
+    if (!this.layout.journal) throw new VltError('INTERNAL', `${this.layout.file} has no journal`);
+    return path.join(this.dir, this.layout.journal);
+  }
+
   /** Runs `fn` over the latest committed state. Takes no lock. */
   async read<T>(fn: (tx: Tx) => T): Promise<T> {
     const db = await this.current();
@@ -177,6 +198,97 @@ export class MemoryDb {
    * returning; when `fn` throws, nothing changes. Waits for other writers (any process).
    */
   async write<T>(fn: (tx: Tx) => T): Promise<T> {
+    return this.locked(async () => {
+      const db = await this.current();
+      const result = transact(db, fn);
+      await this.commit(db);
+      return result;
+    });
+  }
+
+  /**
+   * Appends records to the journal under the lock and returns the journal's size afterwards,
+   * so that the caller can decide when to fold. Costs an append, not a rewrite of the store.
+   */
+  async appendJournal(records: readonly JournalRecord[]): Promise<number> {
+    if (records.length === 0) return 0;
+    const text = records.map((r) => `\n${JSON.stringify(r)}`).join('');
+    return this.locked(async () => {
+      let fh: FileHandle | undefined;
+      try {
+        fh = await fsp.open(this.journalFile, 'a');
+        await fh.writeFile(text, 'utf8');
+        return (await fh.stat()).size;
+      } catch (e) {
+        throw new VltError('IO', `cannot append to ${this.journalFile}: ${String(e)}`, { path: this.journalFile }, { cause: e });
+      } finally {
+        await fh?.close();
+      }
+    });
+  }
+
+  /** Whether the journal holds records not yet folded into the database. */
+  async journalPending(): Promise<boolean> {
+    const size = await fsp.stat(this.journalFile).then(
+      (st) => st.size,
+      () => 0,
+    );
+    return size > 0;
+  }
+
+  /**
+   * Folds the journal into the database: under the lock, reads every record (a torn or
+   * unreadable line is skipped with a warning), drops the ones an earlier fold already applied
+   * (a fold killed between writing the database and emptying the journal leaves them there; the
+   * id of the last one applied is kept in `meta`), lets `prepare` ready the rest outside the
+   * transaction (it may yield), applies them with `apply` in one transaction, writes the file and
+   * empties the journal. `extra` records are applied after the journal's, in the same
+   * transaction, without going through the file: a write that must return what it wrote uses
+   * them. Returns `apply`'s result, or undefined when there was nothing to fold.
+   */
+  async foldJournal<P, R>(
+    prepare: (records: JournalRecord[]) => Promise<P>,
+    apply: (tx: Tx, prepared: P) => R,
+    extra: readonly JournalRecord[] = [],
+  ): Promise<R | undefined> {
+    const journal = this.journalFile;
+    if (extra.length === 0 && !(await this.journalPending())) return undefined;
+    return this.locked(async () => {
+      let raw = '';
+      try {
+        raw = await fsp.readFile(journal, 'utf8');
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new VltError('IO', `cannot read ${journal}: ${String(e)}`, { path: journal }, { cause: e });
+      }
+      const { records, unreadable } = parseJournal(raw);
+      if (unreadable > 0) this.logger.warn(`${path.basename(journal)}: skipped ${unreadable} torn or unreadable record(s)`);
+      const db = await this.current();
+      const last = str(db.exec("SELECT value FROM meta WHERE key = 'journal_last'")[0]?.values[0]?.[0]);
+      const seen = last ? records.findIndex((r) => r.u === last) : -1;
+      const fresh = records.slice(seen + 1);
+      let result: R | undefined;
+      if (fresh.length + extra.length > 0) {
+        const prepared = await prepare([...fresh, ...extra]);
+        const newLast = fresh.at(-1)?.u;
+        result = transact(db, (tx) => {
+          const r = apply(tx, prepared);
+          if (newLast) tx.run("INSERT OR REPLACE INTO meta (key, value) VALUES ('journal_last', ?)", [newLast]);
+          return r;
+        });
+        await this.commit(db);
+      }
+      if (raw.length > 0) {
+        await fsp.truncate(journal, 0).catch((e: unknown) => {
+          // The records stay and are recognised as applied by the next fold.
+          this.logger.warn(`cannot empty ${journal}: ${String(e)}`);
+        });
+      }
+      return result;
+    });
+  }
+
+  /** Runs `fn` holding the cross-process lock of this file. */
+  private async locked<T>(fn: () => Promise<T>): Promise<T> {
     this.ensureOpen();
     await fsp.mkdir(this.dir, { recursive: true }).catch((e: unknown) => {
       throw new VltError('IO', `cannot create ${this.dir}: ${String(e)}`, { path: this.dir }, { cause: e });
@@ -194,27 +306,21 @@ export class MemoryDb {
         ),
     });
     try {
-      const db = await this.current();
-      db.exec('BEGIN');
-      let result: T;
-      try {
-        result = fn(txOf(db));
-        db.exec('COMMIT');
-      } catch (e) {
-        db.exec('ROLLBACK');
-        throw e;
-      }
-      try {
-        await writeFileAtomic(this.file, db.export());
-        this.stamp = await statStamp(this.file);
-      } catch (e) {
-        // Memory now holds a change the disk does not: forget it, so the next call reloads.
-        this.forget();
-        throw e;
-      }
-      return result;
+      return await fn();
     } finally {
       await release();
+    }
+  }
+
+  /** Writes the committed in-memory state to disk, atomically. */
+  private async commit(db: Database): Promise<void> {
+    try {
+      await writeFileAtomic(this.file, db.export());
+      this.stamp = await statStamp(this.file);
+    } catch (e) {
+      // Memory now holds a change the disk does not: forget it, so the next call reloads.
+      this.forget();
+      throw e;
     }
   }
 
@@ -299,6 +405,41 @@ export class MemoryDb {
     } catch {
       // Someone else moved or replaced it already.
     }
+  }
+}
+
+/** One record of the journal: `u` is its unique id; the rest belongs to whoever wrote it. */
+export interface JournalRecord {
+  u: string;
+  [field: string]: unknown;
+}
+
+function parseJournal(raw: string): { records: JournalRecord[]; unreadable: number } {
+  const records: JournalRecord[] = [];
+  let unreadable = 0;
+  for (const line of raw.split('\n')) {
+    if (line.length === 0) continue;
+    try {
+      const r = JSON.parse(line) as unknown;
+      if (r && typeof r === 'object' && typeof (r as JournalRecord).u === 'string') records.push(r as JournalRecord);
+      else unreadable++;
+    } catch {
+      unreadable++;
+    }
+  }
+  return { records, unreadable };
+}
+
+/** Runs `fn` in a transaction: committed when it returns, rolled back when it throws. */
+function transact<T>(db: Database, fn: (tx: Tx) => T): T {
+  db.exec('BEGIN');
+  try {
+    const result = fn(txOf(db));
+    db.exec('COMMIT');
+    return result;
+  } catch (e) {
+    db.exec('ROLLBACK');
+    throw e;
   }
 }
 

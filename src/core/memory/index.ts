@@ -15,7 +15,7 @@ import { systemClock, type Clock, type EmbeddingProvider, type Logger } from '..
 import { Vault } from '../notes/vault';
 import { MemoryDb } from './db';
 import { runLibrarian, type LibrarianResult } from './librarian';
-import { SessionContext, checkSessionId } from './session';
+import { SessionContext, checkSessionId, foldSessionJournal } from './session';
 import { ThreadStore, oracleSessionThread, type ThreadEntry } from './threads';
 
 export { oracleSessionThread } from './threads';
@@ -130,7 +130,20 @@ export class Memory {
     });
   }
 
+  /**
+   * Folds what was recorded cheaply (the session journal) into the store, so that the journal
+   * a process leaves behind is short; readers would fold it anyway. Never throws.
+   */
+  async flush(): Promise<void> {
+    try {
+      await foldSessionJournal(this.db, this.deps.config.session.budgetTokens);
+    } catch (e) {
+      this.deps.logger.warn(`could not fold the session journal: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
   async close(): Promise<void> {
+    await this.flush();
     this.sessions.clear();
     await this.threads.close();
     await this.db.close();

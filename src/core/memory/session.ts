@@ -19,7 +19,7 @@ import type { ChatModel } from '../llm/chat';
 import type { PromptLibrary } from '../llm/prompts';
 import { systemClock, silentLogger, type Clock, type Logger } from '../ports';
 import { Bm25Index } from './bm25';
-import { num, optStr, str, type MemoryDb, type Row, type Tx } from './db';
+import { num, optStr, str, type JournalRecord, type MemoryDb, type Row, type Tx } from './db';
 import { clip, extractMentions, leadSentence, mergeRecent, type Mentions } from './extract';
 import { loadTokenCounter, loadTokenizer, type TokenCounter, type Tokenizer } from './tokens';
 
@@ -147,64 +147,57 @@ export class SessionContext {
 
   /**
    * Appends several events in order in one write of the store (a host recording a burst of tool
-   * calls pays for one write, not one per event), then compresses once if needed.
+   * calls pays for one write, not one per event), after whatever the journal holds, then
+   * compresses once if needed. Returns the events as stored.
    */
   async appendMany(inputs: readonly SessionEventInput[], opts: { signal?: AbortSignal } = {}): Promise<{ events: SessionEvent[]; compressed: boolean }> {
+    const records = this.toRecords(inputs);
+    if (records.length === 0) return { events: [], compressed: false };
+    const applied = await foldSessionJournal(this.db, this.budgetTokens, records);
+    const events = records.map((r) => applied.get(r.u)).filter((e): e is SessionEvent => e !== undefined);
+    const compressed = await this.compressIfDue(opts.signal);
+    return { events, compressed };
+  }
+
+  /**
+   * Records events cheaply: one append to the journal, no rewrite of the store, no token
+   * counting. This is how hosts record every tool call without slowing the next one down. The
+   * events are folded into the store, in order, before anything reads the session, or here once
+   * the journal has grown past {@link JOURNAL_FOLD_BYTES}.
+   */
+  async record(inputs: readonly SessionEventInput[], opts: { signal?: AbortSignal } = {}): Promise<void> {
+    const records = this.toRecords(inputs);
+    const size = await this.db.appendJournal(records);
+    if (size > JOURNAL_FOLD_BYTES) await this.settle(opts.signal);
+  }
+
+  /** Folds the journal into the store, then compresses this session when it is over budget. */
+  async settle(signal?: AbortSignal): Promise<void> {
+    await foldSessionJournal(this.db, this.budgetTokens);
+    await this.compressIfDue(signal);
+  }
+
+  private toRecords(inputs: readonly SessionEventInput[]): SessionRecord[] {
     for (const input of inputs) {
       if (!KINDS.includes(input.kind)) throw new VltError('USAGE', `unknown session event kind ${JSON.stringify(input.kind)}; expected one of ${KINDS.join(', ')}`);
       if (typeof input.text !== 'string') throw new VltError('USAGE', 'session event text must be a string');
     }
-    if (inputs.length === 0) return { events: [], compressed: false };
-    const tokenizer = await loadTokenizer();
-    const prepared = inputs.map((input) => {
-      const { text, tokens } = capText(input.text, Math.floor(this.budgetTokens * EVENT_SHARE), tokenizer);
-      const author = (input.author ?? defaultAuthor(input)).trim().slice(0, 128) || 'user';
-      const mentions = extractMentions(input.tool ? `${input.tool} ${input.text}` : input.text);
-      return { input, text, tokens, author, mentions };
-    });
-    const now = this.clock.now();
-    const events = await this.db.write((tx) => {
-      const out: SessionEvent[] = [];
-      for (const { input, text, tokens, author, mentions } of prepared) {
-        const row = this.ensureRow(tx, now);
-        const lastExchange = num(row.last_exchange);
-        const lastKind = optStr(row.last_kind);
-        const open = num(row.open_question) === 1;
-        let exchange = lastExchange;
-        if (lastExchange === 0 || input.kind === 'question' || (input.kind === 'tool_call' && !open && (lastKind === 'tool_result' || lastKind === 'answer'))) exchange = lastExchange + 1;
-        const stillOpen = input.kind === 'question' ? true : input.kind === 'answer' ? false : exchange === lastExchange && open;
-        tx.run('INSERT INTO session_events (session, exchange, kind, author, tool, text, meta, tokens, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
-          this.id,
-          exchange,
-          input.kind,
-          author,
-          input.tool ?? null,
-          text,
-          input.meta ? JSON.stringify(input.meta) : null,
-          tokens,
-          now,
-        ]);
-        const id = tx.lastId();
-        const focus = parseFocus(optStr(row.focus));
-        const merged: SessionFocus = {
-          symbols: mergeRecent(focus.symbols, mentions.symbols, KEEP_SYMBOLS),
-          files: mergeRecent(focus.files, mentions.files, KEEP_FILES),
-          decisions: mergeRecent(focus.decisions, mentions.decisions.map((d) => clip(d, 300)), KEEP_DECISIONS),
-        };
-        tx.run('UPDATE sessions SET updated_at = ?, last_exchange = ?, last_kind = ?, open_question = ?, focus = ? WHERE id = ?', [now, exchange, input.kind, stillOpen ? 1 : 0, JSON.stringify(merged), this.id]);
-        const ev: SessionEvent = { id, exchange, kind: input.kind, author, text, tokens, created_at: new Date(now).toISOString() };
-        if (input.tool) ev.tool = input.tool;
-        if (input.meta) ev.meta = input.meta;
-        out.push(ev);
-      }
-      return out;
-    });
-    const compressed = await this.maybeCompress(opts.signal);
-    return { events, compressed };
+    const at = this.clock.now();
+    return inputs.map((input) => ({
+      u: crypto.randomUUID(),
+      s: this.id,
+      k: input.kind,
+      a: (input.author ?? defaultAuthor(input)).trim().slice(0, 128) || 'user',
+      x: input.text,
+      at,
+      ...(input.tool !== undefined ? { t: input.tool } : {}),
+      ...(input.meta !== undefined ? { m: input.meta } : {}),
+    }));
   }
 
   /** Where the session stands: tokens held, the summary, which exchanges are verbatim. */
   async state(): Promise<SessionState> {
+    await this.settle();
     return this.db.read((tx) => {
       const row = tx.first('SELECT * FROM sessions WHERE id = ?', [this.id]);
       const events = tx.all('SELECT exchange, tokens FROM session_events WHERE session = ? ORDER BY id', [this.id]);
@@ -224,11 +217,13 @@ export class SessionContext {
 
   /** Events held verbatim, oldest first. */
   async events(): Promise<SessionEvent[]> {
+    await this.settle();
     return this.db.read((tx) => tx.all('SELECT * FROM session_events WHERE session = ? ORDER BY id', [this.id]).map(eventOf));
   }
 
   /** Symbols, files and decisions the session mentioned, compressed history included. */
   async focus(): Promise<SessionFocus> {
+    await this.settle();
     return this.db.read((tx) => parseFocus(optStr(tx.first('SELECT focus FROM sessions WHERE id = ?', [this.id])?.focus)));
   }
 
@@ -238,6 +233,7 @@ export class SessionContext {
    * fit, the oldest verbatim exchanges are left out first, then the summary is cut.
    */
   async render(budgetTokens: number = this.budgetTokens): Promise<string> {
+    await this.settle();
     const count = await loadTokenCounter();
     const { row, events } = await this.db.read((tx) => ({
       row: tx.first('SELECT * FROM sessions WHERE id = ?', [this.id]),
@@ -271,6 +267,7 @@ export class SessionContext {
   /** BM25 over verbatim events and the digests of compressed batches, best first. */
   async search(query: string, k = 10): Promise<SessionSearchHit[]> {
     if (!query.trim()) throw new VltError('USAGE', 'the search query is empty');
+    await this.settle();
     const { events, digests } = await this.db.read((tx) => ({
       events: tx.all('SELECT * FROM session_events WHERE session = ? ORDER BY id', [this.id]).map(eventOf),
       digests: tx.all('SELECT * FROM session_summaries WHERE session = ? ORDER BY id', [this.id]),
@@ -294,6 +291,8 @@ export class SessionContext {
 
   /** Forgets the whole session: events, summary, digests. */
   async clear(): Promise<void> {
+    // What the journal holds for this session is part of what is forgotten.
+    await foldSessionJournal(this.db, this.budgetTokens);
     await this.db.write((tx) => {
       tx.run('DELETE FROM session_events WHERE session = ?', [this.id]);
       tx.run('DELETE FROM session_summaries WHERE session = ?', [this.id]);
@@ -306,6 +305,11 @@ export class SessionContext {
    * budget (or whenever `force` is set). Returns whether it compressed.
    */
   async maybeCompress(signal?: AbortSignal, force = false): Promise<boolean> {
+    await foldSessionJournal(this.db, this.budgetTokens);
+    return this.compressIfDue(signal, force);
+  }
+
+  private async compressIfDue(signal?: AbortSignal, force = false): Promise<boolean> {
     const count = await loadTokenCounter();
     const snap = await this.db.read((tx) => ({
       row: tx.first('SELECT * FROM sessions WHERE id = ?', [this.id]),
@@ -377,13 +381,114 @@ export class SessionContext {
     if (!text) throw new VltError('LLM_FAILED', 'the language model returned an empty compression');
     return text;
   }
+}
 
-  private ensureRow(tx: Tx, now: number): Row {
-    const row = tx.first('SELECT * FROM sessions WHERE id = ?', [this.id]);
-    if (row) return row;
-    tx.run('INSERT INTO sessions (id, created_at, updated_at) VALUES (?, ?, ?)', [this.id, now, now]);
-    return tx.first('SELECT * FROM sessions WHERE id = ?', [this.id])!;
+/**
+ * The journal is folded once it holds this many bytes, so that it stays short for readers in
+ * other processes; about a hundred recorded search results.
+ */
+export const JOURNAL_FOLD_BYTES = 512 * 1024;
+
+/** One session event in the journal (short keys: it is written after every tool call). */
+interface SessionRecord extends JournalRecord {
+  /** Session id. */
+  s: string;
+  k: SessionEventKind;
+  /** Author, normalised. */
+  a: string;
+  /** Tool, for tool calls and results. */
+  t?: string;
+  /** Text as given; cut to the event budget when folded. */
+  x: string;
+  m?: Record<string, unknown>;
+  /** When it was recorded (ms since the epoch). */
+  at: number;
+}
+
+interface PreparedEvent {
+  record: SessionRecord;
+  text: string;
+  tokens: number;
+  mentions: Mentions;
+}
+
+function isSessionRecord(r: JournalRecord): r is SessionRecord {
+  return (
+    typeof r.s === 'string' &&
+    SESSION_ID.test(r.s) &&
+    KINDS.includes(r.k as SessionEventKind) &&
+    typeof r.a === 'string' &&
+    typeof r.x === 'string' &&
+    typeof r.at === 'number' &&
+    (r.t === undefined || typeof r.t === 'string') &&
+    (r.m === undefined || (typeof r.m === 'object' && r.m !== null))
+  );
+}
+
+/**
+ * Folds the session journal into the store (see {@link MemoryDb.foldJournal}), followed by
+ * `extra` records, and returns every event it stored by record id. Token counting and mention
+ * extraction happen here, outside the transaction, yielding to the event loop every few
+ * records so that a long journal does not stall the host's other work.
+ */
+export async function foldSessionJournal(db: MemoryDb, budgetTokens: number, extra: readonly SessionRecord[] = []): Promise<Map<string, SessionEvent>> {
+  const prepare = async (records: JournalRecord[]): Promise<PreparedEvent[]> => {
+    const tokenizer = await loadTokenizer();
+    const out: PreparedEvent[] = [];
+    for (const [i, record] of records.entries()) {
+      if (!isSessionRecord(record)) continue;
+      if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+      const { text, tokens } = capText(record.x, Math.floor(budgetTokens * EVENT_SHARE), tokenizer);
+      out.push({ record, text, tokens, mentions: extractMentions(record.t ? `${record.t} ${record.x}` : record.x) });
+    }
+    return out;
+  };
+  const applied = await db.foldJournal(prepare, (tx, prepared) => applyEvents(tx, prepared), extra);
+  return applied ?? new Map();
+}
+
+/** Stores prepared events in order: exchange numbering, the session row, the focus. */
+function applyEvents(tx: Tx, prepared: readonly PreparedEvent[]): Map<string, SessionEvent> {
+  const out = new Map<string, SessionEvent>();
+  for (const { record, text, tokens, mentions } of prepared) {
+    const id = record.s;
+    let row = tx.first('SELECT * FROM sessions WHERE id = ?', [id]);
+    if (!row) {
+      tx.run('INSERT INTO sessions (id, created_at, updated_at) VALUES (?, ?, ?)', [id, record.at, record.at]);
+      row = tx.first('SELECT * FROM sessions WHERE id = ?', [id])!;
+    }
+    const lastExchange = num(row.last_exchange);
+    const lastKind = optStr(row.last_kind);
+    const open = num(row.open_question) === 1;
+    const kind = record.k;
+    let exchange = lastExchange;
+    if (lastExchange === 0 || kind === 'question' || (kind === 'tool_call' && !open && (lastKind === 'tool_result' || lastKind === 'answer'))) exchange = lastExchange + 1;
+    const stillOpen = kind === 'question' ? true : kind === 'answer' ? false : exchange === lastExchange && open;
+    tx.run('INSERT INTO session_events (session, exchange, kind, author, tool, text, meta, tokens, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+      id,
+      exchange,
+      kind,
+      record.a,
+      record.t ?? null,
+      text,
+      record.m ? JSON.stringify(record.m) : null,
+      tokens,
+      record.at,
+    ]);
+    const eventId = tx.lastId();
+    const focus = parseFocus(optStr(row.focus));
+    const merged: SessionFocus = {
+      symbols: mergeRecent(focus.symbols, mentions.symbols, KEEP_SYMBOLS),
+      files: mergeRecent(focus.files, mentions.files, KEEP_FILES),
+      decisions: mergeRecent(focus.decisions, mentions.decisions.map((d) => clip(d, 300)), KEEP_DECISIONS),
+    };
+    tx.run('UPDATE sessions SET updated_at = ?, last_exchange = ?, last_kind = ?, open_question = ?, focus = ? WHERE id = ?', [record.at, exchange, kind, stillOpen ? 1 : 0, JSON.stringify(merged), id]);
+    const ev: SessionEvent = { id: eventId, exchange, kind, author: record.a, text, tokens, created_at: new Date(record.at).toISOString() };
+    if (record.t !== undefined) ev.tool = record.t;
+    if (record.m !== undefined) ev.meta = record.m;
+    out.set(record.u, ev);
   }
+  return out;
 }
 
 /**
@@ -402,7 +507,7 @@ export async function recordToolExchange(session: SessionContext, call: ToolExch
   await recordToolExchanges(session, [call], opts);
 }
 
-/** Records several tool calls and their results, in order, in one write. */
+/** Records several tool calls and their results, in order, in one journal append. */
 export async function recordToolExchanges(session: SessionContext, calls: readonly ToolExchange[], opts: { signal?: AbortSignal } = {}): Promise<void> {
   const events: SessionEventInput[] = [];
   for (const call of calls) {
@@ -411,7 +516,7 @@ export async function recordToolExchanges(session: SessionContext, calls: readon
     const result = call.error !== undefined ? `error: ${call.error}` : typeof call.output === 'string' ? call.output : JSON.stringify(call.output);
     events.push({ kind: 'tool_result', tool: call.tool, author: call.tool, text: result });
   }
-  await session.appendMany(events, opts);
+  await session.record(events, opts);
 }
 
 function defaultAuthor(input: SessionEventInput): string {

@@ -66,6 +66,14 @@ export class FreshnessChecker {
     };
   }
 
+  private async realpathOfRoot(): Promise<string> {
+    try {
+      return this.fs.realpathSync ? this.fs.realpathSync(this.root) : await this.fs.realpath(this.root);
+    } catch {
+      return this.root;
+    }
+  }
+
   private async check(relPath: string, indexedHash: string): Promise<FileState> {
     // The index stores workspace-relative paths; one that resolves outside the root means a
     // damaged or foreign index, and is never read.
@@ -73,16 +81,16 @@ export class FreshnessChecker {
     if (!isInside(this.root, abs)) return { kind: 'gone', note: 'the indexed path leads outside the workspace; it was not read' };
     let real: string;
     try {
-      real = await this.fs.realpath(abs);
+      real = this.fs.realpathSync ? this.fs.realpathSync(abs) : await this.fs.realpath(abs);
     } catch (e) {
       return { kind: 'gone', note: goneNote(e) };
     }
     // A file replaced by a symlink to somewhere outside the workspace after indexing must not
     // be read: discovery never indexes such links, and the tool must not become a way around that.
-    this.realRoot ??= this.fs.realpath(this.root).catch(() => this.root);
+    this.realRoot ??= this.realpathOfRoot();
     if (!isInside(await this.realRoot, real)) return { kind: 'gone', note: 'the file is now a link leading outside the workspace; it was not read' };
     try {
-      const st = await this.fs.stat(real);
+      const st = this.fs.statSync ? this.fs.statSync(real) : await this.fs.stat(real);
       if (st.kind !== 'file') return { kind: 'gone', note: 'the path is no longer a regular file' };
       if (st.size > this.maxFileBytes) return { kind: 'gone', note: `the file grew past the index size limit (${this.maxFileBytes} bytes) since it was indexed; it was not read` };
       // A file seen with this hash at this size and mtime before is not read and hashed again:

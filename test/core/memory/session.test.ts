@@ -1,7 +1,10 @@
 import { countTokens } from 'gpt-tokenizer';
+import { appendFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { VltError } from '../../../src/core/errors';
-import { recordToolExchange, type SessionContext } from '../../../src/core/memory/session';
+import { MEMORY_FILE, MEMORY_JOURNAL_FILE } from '../../../src/core/memory/db';
+import { JOURNAL_FOLD_BYTES, recordToolExchange, type SessionContext } from '../../../src/core/memory/session';
 import { startFakeOpenAI, type FakeOpenAI } from '../../helpers/fake-openai';
 import { chatPrompts, openMemory, tempWorkspace } from './setup';
 
@@ -169,6 +172,106 @@ describe('session context: exchanges and sharing', () => {
     await s.clear();
     expect(await s.events()).toEqual([]);
     expect(await s.render()).toBe('');
+    await memory.close();
+  });
+});
+
+describe('session context: the journal (cheap records)', () => {
+  const journal = () => path.join(ws.dir, '.vlt', MEMORY_JOURNAL_FILE);
+  const store = () => path.join(ws.dir, '.vlt', MEMORY_FILE);
+
+  it('records without rewriting the store, and every read sees the records in order', async () => {
+    const memory = await openMemory(ws.dir);
+    const s = memory.session('cheap');
+    await s.append({ kind: 'question', text: 'Where is UserService defined?' });
+    const before = statSync(store());
+    for (let n = 0; n < 5; n++) await recordToolExchange(s, { tool: 'find_definition', author: 'agent-1', input: { symbol: `Svc${n}` }, output: `src/svc${n}.ts:${n + 1}` });
+    const after = statSync(store());
+    expect([after.ino, after.size, after.mtimeMs]).toEqual([before.ino, before.size, before.mtimeMs]);
+    expect(statSync(journal()).size).toBeGreaterThan(0);
+
+    const events = await s.events();
+    expect(events.map((e) => `${e.exchange}:${e.kind}:${e.tool ?? ''}`)).toEqual([
+      '1:question:',
+      ...Array.from({ length: 5 }, () => ['1:tool_call:find_definition', '1:tool_result:find_definition']).flat(),
+    ]);
+    expect(events.filter((e) => e.kind === 'tool_result').map((e) => e.text)).toEqual(['src/svc0.ts:1', 'src/svc1.ts:2', 'src/svc2.ts:3', 'src/svc3.ts:4', 'src/svc4.ts:5']);
+    expect(events[1]!.author).toBe('agent-1');
+    // Reading folded the journal into the store and emptied it.
+    expect(statSync(journal()).size).toBe(0);
+    expect(statSync(store()).mtimeMs).toBeGreaterThanOrEqual(after.mtimeMs);
+    await memory.close();
+  });
+
+  it('is read by another Memory (another process) before the writer folds or closes', async () => {
+    const a = await openMemory(ws.dir);
+    await recordToolExchange(a.session('shared'), { tool: 'find_references', author: 'agent-1', input: { symbol: 'LedgerEntry' }, output: 'src/ledger.ts:40' });
+    const b = await openMemory(ws.dir);
+    expect((await b.session('shared').focus()).symbols).toContain('LedgerEntry');
+    expect((await b.session('shared').events()).map((e) => e.kind)).toEqual(['tool_call', 'tool_result']);
+    await b.close();
+    await a.close();
+  });
+
+  it('skips a record torn by a kill and keeps the ones written after it', async () => {
+    const memory = await openMemory(ws.dir);
+    const s = memory.session('torn');
+    await recordToolExchange(s, { tool: 'search_code', input: { query: 'first' }, output: 'one' });
+    // A writer killed in the middle of its append leaves half a line.
+    appendFileSync(journal(), '\n{"u":"dead","s":"torn","k":"tool_ca');
+    await recordToolExchange(s, { tool: 'search_code', input: { query: 'second' }, output: 'two' });
+    const events = await s.events();
+    expect(events.map((e) => e.text)).toEqual(['search_code({"query":"first"})', 'one', 'search_code({"query":"second"})', 'two']);
+    await memory.close();
+  });
+
+  it('applies each record once when a fold was killed between writing the store and emptying the journal', async () => {
+    const memory = await openMemory(ws.dir);
+    const s = memory.session('once');
+    await recordToolExchange(s, { tool: 'find_definition', input: { symbol: 'A' }, output: 'a.ts:1' });
+    await recordToolExchange(s, { tool: 'find_definition', input: { symbol: 'B' }, output: 'b.ts:2' });
+    const pending = readFileSync(journal());
+    expect(await s.events()).toHaveLength(4);
+    // As if the fold had died after its atomic write of the store: the journal still holds all.
+    writeFileSync(journal(), pending);
+    await recordToolExchange(s, { tool: 'find_definition', input: { symbol: 'C' }, output: 'c.ts:3' });
+    const again = await openMemory(ws.dir);
+    expect((await again.session('once').events()).map((e) => e.text)).toEqual([
+      'find_definition({"symbol":"A"})',
+      'a.ts:1',
+      'find_definition({"symbol":"B"})',
+      'b.ts:2',
+      'find_definition({"symbol":"C"})',
+      'c.ts:3',
+    ]);
+    await again.close();
+    await memory.close();
+  });
+
+  it('loses nothing when two writers record and read at once, and keeps each writer in order', async () => {
+    const a = await openMemory(ws.dir);
+    const b = await openMemory(ws.dir);
+    const write = async (m: typeof a, who: string) => {
+      const s = m.session('busy');
+      for (let n = 0; n < 30; n++) {
+        await recordToolExchange(s, { tool: 't', author: who, input: { n }, output: `${who}-${n}` });
+        if (n % 10 === 9) await s.state();
+      }
+    };
+    await Promise.all([write(a, 'a'), write(b, 'b')]);
+    const results = (await a.session('busy').events()).filter((e) => e.kind === 'tool_result').map((e) => e.text);
+    expect(results).toHaveLength(60);
+    for (const who of ['a', 'b']) expect(results.filter((t) => t.startsWith(`${who}-`))).toEqual(Array.from({ length: 30 }, (_, n) => `${who}-${n}`));
+    await a.close();
+    await b.close();
+  });
+
+  it('folds by itself once the journal passes its size bound', async () => {
+    const memory = await openMemory(ws.dir, { budgetTokens: 1_000_000 });
+    const s = memory.session('big');
+    const result = 'x'.repeat(64 * 1024);
+    for (let n = 0; n * result.length <= JOURNAL_FOLD_BYTES; n++) await recordToolExchange(s, { tool: 'dump', input: { n }, output: result });
+    expect(statSync(journal()).size).toBeLessThan(JOURNAL_FOLD_BYTES);
     await memory.close();
   });
 });
