@@ -9,6 +9,7 @@ import type { VltConfig } from './config';
 import { classifyContent, discoverFiles, type DiscoveredFile, type SkippedFile } from './discovery';
 import { EmbeddingService, embeddingCacheKey, estimateTokens, type EmbeddingCache } from './embeddings';
 import type { EmbeddingProvider, Logger, ProgressSink, WorkspaceFs } from './ports';
+import { EXTRACTOR_VERSION } from './parse/languages';
 import type { ParsePool } from './parse/pool';
 import type { ChunkDoc, SearchIndex } from './search/orama-index';
 import type { IndexStore } from './store/store';
@@ -195,6 +196,9 @@ export async function persistIndex(store: IndexStore, search: SearchIndex): Prom
   await store.commit();
 }
 
+/** The store meta key holding the extractor version the index was parsed with. */
+const EXTRACTOR_META = 'extractor_version';
+
 export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
   const { store, search, logger, onProgress, signal } = ctx;
   const t0 = performance.now();
@@ -232,10 +236,15 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
     report.changed.push(path);
   }
 
+  // An index parsed by another extractor version holds other symbols and references than this
+  // one would find: a full run parses every file again, changed or not.
+  const reparseAll = !targeted && known.size > 0 && store.getMeta(EXTRACTOR_META) !== String(EXTRACTOR_VERSION);
+  if (reparseAll) logger.info(`the index was parsed by another version of the extractor; parsing all ${disc.files.length} files again`);
+
   // Changed or new files. Size+mtime equal means unchanged without reading the file.
   const candidates = disc.files.filter((f) => {
     const k = known.get(f.path);
-    const same = k !== undefined && k.size === f.size && k.mtimeMs === f.mtimeMs;
+    const same = !reparseAll && k !== undefined && k.size === f.size && k.mtimeMs === f.mtimeMs;
     if (same) report.filesUnchanged++;
     return !same;
   });
@@ -265,7 +274,7 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
     }
     const hash = sha1(bytes);
     const prev = known.get(f.path);
-    if (prev && prev.hash === hash) {
+    if (prev && prev.hash === hash && !reparseAll) {
       // Touched but not changed: keep the parse. The stored mtime stays old, so the next
       // run hashes this file again; that costs a read, never a parse.
       report.filesUnchanged++;
@@ -341,6 +350,7 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
   report.ms.embed = performance.now() - tEmbed;
 
   if (!targeted) {
+    store.setMeta(EXTRACTOR_META, String(EXTRACTOR_VERSION));
     store.setSkipped(skipped);
     store.setMeta('unsupported_files', String(disc.unsupportedCount));
     store.setMeta('skipped_dirs', JSON.stringify(disc.skippedDirs));

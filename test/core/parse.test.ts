@@ -8,7 +8,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LANGUAGES, type LanguageId, type ParsedFile } from '../../src/core/types';
-import { languageForPath, wasmFileFor } from '../../src/core/parse/languages';
+import { EXTRACTOR_VERSION, languageForPath, wasmFileFor } from '../../src/core/parse/languages';
+import { createHash } from 'node:crypto';
 import { createCodeParser, type CodeParser } from '../../src/core/parse/parser';
 import { createParsePool } from '../../src/core/parse/pool';
 import { DEFAULT_CHUNK_OPTIONS } from '../../src/core/parse/chunker';
@@ -116,6 +117,9 @@ afterAll(() => {
   parser.dispose();
 });
 
+/** The hash of every query file at EXTRACTOR_VERSION 2. */
+const QUERIES_HASH = '52e7bef6a904c0a0b43b71e417d477d852f08bb3';
+
 describe('languages', () => {
   it('maps extensions to languages', () => {
     const cases: [string, LanguageId | undefined][] = [
@@ -140,6 +144,15 @@ describe('languages', () => {
       ['x.txt', undefined],
     ];
     for (const [p, lang] of cases) expect(languageForPath(p), p).toBe(lang);
+  });
+
+  it('bumps EXTRACTOR_VERSION with every change to the queries, so that old indexes are re-parsed', () => {
+    const dir = path.resolve(__dirname, '../../src/core/parse/queries');
+    const files = [...fs.readdirSync(dir).map((f) => f), ...fs.readdirSync(path.join(dir, 'locals')).map((f) => `locals/${f}`)].filter((f) => f.endsWith('.scm')).sort();
+    const hash = createHash('sha1');
+    for (const f of files) hash.update(`${f}\0${fs.readFileSync(path.join(dir, f), 'utf8')}\0`);
+    // When this fails: bump EXTRACTOR_VERSION in src/core/parse/languages.ts, then record both here.
+    expect({ version: EXTRACTOR_VERSION, queries: hash.digest('hex') }).toEqual({ version: 2, queries: QUERIES_HASH });
   });
 
   it('names a grammar for every language but markdown', () => {

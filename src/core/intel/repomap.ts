@@ -307,9 +307,13 @@ export function isTestPath(p: string): boolean {
   return /(?:_test\.go|^test_.*\.py|_test\.py|^conftest\.py|\.(?:test|spec)\.[cm]?[jt]sx?|(?:Test|Tests|IT)\.(?:java|kt|cs)|_spec\.rb|_test\.rb)$/.test(base);
 }
 
-/** Definitions the map shows: code symbols, not markdown headings. */
+/**
+ * Definitions the map shows: code symbols, not markdown headings, and not fields: a field is
+ * a line of its type's shape, which the type's own line stands for, and the navigator indexes
+ * fields to resolve member accesses, not to spend a map's budget on them.
+ */
 function isMappable(row: SymbolRow, language: LanguageId | undefined): boolean {
-  return row.kind !== 'heading' && language !== 'markdown' && row.name.length > 0;
+  return row.kind !== 'heading' && row.kind !== 'field' && language !== 'markdown' && row.name.length > 0;
 }
 
 /** Kinds whose members a map shows: a method of a class, a constant of an enum. */

@@ -45,6 +45,16 @@
   name: [(property_identifier) (private_property_identifier)] @name
   value: [(arrow_function) (function_expression)]) @definition.method
 
+; Properties of interfaces and object types (`readonly code: "too_big"`, `{ unit: string }`), and
+; class fields holding values. Their container is the interface, type, class or function they
+; belong to, so that `issue.maximum` has candidates even when the type of `issue` is unknown.
+; After the function-valued field pattern above: the first pattern to capture a name wins.
+(property_signature
+  name: [(property_identifier) (private_property_identifier)] @name) @definition.field
+
+(public_field_definition
+  name: [(property_identifier) (private_property_identifier)] @name) @definition.field
+
 ; const f = () => {...} / const f = function () {...}
 (variable_declarator
   name: (identifier) @name
