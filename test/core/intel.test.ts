@@ -187,6 +187,80 @@ describe('definitions and references without a language server', () => {
 });
 
 /** A scripted language-server port: each call answers as `behave` says. */
+/**
+ * What the index infers without types (test/fixtures/intel/tstypes and pytypes): overloads by
+ * the plain type facts of their parameters, receivers whose type is written or implied,
+ * fields of object types, discriminated unions, namespaces re-exported by name, and the
+ * symbol a reference belongs to (overloads, overriding members).
+ */
+describe('types the index reads without a language server', () => {
+  let ts: Engine;
+  let py: Engine;
+  beforeAll(async () => {
+    [ts, py] = await Promise.all([openFixture('tstypes'), openFixture('pytypes')]);
+  });
+  afterAll(async () => {
+    await Promise.all([ts?.close(), py?.close()]);
+  });
+  const def = async (e: Engine, at: string) => e.navigator().definition(at, { noLsp: true });
+
+  it('TypeScript overloads: a function-typed parameter is required, a type-guard parameter wants a type guard', async () => {
+    // `schedule(() => undefined, 10)`: the first overload needs `repeat`, three arguments.
+    expect(top(await def(ts, 'src/use.ts:3:22'))).toBe('src/schedule.ts:2:17');
+    // `keep((n) => n < 3)` returns a boolean, not `n is S`: the second overload.
+    expect(top(await def(ts, 'src/use.ts:4:22'))).toBe('src/schedule.ts:9:17');
+    // With a type predicate it is the first.
+    expect(top(await def(ts, 'src/use.ts:5:20'))).toBe('src/schedule.ts:8:17');
+  });
+
+  it('TypeScript receivers: X | undefined, an array element, the left side of ||', async () => {
+    for (const at of ['src/runner.ts:4:11', 'src/runner.ts:6:7', 'src/runner.ts:8:10']) {
+      const d = await def(ts, at);
+      expect(top(d), at).toBe('src/job.ts:2:3');
+      expect(d.locations[0]!.how, at).toBe('member of Job, the declared type');
+    }
+  });
+
+  it('TypeScript fields: an untyped parameter narrowed by switch (issue.code) reaches the right interface', async () => {
+    // Only one interface has `maximum`; `inclusive` is in both, and the case label decides.
+    expect(top(await def(ts, 'src/messages.ts:9:33'))).toBe('src/issues.ts:8:1');
+    expect(top(await def(ts, 'src/messages.ts:9:49'))).toBe('src/issues.ts:9:1');
+    expect(top(await def(ts, 'src/messages.ts:11:50'))).toBe('src/issues.ts:15:1');
+    // The discriminant itself: the fields typed by a case label, not the base's `code: string`.
+    const code = await def(ts, 'src/messages.ts:7:19');
+    expect(code.locations.slice(0, 2).map((l) => `${l.path}:${l.line}`)).toEqual(['src/issues.ts:7', 'src/issues.ts:13']);
+    expect(code.ambiguous).toBe(true);
+  });
+
+  it('TypeScript modules: a namespace re-exported by name, an export clause alias, one of several default re-exports', async () => {
+    const z = await def(ts, 'src/app.ts:3:22');
+    expect(top(z)).toBe('src/v3/external.ts:1:10');
+    expect(z.locations[0]).toMatchObject({ confidence: 'high', how: 'exported by module z' });
+    expect(top(await def(ts, 'src/locales/index.ts:2:10'))).toBe('src/locales/fr.ts:1:1');
+  });
+
+  it('TypeScript references: every overload is the symbol, and overriding members share their base member\'s uses', async () => {
+    const nav = ts.navigator();
+    // Asked at the implementation, the calls that bind to an overload count.
+    expect(where(await nav.references('src/schedule.ts:3:17', { noLsp: true }))).toEqual(['src/use.ts:1:16', 'src/use.ts:3:22']);
+    // Subject.next: the override in Behavior, its super call, and calls through both types.
+    expect(where(await nav.references('src/subject.ts:2:3', { noLsp: true }))).toEqual(['src/subject.ts:8:3', 'src/subject.ts:9:11', 'src/subject.ts:14:5', 'src/subject.ts:15:5']);
+  });
+
+  it('Python: a receiver built by a class call, a base property behind self.x =, tuple targets, a name bound in if/else', async () => {
+    // `register = library.Library()`, then `@register.filter`: Library.filter, not Query.filter.
+    const filter = await def(py, 'tags.py:7:11');
+    expect(top(filter)).toBe('lib/library.py:2:9');
+    expect(filter.locations[0]!.how).toBe('member of Library, the type register is declared or constructed with');
+    // `self.ptr` where the class only assigns it and a base defines the property.
+    expect(top(await def(py, 'lib/pointer.py:19:21'))).toBe('lib/pointer.py:5:9');
+    // `self.name, self.kind = …`.
+    expect(top(await def(py, 'lib/pointer.py:19:31'))).toBe('lib/pointer.py:16:25');
+    // `Temp` is bound in both branches of an if at the module's top level: the last binding.
+    expect(top(await def(py, 'tags.py:12:10'))).toBe('lib/compat.py:6:5');
+  });
+});
+
 function scriptedServers(behave: 'ok' | 'timeout' | 'crashed' | 'not-installed' | 'empty', answer: SourceRange[] = []): LanguageServers {
   const fail = (failure: 'timeout' | 'crashed'): LspAnswer<never> => ({ ok: false, failure, reason: failure === 'timeout' ? 'no answer within 50 ms' : 'exited with code 1', server: 'fake-ls', ms: 50 });
   const reply = <T>(value: T): LspAnswer<T> => ({ ok: true, value, server: 'fake-ls', ms: 1 });

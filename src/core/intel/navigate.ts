@@ -24,7 +24,7 @@ import type { ImportSpec, LanguageId, SymbolDef } from '../types';
 import type { Node } from 'web-tree-sitter';
 import type { CodeGraph } from './graph';
 import type { LanguageServers, SourceRange } from './lsp';
-import { analyzePosition, arityAt, classAt, classInfo, classMembers, identifiersNamed, LocalScopes, type CallShape, type ClassInfo, type Target } from './syntax';
+import { analyzePosition, arityAt, assignedType, classAt, classInfo, classMembers, identifiersNamed, LocalScopes, type CallShape, type ClassInfo, type Target } from './syntax';
 
 export type Provenance = 'lsp' | 'ctags' | 'graph' | 'search';
 
@@ -246,6 +246,7 @@ export class Navigator {
     this.facts.clear();
     this.exportsCache.clear();
     this.resolved.clear();
+    this.ancestorCache.clear();
   }
 
   private async analyze(rel: string, line: number, col: number): Promise<{ target: Target | undefined; line: number; col: number; call?: CallShape; facts: FileFacts } | undefined> {
@@ -274,6 +275,8 @@ export class Navigator {
     if (!facts) return [];
     const own = facts.symbols.filter((s) => s.name === name && s.container === undefined);
     if (own.length > 0) return own.map((s) => ({ path: file, line: s.startLine, col: this.nameCol(facts, s.startLine, name) }));
+    const aliased = await this.exportClauseOf(file, facts, name);
+    if (aliased.length > 0) return aliased;
     const graph = await this.deps.graph();
     // Names the file imports and passes on: `export { x } from`, `from .a import x` in __init__.
     for (const spec of facts.importSpecs) {
@@ -294,6 +297,11 @@ export class Navigator {
       }
     }
     if (facts.language === 'python') {
+      // A module-level name the index does not list: `X = other.X`, or bound in both branches
+      // of `if`/`try` at the top level. The last binding is the one importers get.
+      const { root } = await this.syntax(file, facts);
+      const assigned = moduleAssignments(root, name).at(-1);
+      if (assigned) return [{ path: file, ...assigned }];
       // `pkg.sub`: a submodule is an attribute of its package.
       const mod = graph.resolver.pythonModuleOf(file);
       const sub = mod ? graph.resolver.pythonModule(`${mod}.${name}`) : undefined;
@@ -331,8 +339,62 @@ export class Navigator {
           if (graph.resolver.pythonModuleOf(t)?.endsWith(`.${n.name}`)) return [t];
         }
       }
+      // `import { z } from "zod/v3"` where that module exports a namespace named `z`.
+      if (n && facts.language !== 'python') {
+        for (const t of graph.resolver.resolve(file, facts.language, spec)) {
+          const modules = await this.namespaceExportOf(t, n.name, 0);
+          if (modules.length > 0) return modules;
+        }
+      }
     }
     return undefined;
+  }
+
+  /**
+   * The module files a TS/JS file exports under `name` as a namespace: `export * as name from`,
+   * or `import * as name from …` plus `export { name }`, followed through re-exports.
+   */
+  private async namespaceExportOf(file: string, name: string, depth: number): Promise<string[]> {
+    if (depth > MAX_DEPTH) return [];
+    const facts = await this.fileFacts(file);
+    if (!facts || facts.language === 'python') return [];
+    const graph = await this.deps.graph();
+    let clause: ReadonlyMap<string, string> | undefined;
+    for (const spec of facts.importSpecs) {
+      if (spec.namespace === name) {
+        clause ??= exportClause((await this.syntax(file, facts)).root);
+        if (spec.reexport || [...clause.values()].includes(name)) {
+          const targets = graph.resolver.resolve(file, facts.language, spec);
+          if (targets.length > 0) return targets;
+        }
+      }
+      const n = spec.names?.find((x) => x.local === name);
+      if (n && spec.reexport) {
+        for (const t of graph.resolver.resolve(file, facts.language, spec)) {
+          const found = await this.namespaceExportOf(t, n.name, depth + 1);
+          if (found.length > 0) return found;
+        }
+      }
+    }
+    for (const spec of facts.importSpecs) {
+      if (!spec.star) continue;
+      for (const t of graph.resolver.resolve(file, facts.language, spec)) {
+        const found = await this.namespaceExportOf(t, name, depth + 1);
+        if (found.length > 0) return found;
+      }
+    }
+    return [];
+  }
+
+  /** `export { local as name }` (without `from`) in a TS/JS file: where `local` is declared at the top level. */
+  private async exportClauseOf(file: string, facts: FileFacts, name: string): Promise<Loc[]> {
+    if (facts.language !== 'typescript' && facts.language !== 'tsx' && facts.language !== 'javascript') return [];
+    if (!facts.text.includes(`as ${name}`)) return [];
+    const { root } = await this.syntax(file, facts);
+    const local = exportClause(root).get(name);
+    if (!local || local === name) return [];
+    const decl = topLevelDeclaration(root, local);
+    return decl ? [{ path: file, line: decl.line, col: decl.col }] : [];
   }
 
   /** Members named `member` of the class declared at `cls` (its name's line), then of its bases. */
@@ -345,7 +407,10 @@ export class Navigator {
     const found = node
       ? { own: skipOwn ? [] : classMembers(node, member).map((p) => ({ path: file, ...p })), bases: classInfo(node)?.bases ?? [] }
       : { own: [] as Loc[], bases: [] as ClassInfo['bases'] };
-    if (found.own.length > 0) return found.own;
+    // Python: `self.ptr = …` only assigns; when a base defines `ptr` as a property, the
+    // assignment runs its setter, and the property is the definition (as pyright answers).
+    const onlyAssigned = facts.language === 'python' && found.own.length > 0 && found.bases.length > 0 && found.own.every((p) => isAttributeTarget(root, p));
+    if (found.own.length > 0 && !onlyAssigned) return found.own;
     for (const b of found.bases) {
       const defs = await this.resolveAt(file, b.line, b.col, depth + 1);
       for (const d of defs.locs) {
@@ -353,10 +418,17 @@ export class Navigator {
         const clsDef = df?.symbols.find((s) => s.name === b.name && s.startLine === d.line);
         if (!df || !clsDef) continue;
         const inherited = await this.membersOf(d.path, d.line, b.name, member, depth + 1);
-        if (inherited.length > 0) return inherited;
+        if (inherited.length === 0) continue;
+        if (!onlyAssigned) return inherited;
+        const where = inherited[0]!.path;
+        const wf = await this.fileFacts(where);
+        if (!wf) continue;
+        const baseRoot = (await this.syntax(where, wf)).root;
+        const properties = inherited.filter((p) => p.path === where && isPythonProperty(baseRoot, p));
+        if (properties.length > 0) return properties;
       }
     }
-    return [];
+    return found.own;
   }
 
   /** A class named `name` visible from `file`: its own, imported, or the only one indexed. */
@@ -400,13 +472,94 @@ export class Navigator {
   private async resolveUncached(file: string, line: number, col: number, depth: number): Promise<Resolution> {
     const r = await this.resolveSyntax(file, line, col, depth);
     if (r.call && r.locs.length > 1) r.locs = await this.orderOverloads(r.locs, r.call);
+    if (r.locs.length === 0 && r.candidates.length > 1) {
+      if (r.candidates.some((c) => c.kind === 'field')) r.candidates = await this.narrowByDiscriminant(file, line, col, r.candidates);
+      if (r.call) r.candidates = await this.orderCandidateOverloads(r.candidates, r.call);
+    }
     return r;
+  }
+
+  /**
+   * Discriminated unions, read off the code around a member access: in
+   * `switch (issue.code) { case "too_big": … issue.maximum }` and after
+   * `if (x.format === "regex")`, candidates whose owner declares the discriminant with that
+   * literal (`code: "too_big"`) come first. For the discriminant itself
+   * (`switch (issue.code)`), the declarations typed by one of the case labels come first.
+   */
+  private async narrowByDiscriminant(file: string, line: number, col: number, candidates: SymbolRow[]): Promise<SymbolRow[]> {
+    const facts = await this.fileFacts(file);
+    if (!facts || (facts.language !== 'typescript' && facts.language !== 'tsx')) return candidates;
+    const { root } = await this.syntax(file, facts);
+    const access = root.descendantForPosition({ row: line - 1, column: col - 1 })?.parent;
+    const receiver = access?.type === 'member_expression' ? access.childForFieldName('object')?.text : undefined;
+    if (!access || !receiver) return candidates;
+    const stringLabels = (sw: Node): string[] =>
+      (sw.childForFieldName('body')?.namedChildren ?? []).flatMap((c) => {
+        const v = c?.type === 'switch_case' ? c.childForFieldName('value') : undefined;
+        return v?.type === 'string' ? [v.text] : [];
+      });
+    // The use is the switch subject: `switch (issue.code)`.
+    const subject = access.parent?.type === 'parenthesized_expression' ? access.parent.parent : undefined;
+    const labels = subject?.type === 'switch_statement' ? stringLabels(subject) : undefined;
+    const wanted: Array<{ field: string; literal: string }> = [];
+    const compared = new RegExp(`(?:^|[^\\w$.])${escapeRegExp(receiver)}\\s*\\.\\s*([\\w$]+)\\s*===?\\s*("[^"]*"|'[^']*')`);
+    for (let cur: Node | null = access.parent; cur && !labels; cur = cur.parent) {
+      if (cur.type === 'switch_case') {
+        const v = cur.childForFieldName('value');
+        const on = cur.parent?.parent?.childForFieldName('value')?.namedChildren[0];
+        if (v?.type === 'string' && on?.type === 'member_expression' && on.childForFieldName('object')?.text === receiver) {
+          wanted.push({ field: on.childForFieldName('property')?.text ?? '', literal: v.text });
+        }
+      } else if (cur.type === 'if_statement' || cur.type === 'ternary_expression') {
+        const m = compared.exec(cur.childForFieldName('condition')?.text ?? '');
+        if (m?.[1] && m[2]) wanted.push({ field: m[1], literal: m[2].replace(/'/g, '"') });
+      }
+      if (cur.type === 'function_declaration' || cur.type === 'arrow_function' || cur.type === 'method_definition') break;
+    }
+    if (!labels && wanted.length === 0) return candidates;
+    const good = new Set<SymbolRow>();
+    for (const c of candidates) {
+      if (c.kind !== 'field') continue;
+      const cf = await this.fileFacts(c.path);
+      if (!cf) continue;
+      if (labels) {
+        const declared = cf.lines[c.startLine - 1] ?? '';
+        if (labels.some((l) => declared.includes(`: ${l}`))) good.add(c);
+        continue;
+      }
+      const ownerName = c.container?.split('.').pop();
+      const ownerSym = cf.symbols.find((x) => x.name === ownerName && x.startLine <= c.startLine && x.endLine >= c.startLine);
+      if (!ownerSym) continue;
+      const body = cf.lines.slice(ownerSym.startLine - 1, ownerSym.endLine).join('\n');
+      if (wanted.some((w) => new RegExp(`\\b${escapeRegExp(w.field)}\\??\\s*:\\s*${escapeRegExp(w.literal)}`).test(body))) good.add(c);
+    }
+    if (good.size === 0) return candidates;
+    return [...candidates.filter((c) => good.has(c)), ...candidates.filter((c) => !good.has(c))];
+  }
+
+  /** The leading candidates that are overloads of one another (same file and owner), by arity. */
+  private async orderCandidateOverloads(candidates: SymbolRow[], call: CallShape): Promise<SymbolRow[]> {
+    const top = candidates[0]!;
+    const group = candidates.filter((c) => c.path === top.path && c.container === top.container);
+    if (group.length < 2) return candidates;
+    const facts = await this.fileFacts(top.path);
+    if (!facts) return candidates;
+    const byLine = new Map(group.map((c) => [c.startLine, c]));
+    const ordered = await this.orderOverloads(
+      group.map((c) => ({ path: c.path, line: c.startLine, col: this.nameCol(facts, c.startLine, c.name) })),
+      call,
+    );
+    const rest = candidates.filter((c) => !group.includes(c));
+    return [...ordered.map((l) => byLine.get(l.line)!), ...rest];
   }
 
   /**
    * Overloads (several declarations of one name in one file): the ones whose arity accepts
    * the call's arguments first, and among those, the ones taking a function where the call
-   * passes one. Language servers pick by types; arity settles most real cases.
+   * passes one. Language servers pick by types; arity settles most real cases, and two
+   * plain type facts settle more: a parameter typed as a type guard (`(v) => v is S`) does
+   * not take a function known to return a plain boolean, and a parameter typed `undefined`
+   * takes nothing but `undefined` (`switchMap(project, resultSelector: undefined)`).
    */
   private async orderOverloads(locs: Loc[], call: CallShape): Promise<Loc[]> {
     const scored: Array<{ loc: Loc; score: number; i: number }> = [];
@@ -418,6 +571,8 @@ export class Navigator {
         if (call.args < arity.min || call.args > arity.max) score += 10;
         call.fnArgs.forEach((isFn, k) => {
           if (isFn && arity.fnParams[k] === false) score += 1;
+          if (call.predArgs[k] === false && arity.predParams[k] === true) score += 1;
+          if (!call.undefArgs[k] && arity.undefParams[k] === true) score += 1;
         });
       }
       scored.push({ loc, score, i });
@@ -438,16 +593,21 @@ export class Navigator {
     return this.resolveTarget(file, t, a, facts, depth);
   }
 
-  private async resolveTarget(file: string, t: Target, a: { line: number; col: number }, facts: FileFacts, depth: number): Promise<Resolution> {
+  private async resolveTarget(file: string, t: Target, a: { line: number; col: number; call?: CallShape }, facts: FileFacts, depth: number): Promise<Resolution> {
     const receiverName = t.kind === 'member' && t.receiver.kind === 'name' ? t.receiver.name : t.kind === 'member' && t.receiver.kind === 'typed' ? t.receiver.typeName : undefined;
-    const none = (how: string) => ({ name: t.name, locs: [] as Loc[], how, candidates: this.nameCandidates(t.name, file, t.kind === 'member', receiverName) });
+    const none = (how: string): Resolution => ({
+      name: t.name,
+      locs: [],
+      how,
+      candidates: this.nameCandidates(t.name, file, { member: t.kind === 'member', receiver: receiverName, call: a.call !== undefined }),
+    });
     switch (t.kind) {
       case 'declaration':
         return { name: t.name, locs: [{ path: file, line: t.line, col: t.col }], how: 'the position is the declaration', candidates: [] };
       case 'local':
         return { name: t.name, locs: [{ path: file, line: t.binding.line, col: t.binding.col }], how: 'bound in an enclosing scope', candidates: [] };
       case 'import': {
-        const locs = await this.followImportBinding(file, facts, t.name, depth, t.imported === true);
+        const locs = await this.followImportBinding(file, facts, t.name, depth, t.imported === true, t.binding.line);
         if (locs.length > 0) return { name: t.name, locs, how: 'followed the import', candidates: [] };
         // An import of something outside the workspace: the import statement is what we know.
         return { name: t.name, locs: [{ path: file, line: t.binding.line, col: t.binding.col }], how: 'imported from outside the workspace', candidates: [] };
@@ -485,6 +645,17 @@ export class Navigator {
             const locs = await this.membersOf(d.path, d.line, cls.name, t.name, depth + 1);
             if (locs.length > 0) return { name: t.name, locs, how: `member of ${cls.name}`, candidates: [] };
           }
+          // The receiver's declaration states its type: `const p: TimeoutProvider = …`
+          // in another module, Python `register = template.Library()`.
+          for (const d of recvLocs) {
+            const df = await this.fileFacts(d.path);
+            const typeName = df ? assignedType((await this.syntax(d.path, df)).root, d.line, d.col, df.language) : undefined;
+            if (!df || !typeName) continue;
+            for (const c of await this.classByName(d.path, df, typeName, depth + 1)) {
+              const locs = await this.membersOf(c.path, c.line, typeName, t.name, depth + 1);
+              if (locs.length > 0) return { name: t.name, locs, how: `member of ${typeName}, the type ${r.name} is declared or constructed with`, candidates: [] };
+            }
+          }
           return none(`the type of ${r.name} is unknown without a language server; matched by name`);
         }
         if (r.kind === 'typed') {
@@ -493,6 +664,20 @@ export class Navigator {
             if (locs.length > 0) return { name: t.name, locs, how: `member of ${r.typeName}, the declared type`, candidates: [] };
           }
           return none(`no member ${t.name} found in ${r.typeName}; matched by name`);
+        }
+        if (r.kind === 'unknown' && /^[\w$]+(\.[\w$]+)+$/.test(r.text)) {
+          // `z.iso.datetime()`: a namespace exported by a namespace.
+          const [head, ...rest] = r.text.split('.');
+          let modules = (await this.moduleOfBinding(file, facts, head!)) ?? [];
+          for (const segment of rest) {
+            const next: string[] = [];
+            for (const m of modules) next.push(...(await this.namespaceExportOf(m, segment, depth + 1)));
+            modules = next;
+          }
+          for (const m of modules) {
+            const locs = await this.exportsOf(m, t.name, depth + 1);
+            if (locs.length > 0) return { name: t.name, locs, how: `exported by module ${r.text}`, candidates: [] };
+          }
         }
         return none('the receiver is an expression whose type is unknown without a language server; matched by name');
       }
@@ -504,14 +689,21 @@ export class Navigator {
     return [t.line, t.col];
   }
 
-  private async followImportBinding(file: string, facts: FileFacts, local: string, depth: number, byExportedName = false): Promise<Loc[]> {
+  /**
+   * Where an import binding leads: by its local name, or (`byExportedName`, the `a` of
+   * `import { a as b }` and `export { a } from`) by the name the module exports, in the
+   * statement at `atLine` when given (`export { default as ar } from "./ar.js"` and
+   * `export { default as mk } from "./mk.js"` both name `default`).
+   */
+  private async followImportBinding(file: string, facts: FileFacts, local: string, depth: number, byExportedName = false, atLine?: number): Promise<Loc[]> {
     const graph = await this.deps.graph();
+    const statement = atLine === undefined ? undefined : facts.importSpecs.filter((sp) => sp.line <= atLine).at(-1);
     for (const spec of facts.importSpecs) {
       if (byExportedName) {
         const n = spec.names?.find((x) => x.name === local);
-        if (!n) continue;
+        if (!n || (statement && spec !== statement)) continue;
         for (const t of graph.resolver.resolve(file, facts.language, spec)) {
-          const found = await this.exportsOf(t, n.name, depth + 1);
+          const found = n.name === 'default' ? await this.defaultExportOf(t) : await this.exportsOf(t, n.name, depth + 1);
           if (found.length > 0) return found;
         }
         continue;
@@ -525,20 +717,20 @@ export class Navigator {
       const targets = graph.resolver.resolve(file, facts.language, spec);
       for (const t of targets) {
         if (facts.language === 'python' && graph.resolver.pythonModuleOf(t)?.endsWith(`.${n.name}`) && t !== targets[0]) return [{ path: t, line: 1, col: 1 }];
-        if (n.name === 'default') {
-          const f = await this.fileFacts(t);
-          const m = f?.lines.findIndex((l) => /^export\s+default\b/.test(l)) ?? -1;
-          if (f && m >= 0) {
-            const name = /\b(?:class|function)\s+([\w$]+)/.exec(f.lines[m] ?? '')?.[1];
-            return [{ path: t, line: m + 1, col: name ? this.nameCol(f, m + 1, name) : 1 }];
-          }
-          continue;
-        }
-        const found = await this.exportsOf(t, n.name, depth + 1);
+        const found = n.name === 'default' ? await this.defaultExportOf(t) : await this.exportsOf(t, n.name, depth + 1);
         if (found.length > 0) return found;
       }
     }
     return [];
+  }
+
+  /** A module's `export default …`: the name of a default class or function, else the statement. */
+  private async defaultExportOf(file: string): Promise<Loc[]> {
+    const f = await this.fileFacts(file);
+    const m = f?.lines.findIndex((l) => /^export\s+default\b/.test(l)) ?? -1;
+    if (!f || m < 0) return [];
+    const name = /\b(?:class|function)\s+([\w$]+)/.exec(f.lines[m] ?? '')?.[1];
+    return [{ path: file, line: m + 1, col: name ? this.nameCol(f, m + 1, name) : 1 }];
   }
 
   private async freeName(file: string, facts: FileFacts, name: string, depth: number): Promise<Loc[]> {
@@ -559,20 +751,36 @@ export class Navigator {
     return [];
   }
 
-  /** Indexed definitions named `name`, nearest to `file` first. */
-  private nameCandidates(name: string, file: string, member: boolean, receiver?: string): SymbolRow[] {
+  /**
+   * Indexed definitions named `name`, likeliest first: in the file itself, then by how many
+   * leading directories they share with it (a use in `v4/locales/` finds `v4/core/` before
+   * `v3/`); members for member accesses; owners named like the receiver (`subscriber.next`
+   * → `Subscriber.next`, `issue.maximum` → a member of `$ZodIssueTooBig`); functions rather
+   * than fields for calls; non-test files.
+   */
+  private nameCandidates(name: string, file: string, use: { member: boolean; receiver: string | undefined; call: boolean }): SymbolRow[] {
     const rows = this.deps.store.findSymbols(name, { limit: 200 }).filter((s) => s.name === name);
-    const dir = file.includes('/') ? file.slice(0, file.lastIndexOf('/')) : '';
-    const recv = receiver?.replace(/^_+/, '').toLowerCase();
-    // `subscriber.next` most likely means Subscriber's `next`: a receiver named like a type.
-    const likeReceiver = (s: SymbolRow) => {
-      const owner = s.container?.split(/[.:#]/).pop()?.toLowerCase();
-      return recv !== undefined && owner !== undefined && owner.length > 2 && (recv === owner || recv.endsWith(owner));
+    const recv = use.receiver?.replace(/^_+/, '').toLowerCase();
+    const owner = (s: SymbolRow) => s.container?.split(/[.:#]/).pop()?.toLowerCase();
+    const receiverScore = (s: SymbolRow): number => {
+      const o = owner(s);
+      if (recv === undefined || o === undefined) return 0;
+      if (o.length > 2 && (recv === o || recv.endsWith(o))) return -30;
+      return recv.length >= 4 && o.includes(recv) ? -10 : 0;
     };
+    const dirs = file.split('/').slice(0, -1);
+    const shared = (p: string): number => {
+      const d = p.split('/');
+      let k = 0;
+      while (k < d.length - 1 && k < dirs.length && d[k] === dirs[k]) k++;
+      return k;
+    };
+    const distance = (s: SymbolRow): number => (s.path === file ? 0 : 20 - 3 * Math.min(shared(s.path), 4));
     const score = (s: SymbolRow) =>
-      (likeReceiver(s) ? -30 : 0) +
-      (s.path === file ? 0 : s.path.startsWith(`${dir}/`) ? 10 : 20) +
-      (member === (s.container !== undefined) ? 0 : 5) +
+      receiverScore(s) +
+      distance(s) +
+      (use.call && s.kind === 'field' ? 8 : 0) +
+      (use.member === (s.container !== undefined) ? 0 : 5) +
       (KIND_RANK[s.kind] ?? 5) +
       (/(^|\/)(tests?|__tests__|testing)\/|_test\.|\.test\.|\.spec\./.test(s.path) ? 8 : 0);
     return rows.sort((a, b) => score(a) - score(b) || (a.path < b.path ? -1 : a.path > b.path ? 1 : a.startLine - b.startLine));
@@ -887,6 +1095,50 @@ export class Navigator {
     return { ...base, locations: locs, definition: target, truncated };
   }
 
+  private ancestorCache = new Map<string, Promise<string[]>>();
+
+  /**
+   * `path:line` of the members named `name` in every ancestor (extends and implements,
+   * transitively) of the class that declares the member at `file:line`; cached per call.
+   */
+  private ancestorMembers(file: string, line: number, name: string): Promise<string[]> {
+    const key = `${file}:${line}:${name}`;
+    let p = this.ancestorCache.get(key);
+    if (!p) {
+      p = this.findAncestorMembers(file, line, name);
+      this.ancestorCache.set(key, p);
+    }
+    return p;
+  }
+
+  private async findAncestorMembers(file: string, line: number, name: string): Promise<string[]> {
+    const facts = await this.fileFacts(file);
+    const sym = facts?.symbols.find((s) => s.name === name && s.startLine === line);
+    if (!facts || !sym?.container) return [];
+    const clsName = sym.container.split('.').pop()!;
+    const cls = facts.symbols.find((s) => s.name === clsName && KIND_RANK[s.kind] === 0 && s.startLine <= line && s.endLine >= line);
+    if (!cls) return [];
+    const out: string[] = [];
+    const seen = new Set<string>();
+    const walk = async (path: string, clsLine: number, cname: string, depth: number): Promise<void> => {
+      if (depth > MAX_DEPTH || seen.has(`${path}:${clsLine}`)) return;
+      seen.add(`${path}:${clsLine}`);
+      const f = await this.fileFacts(path);
+      const node = f ? classAt((await this.syntax(path, f)).root, clsLine, cname) : undefined;
+      for (const b of (node && classInfo(node)?.bases) ?? []) {
+        for (const d of (await this.resolveAt(path, b.line, b.col, depth + 1)).locs) {
+          const df = await this.fileFacts(d.path);
+          if (!df?.symbols.some((s) => s.name === b.name && s.startLine === d.line)) continue;
+          const base = classAt((await this.syntax(d.path, df)).root, d.line, b.name);
+          if (base) for (const m of classMembers(base, name)) out.push(`${d.path}:${m.line}`);
+          await walk(d.path, d.line, b.name, depth + 1);
+        }
+      }
+    };
+    await walk(file, cls.startLine, clsName, 0);
+    return out;
+  }
+
   /**
    * Every use of the definition at `target`: the files that can see it (its own file, its
    * importers through re-exports, its package, files whose indexed references mention the
@@ -908,7 +1160,28 @@ export class Navigator {
       }
     }
     for (const f of this.deps.store.filesReferencing(name)) files.add(f.path);
-    const others = this.deps.store.findSymbols(name, { limit: 50 }).filter((s) => s.name === name && !(s.path === target.path && s.startLine === target.line));
+    // The symbol is all its declarations: overloads and the implementation, both halves of a
+    // merged `interface X` + `const X`. A use of any of them is a use of it.
+    const defFacts = await this.fileFacts(target.path);
+    const targetSym = defFacts?.symbols.find((s) => s.name === name && s.startLine === target.line);
+    const own = new Set<string>([`${target.path}:${target.line}`]);
+    for (const s of defFacts?.symbols ?? []) {
+      if (s.name === name && s.container === targetSym?.container && (targetSym?.container !== undefined || KIND_RANK[s.kind] !== 2)) own.add(`${target.path}:${s.startLine}`);
+    }
+    // TypeScript also counts the uses of the members a class member overrides or implements
+    // (`super.next()`, a call through the base type), and of the members that override those:
+    // a use belongs when it, or a member it overrides, meets the target's family. Python's
+    // servers do not, so the family is TypeScript's and JavaScript's only.
+    const family = new Set(own);
+    const hierarchical = targetSym?.container !== undefined && defFacts !== undefined && (defFacts.language === 'typescript' || defFacts.language === 'tsx' || defFacts.language === 'javascript');
+    if (hierarchical) for (const k of await this.ancestorMembers(target.path, target.line, name)) family.add(k);
+    const related = async (l: { path: string; line: number }): Promise<boolean> => {
+      if (family.has(`${l.path}:${l.line}`)) return true;
+      if (!hierarchical) return false;
+      for (const k of await this.ancestorMembers(l.path, l.line, name)) if (family.has(k)) return true;
+      return false;
+    };
+    const others = this.deps.store.findSymbols(name, { limit: 50 }).filter((s) => s.name === name && !family.has(`${s.path}:${s.startLine}`));
     const out: NavLocation[] = [];
     let truncated = false;
     for (const file of [...files].sort()) {
@@ -933,13 +1206,15 @@ export class Navigator {
           continue;
         }
         const r = await this.resolveAt(file, u.line, u.col);
-        const hit = r.locs.some((l) => l.path === target.path && l.line === target.line);
+        let hit = false;
+        for (const l of r.locs) if ((hit = await related(l))) break;
         if (hit) {
-          if (r.how === 'the position is the declaration') continue;
+          // The symbol's own declarations are not uses of it; an overriding declaration is.
+          if (r.how === 'the position is the declaration' && r.locs.some((l) => own.has(`${l.path}:${l.line}`))) continue;
           out.push({ path: file, line: u.line, col: u.col, provenance: 'graph', exact: false, confidence: 'high', how: r.how });
         } else if (r.locs.length === 0 && others.length === 0) {
           out.push({ path: file, line: u.line, col: u.col, provenance: 'graph', exact: false, confidence: 'medium', how: `unresolved use of ${name}, the only definition with this name` });
-        } else if (r.locs.length === 0 && r.candidates[0] && r.candidates[0].path === target.path && r.candidates[0].startLine === target.line) {
+        } else if (r.locs.length === 0 && r.candidates[0] && (await related({ path: r.candidates[0].path, line: r.candidates[0].startLine }))) {
           out.push({ path: file, line: u.line, col: u.col, provenance: 'graph', exact: false, confidence: 'low', how: `unresolved use of ${name}; this definition is the nearest candidate` });
         }
         if (out.length >= limit) {
@@ -950,6 +1225,76 @@ export class Navigator {
     }
     return { locs: out, truncated };
   }
+}
+
+/** `export { a as b, c }` clauses (without `from`) at a TS/JS file's top level: exported name → local name. */
+function exportClause(root: Node): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const st of root.namedChildren) {
+    if (st?.type !== 'export_statement' || st.childForFieldName('source')) continue;
+    for (const c of st.namedChildren) {
+      if (c?.type !== 'export_clause') continue;
+      for (const spec of c.namedChildren) {
+        const local = spec?.type === 'export_specifier' ? spec.childForFieldName('name')?.text : undefined;
+        if (local) out.set(spec!.childForFieldName('alias')?.text ?? local, local);
+      }
+    }
+  }
+  return out;
+}
+
+/** The name of a top-level TS/JS declaration (`const x`, `function x`, `class x`), exported or not. */
+function topLevelDeclaration(root: Node, name: string): { line: number; col: number } | undefined {
+  for (const top of root.namedChildren) {
+    const st = top?.type === 'export_statement' ? top.childForFieldName('declaration') : top;
+    if (!st) continue;
+    const decls = st.type === 'lexical_declaration' || st.type === 'variable_declaration' ? st.namedChildren : [st];
+    for (const d of decls) {
+      const n = d?.childForFieldName('name');
+      if (n?.text === name) return { line: n.startPosition.row + 1, col: n.startPosition.column + 1 };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Assignments to `name` at a Python module's top level, also inside top-level `if`/`else` and
+ * `try`/`except` blocks, in file order.
+ */
+function moduleAssignments(root: Node, name: string): Array<{ line: number; col: number }> {
+  const out: Array<{ line: number; col: number }> = [];
+  const visit = (block: Node, depth: number): void => {
+    for (const st of block.namedChildren) {
+      if (!st) continue;
+      if (st.type === 'expression_statement') {
+        const a = st.namedChildren[0];
+        const left = a?.type === 'assignment' ? a.childForFieldName('left') : undefined;
+        if (left?.type === 'identifier' && left.text === name) out.push({ line: left.startPosition.row + 1, col: left.startPosition.column + 1 });
+      } else if (depth < 4 && /^(if_statement|else_clause|elif_clause|try_statement|except_clause|finally_clause|block)$/.test(st.type)) {
+        visit(st, depth + 1);
+      }
+    }
+  };
+  visit(root, 0);
+  return out;
+}
+
+/** Whether the name at a position is the attribute of an assignment target (`self.x = …`). */
+function isAttributeTarget(root: Node, p: { line: number; col: number }): boolean {
+  const n = root.descendantForPosition({ row: p.line - 1, column: p.col - 1 });
+  return n?.parent?.type === 'attribute';
+}
+
+/** Whether the name at a position is a Python method decorated `@property` or `@x.setter`. */
+function isPythonProperty(root: Node, p: { line: number; col: number }): boolean {
+  const fn = root.descendantForPosition({ row: p.line - 1, column: p.col - 1 })?.parent;
+  const decorated = fn?.type === 'function_definition' ? fn.parent : undefined;
+  if (decorated?.type !== 'decorated_definition') return false;
+  return decorated.namedChildren.some((d) => d?.type === 'decorator' && /^@\s*(property|[\w.]+\.(setter|getter|deleter))\s*$/.test(d.text));
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 function sameFamily(a: LanguageId, b: LanguageId | undefined): boolean {

@@ -68,7 +68,24 @@ export type Target =
 /** The call an identifier is the callee of: its argument count and which arguments are function literals. */
 export interface CallShape {
   args: number;
+  /** Per argument: a function (a literal, or a name declared with a function type). */
   fnArgs: boolean[];
+  /** Per argument: a function known to return a type predicate (`x is T`), known not to, or unknown. */
+  predArgs: Array<boolean | undefined>;
+  /** Per argument: the literal `undefined` or `null`. */
+  undefArgs: boolean[];
+}
+
+/** What overload choice needs of a declaration's parameters. */
+export interface Arity {
+  min: number;
+  max: number;
+  /** Per parameter: typed as a function. */
+  fnParams: boolean[];
+  /** Per parameter: typed as a function returning a type predicate (`(v) => v is S`). */
+  predParams: boolean[];
+  /** Per parameter: typed exactly `undefined`, `null` or `void`. */
+  undefParams: boolean[];
 }
 
 export interface PositionInfo {
@@ -312,20 +329,83 @@ function isSelfParameter(n: Node, scopes: LocalScopes | undefined): boolean {
 }
 
 /** A TS/JS local variable's declared or constructed type name: `x: Foo`, `new Foo()`. */
-function declaredType(root: Node, binding: Binding): string | undefined {
-  const n = root.descendantForPosition({ row: binding.line - 1, column: binding.col - 1 });
-  const decl = n?.parent;
+/**
+ * The one named type a type node stands for: `X`, `X<T>`, `(X)`, and `X | null | undefined`
+ * (a union of one type with nothing). With `element`, the element type of `X[]`,
+ * `Array<X>` and `ReadonlyArray<X>` instead.
+ */
+function typeNameOf(t: Node | null | undefined, element = false): string | undefined {
+  if (!t) return undefined;
+  if (t.type === 'type_annotation' || t.type === 'parenthesized_type') return typeNameOf(t.namedChildren[0], element);
+  if (t.type === 'union_type') {
+    const parts: Node[] = [];
+    const flatten = (u: Node): void => {
+      for (const c of u.namedChildren) {
+        if (c?.type === 'union_type') flatten(c);
+        else if (c) parts.push(c);
+      }
+    };
+    flatten(t);
+    const kept = parts.filter((c) => !/^(null|undefined|void)$/.test(c.text));
+    return kept.length === 1 ? typeNameOf(kept[0], element) : undefined;
+  }
+  if (element) {
+    if (t.type === 'array_type') return typeNameOf(t.namedChildren[0]);
+    if (t.type === 'generic_type' && /^(ReadonlyArray|Array)$/.test(t.childForFieldName('name')?.text ?? '')) return typeNameOf(t.childForFieldName('type_arguments')?.namedChildren[0]);
+    return undefined;
+  }
+  if (t.type === 'type_identifier') return t.text;
+  if (t.type === 'generic_type') return t.childForFieldName('name')?.text;
+  return undefined;
+}
+
+/**
+ * A TS/JS local's type name, as written or as plainly implied: its annotation, `new X()`,
+ * `v as X`, the left side of `a || b` / `a ?? b`, or the type of the local it is copied from
+ * (`const p = provider`, up to three copies). With `element`, the element type of an array.
+ */
+function declaredType(root: Node, binding: Binding, scopes: LocalScopes | undefined, element = false, depth = 0): string | undefined {
+  const decl = root.descendantForPosition({ row: binding.line - 1, column: binding.col - 1 })?.parent;
   if (!decl) return undefined;
-  const typeAnn = decl.childForFieldName('type');
-  const t = typeAnn?.namedChildren[0];
-  if (t?.type === 'type_identifier') return t.text;
-  if (t?.type === 'generic_type') return t.childForFieldName('name')?.text;
-  const value = decl.childForFieldName('value');
-  if (value?.type === 'new_expression') {
+  const annotation = decl.childForFieldName('type');
+  if (annotation) return typeNameOf(annotation, element);
+  let value = decl.childForFieldName('value');
+  while (value?.type === 'binary_expression' && /^(\|\||\?\?)$/.test(value.childForFieldName('operator')?.text ?? '')) value = value.childForFieldName('left');
+  if (value?.type === 'as_expression') return typeNameOf(value.namedChildren[1], element);
+  if (!element && value?.type === 'new_expression') {
     const ctor = value.childForFieldName('constructor');
     if (ctor?.type === 'identifier') return ctor.text;
   }
+  if (value?.type === 'identifier' && scopes && depth < 3) {
+    const b = scopes.lookup(value, value.text);
+    if (b && b.kind === 'definition' && !(b.line === binding.line && b.col === binding.col)) return declaredType(root, b, scopes, element, depth + 1);
+  }
   return undefined;
+}
+
+/**
+ * The type a declaration at a position gives its name, when it is written there: TS/JS
+ * `const x: T = …` or `x = new T(…)`, Python `x = T(…)` or `x = mod.T(…)` with `T`
+ * capitalised (a class, by convention). For receivers declared in another file or at a
+ * module's top level.
+ */
+export function assignedType(root: Node, line: number, col: number, language: LanguageId): string | undefined {
+  const n = root.descendantForPosition({ row: line - 1, column: col - 1 });
+  const decl = n?.parent;
+  if (!n || !decl) return undefined;
+  if (language === 'python') {
+    if (decl.type !== 'assignment' || decl.childForFieldName('left')?.startIndex !== n.startIndex) return undefined;
+    const right = decl.childForFieldName('right');
+    const fn = right?.type === 'call' ? right.childForFieldName('function') : undefined;
+    const cls = fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : fn?.type === 'identifier' ? fn.text : undefined;
+    return cls && /^[A-Z]/.test(cls) ? cls : undefined;
+  }
+  if (decl.type !== 'variable_declarator' && decl.type !== 'public_field_definition') return undefined;
+  const annotated = typeNameOf(decl.childForFieldName('type'));
+  if (annotated) return annotated;
+  const value = decl.childForFieldName('value');
+  const ctor = value?.type === 'new_expression' ? value.childForFieldName('constructor') : undefined;
+  return ctor?.type === 'identifier' ? ctor.text : undefined;
 }
 
 function plainTarget(n: Node, name: string, scopes: LocalScopes | undefined): Exclude<Target, { kind: 'member' }> {
@@ -345,14 +425,14 @@ export function analyzePosition(root: Node, language: LanguageId, line: number, 
   const n = identifierAt(root, line - 1, col - 1);
   if (!n) return { target: undefined, line, col };
   const info = analyzeIdentifier(n, root, language, scopes);
-  const call = callShape(n);
+  const call = callShape(n, root, scopes);
   return call ? { ...info, call } : info;
 }
 
 const CALL_TYPES = new Set(['call_expression', 'call', 'new_expression']);
 const FUNCTION_LITERALS = new Set(['arrow_function', 'function_expression', 'function', 'lambda', 'func_literal']);
 
-function callShape(n: Node): CallShape | undefined {
+function callShape(n: Node, root: Node, scopes: LocalScopes | undefined): CallShape | undefined {
   let callee: Node = n;
   const p = n.parent;
   if (p && (p.type === 'member_expression' || p.type === 'attribute' || p.type === 'selector_expression')) callee = p;
@@ -361,39 +441,65 @@ function callShape(n: Node): CallShape | undefined {
   const fn = call.childForFieldName('function') ?? call.childForFieldName('constructor');
   if (!fn || fn.startIndex !== callee.startIndex || fn.endIndex !== callee.endIndex) return undefined;
   const args = (call.childForFieldName('arguments')?.namedChildren ?? []).filter((a): a is Node => a !== null && a.type !== 'comment');
-  return { args: args.length, fnArgs: args.map((a) => FUNCTION_LITERALS.has(a.type)) };
+  const predArgs = args.map((a): boolean | undefined => {
+    if (FUNCTION_LITERALS.has(a.type)) return /\bis\s/.test(a.childForFieldName('return_type')?.text ?? '');
+    // A name declared with a function type: `predicate: (v: T) => boolean`.
+    const b = a.type === 'identifier' ? scopes?.lookup(a, a.text) : undefined;
+    if (!b || b.kind !== 'definition') return undefined;
+    const type = root.descendantForPosition({ row: b.line - 1, column: b.col - 1 })?.parent?.childForFieldName('type')?.text ?? '';
+    return /=>/.test(type) ? PREDICATE_TYPE.test(type) : undefined;
+  });
+  return {
+    args: args.length,
+    fnArgs: args.map((a, i) => FUNCTION_LITERALS.has(a.type) || predArgs[i] !== undefined),
+    predArgs,
+    undefArgs: args.map((a) => a.type === 'undefined' || a.type === 'null' || a.text === 'undefined' || a.text === 'None'),
+  };
 }
 
+/** A function type returning a type predicate: `(value: T) => value is S`. */
+const PREDICATE_TYPE = /=>\s*[\w$]+\s+is\s/;
+
 /** Parameter arity of the function or method whose name is at a position, for overload choice. */
-export function arityAt(root: Node, line: number, col: number): { min: number; max: number; fnParams: boolean[] } | undefined {
+export function arityAt(root: Node, line: number, col: number): Arity | undefined {
   const n = root.descendantForPosition({ row: line - 1, column: col - 1 });
   const decl = n?.parent;
   const params = decl?.childForFieldName('parameters');
   if (!params) return undefined;
-  let min = 0;
-  let max = 0;
-  const fnParams: boolean[] = [];
+  const a: Arity = { min: 0, max: 0, fnParams: [], predParams: [], undefParams: [] };
   for (const p of params.namedChildren) {
     if (!p || p.type === 'comment') continue;
     const text = p.text;
-    if (p.type === 'identifier' && (text === 'self' || text === 'cls') && max === 0) continue;
+    if (p.type === 'identifier' && (text === 'self' || text === 'cls') && a.max === 0) continue;
     if (/^\.\.\.|^\*/.test(text) || p.type === 'list_splat_pattern' || p.type === 'dictionary_splat_pattern') {
-      max = Infinity;
-      fnParams.push(false);
+      a.max = Infinity;
+      a.fnParams.push(false);
+      a.predParams.push(false);
+      a.undefParams.push(false);
       continue;
     }
-    const optional = p.type === 'optional_parameter' || p.type === 'default_parameter' || p.type === 'typed_default_parameter' || /=/.test(text);
-    if (!optional && p.type !== 'this_parameter' && !/^this\b/.test(text)) min++;
-    if (!/^this\b/.test(text)) {
-      max++;
-      fnParams.push(/=>|Callable|Function\b/.test(p.childForFieldName('type')?.text ?? ''));
-    }
+    // Optional by its node type (`x?: T`, Python `x=1`), or by a default value (`delay = 0`). Not
+    // by an `=` anywhere in its text: `work: () => void` is required.
+    const optional =
+      p.type === 'optional_parameter' || p.type === 'default_parameter' || p.type === 'typed_default_parameter' || p.childForFieldName('value') !== null || p.childForFieldName('default_value') !== null;
+    if (/^this\b/.test(text) || p.type === 'this_parameter') continue;
+    if (!optional) a.min++;
+    a.max++;
+    const type = (p.childForFieldName('type')?.text ?? '').replace(/^:\s*/, '');
+    a.fnParams.push(/=>|Callable|Function\b/.test(type));
+    a.predParams.push(PREDICATE_TYPE.test(type));
+    a.undefParams.push(/^(undefined|null|void|None)$/.test(type));
   }
-  return { min, max, fnParams };
+  return a;
 }
 
 /** Strips `x!`, `(x)` and `x as T` around a receiver. */
 function unwrap(n: Node): Node {
+  // tree-sitter reads `a - b!.c` as `(a - b)!.c`: the receiver is the right operand.
+  if (n.type === 'non_null_expression' && n.namedChildren[0]?.type === 'binary_expression') {
+    const right = n.namedChildren[0].childForFieldName('right');
+    if (right) return unwrap(right);
+  }
   let cur = n;
   for (let i = 0; i < 4; i++) {
     if (cur.type === 'non_null_expression' || cur.type === 'parenthesized_expression' || cur.type === 'as_expression' || cur.type === 'satisfies_expression') {
@@ -436,10 +542,18 @@ function analyzeIdentifier(n: Node, root: Node, language: LanguageId, scopes: Lo
       const cls = enclosingClass(n);
       if (cls) return { target: { kind: 'member', name, receiver: { kind: 'self', cls } }, ...at };
     }
+    const typedLanguage = language === 'typescript' || language === 'tsx' || language === 'javascript';
+    // `subscriptions[i].unsubscribe()`: the element type of a declared array.
+    if (typedLanguage && obj.type === 'subscript_expression') {
+      const array = unwrap(obj.childForFieldName('object') ?? obj);
+      const t = array.type === 'identifier' ? plainTarget(array, array.text, scopes) : undefined;
+      const typeName = t?.kind === 'local' ? declaredType(root, t.binding, scopes, true) : undefined;
+      if (typeName) return { target: { kind: 'member', name, receiver: { kind: 'typed', typeName } }, ...at };
+    }
     if (IDENTIFIER_TYPES.has(obj.type)) {
       const target = plainTarget(obj, obj.text, scopes);
-      if (target.kind === 'local' && (language === 'typescript' || language === 'tsx' || language === 'javascript')) {
-        const typeName = declaredType(root, target.binding);
+      if (target.kind === 'local' && typedLanguage) {
+        const typeName = declaredType(root, target.binding, scopes);
         if (typeName) return { target: { kind: 'member', name, receiver: { kind: 'typed', typeName } }, ...at };
       }
       return { target: { kind: 'member', name, receiver: { kind: 'name', name: obj.text, target } }, ...at };
@@ -465,12 +579,12 @@ export function classMembers(cls: Node, member: string): Array<{ line: number; c
         if (a && (a.type === 'assignment' || a.type === 'augmented_assignment')) {
           const left = a.childForFieldName('left');
           if (left?.type === 'identifier' && left.text === member && depth === 0) out.push(pos(left));
-          if (left?.type === 'attribute' && left.childForFieldName('attribute')?.text === member) {
-            const o = left.childForFieldName('object');
-            if (o?.type === 'identifier' && o.text === 'self') {
-              const attr = left.childForFieldName('attribute');
-              if (attr) out.push(pos(attr));
-            }
+          // `self.x = …`, `self.a, self.b = …`, and `cls.x = …` in a classmethod.
+          const targets = left && (left.type === 'pattern_list' || left.type === 'tuple_pattern') ? left.namedChildren : [left];
+          for (const target of targets) {
+            const attr = target?.type === 'attribute' ? target.childForFieldName('attribute') : null;
+            const o = target?.childForFieldName('object');
+            if (attr?.text === member && o?.type === 'identifier' && (o.text === 'self' || o.text === 'cls')) out.push(pos(attr));
           }
         }
       }
