@@ -135,7 +135,7 @@ export async function runChain(engine: Engine, gold: Gold, prefix: string, useLs
       if (ok) {
         correct++;
         k.correct++;
-      } else if (misses.length < 40) misses.push(`${d.id} ${d.kind} ${d.name} at ${d.at.path}:${d.at.line}:${d.at.col} → ${top.path}:${top.line} (${top.provenance}, ${top.confidence}, ${top.how}); gold ${d.gold.map((g) => `${g.path}:${g.line}`).join(' ')}`);
+      } else if (misses.length < 400) misses.push(`${d.id} ${d.kind} ${d.name} at ${d.at.path}:${d.at.line}:${d.at.col} → ${top.path}:${top.line} (${top.provenance}, ${top.confidence}, ${top.how}); gold ${d.gold.map((g) => `${g.path}:${g.line}`).join(' ')}`);
       if (!a.ambiguous && top.confidence !== 'low') {
         confident++;
         if (ok) confidentCorrect++;
@@ -170,7 +170,7 @@ export async function runChain(engine: Engine, gold: Gold, prefix: string, useLs
         if (got.has(`${prefix}${g.path}:${g.line}:${g.col}`)) found++;
         else missed.push(`${g.path}:${g.line}:${g.col}`);
       }
-      if (missed.length > 0 && refMisses.length < 30) refMisses.push(`${r.id} ${r.name} ${r.definition.path}:${r.definition.line}: missed ${missed.length}/${r.gold.length}, got ${got.size}: ${missed.slice(0, 4).join(' ')}`);
+      if (missed.length > 0 && refMisses.length < 100) refMisses.push(`${r.id} ${r.name} ${r.definition.path}:${r.definition.line}: missed ${missed.length}/${r.gold.length}, got ${got.size}: ${missed.slice(0, 4).join(' ')}`);
     }
     return {
       definition: {
