@@ -29,6 +29,9 @@ import { loadOrCreateToken, removeServerRecord, writeServerRecord } from './toke
 
 export const MCP_SERVER_NAME = 'vlt-oracle';
 
+/** How long the server waits without a call before it folds the session journal. */
+const IDLE_FOLD_MS = 1500;
+
 const INSTRUCTIONS = [
   'Vlt Oracle indexes the source code of this workspace and keeps its notes and development threads.',
   'Start with ask_oracle for any question about how this codebase works, where something is used, or why it changed: one call returns a short answer citing [path:line], instead of many file reads.',
@@ -144,11 +147,26 @@ async function openHost(opts: McpStdioOptions): Promise<McpHost> {
   // Calls are recorded one after another, and ask_oracle waits for the earlier ones, so that a
   // follow-up ("what calls it?") always sees the call it follows.
   let recorded: Promise<void> = Promise.resolve();
+  // A record is one append to the session journal; folding the journal into the store
+  // (token counts, compression, a rewrite of memory.db) is work for when the server is idle,
+  // so that it never lands between an agent's calls.
+  let idleFold: NodeJS.Timeout | undefined;
+  const foldWhenIdle = () => {
+    clearTimeout(idleFold);
+    idleFold = setTimeout(() => {
+      recorded = recorded.then(() =>
+        getMemory()
+          .then((m) => m.session(DEFAULT_SESSION_ID).settle())
+          .catch((e: unknown) => logger.warn(`mcp: could not fold the session journal: ${e instanceof Error ? e.message : String(e)}`)),
+      );
+    }, IDLE_FOLD_MS);
+    idleFold.unref();
+  };
   const onCall = (call: { tool: string; author: string; input: unknown; outcome: { ok: true; value: object } | { ok: false; error: VltError } }) => {
-    // Queued after the answer has gone out: recording (tokenising the result, writing the
-    // store) must not delay it.
+    // Queued after the answer has gone out: recording must not delay it.
     setImmediate(() => {
       recorded = recorded.then(() => record(call));
+      foldWhenIdle();
     });
   };
   const record = (call: Parameters<typeof onCall>[0]): Promise<void> =>
@@ -205,6 +223,7 @@ async function openHost(opts: McpStdioOptions): Promise<McpHost> {
     },
     abort: () => shutdown.abort(),
     async close() {
+      clearTimeout(idleFold);
       shutdown.abort();
       await lsp?.dispose();
       const openMem = memory;

@@ -4,7 +4,7 @@
  * line and citation, and every call lands in the shared session context under the client's
  * name, where a later CLI call (another host) finds it.
  */
-import { cpSync } from 'node:fs';
+import { cpSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NavToolResult } from '../../src/core/tools/nav-tools';
@@ -97,4 +97,26 @@ describe('code intelligence and memory tools over MCP', () => {
     expect(refCall?.text).toContain('helper');
     expect(events.some((e) => e.kind === 'tool_result' && e.tool === 'find_references' && e.text.includes('src/service.ts:11'))).toBe(true);
   }, 60_000);
+
+  it('records a call as one journal append, and folds the journal into the store once idle', async () => {
+    const journal = path.join(ws, '.vlt', 'memory-journal.jsonl');
+    const store = path.join(ws, '.vlt', 'memory.db');
+    await call(s, 'index_status', {});
+    // The append lands right after the answer; the store is not rewritten for it.
+    let appended = false;
+    for (let i = 0; i < 50 && !appended; i++) {
+      appended = statSync(journal, { throwIfNoEntry: false })?.size !== undefined && statSync(journal).size > 0;
+      if (!appended) await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(appended).toBe(true);
+    const before = statSync(store, { throwIfNoEntry: false })?.mtimeMs;
+    // 1.5 s without a call: the server folds.
+    let folded = false;
+    for (let i = 0; i < 60 && !folded; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      folded = statSync(journal).size === 0;
+    }
+    expect(folded).toBe(true);
+    expect(statSync(store).mtimeMs).not.toBe(before);
+  }, 30_000);
 });

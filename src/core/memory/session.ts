@@ -384,10 +384,11 @@ export class SessionContext {
 }
 
 /**
- * The journal is folded once it holds this many bytes, so that it stays short for readers in
- * other processes; about a hundred recorded search results.
+ * A recorder folds the journal itself once it holds this many bytes (about five hundred
+ * recorded search results): a bound for a host that never idles and never reads. Hosts fold
+ * when idle (the MCP server), and every read folds first, so it is rarely reached.
  */
-export const JOURNAL_FOLD_BYTES = 512 * 1024;
+export const JOURNAL_FOLD_BYTES = 4 * 1024 * 1024;
 
 /** One session event in the journal (short keys: it is written after every tool call). */
 interface SessionRecord extends JournalRecord {
