@@ -237,6 +237,10 @@ describe('types the index reads without a language server', () => {
     expect(top(z)).toBe('src/v3/external.ts:1:10');
     expect(z.locations[0]).toMatchObject({ confidence: 'high', how: 'exported by module z' });
     expect(top(await def(ts, 'src/locales/index.ts:2:10'))).toBe('src/locales/fr.ts:1:1');
+    // A name a workspace module does not define is not "imported from outside the workspace".
+    const gone = await def(ts, 'src/use.ts:9:21');
+    expect(top(gone)).toBe('src/use.ts:7:15');
+    expect(gone.locations[0]!.how).toBe('imported from a workspace module in which the index finds no definition of retired');
   });
 
   it('TypeScript references: every overload is the symbol, and overriding members share their base member\'s uses', async () => {

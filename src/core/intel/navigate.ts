@@ -609,8 +609,17 @@ export class Navigator {
       case 'import': {
         const locs = await this.followImportBinding(file, facts, t.name, depth, t.imported === true, t.binding.line);
         if (locs.length > 0) return { name: t.name, locs, how: 'followed the import', candidates: [] };
+        // The module is in the workspace, but the index finds no definition of the name in it
+        // (a name bound by code the index does not read as a definition): say so, with the
+        // name's candidates, rather than claim the module is elsewhere.
+        const statement = { path: file, line: t.binding.line, col: t.binding.col };
+        if (await this.importResolves(file, facts, t.name)) {
+          const how = `imported from a workspace module in which the index finds no definition of ${t.name}`;
+          const guess = none(`${how}; matched by name`);
+          return guess.candidates.length > 0 ? guess : { name: t.name, locs: [statement], how, candidates: [] };
+        }
         // An import of something outside the workspace: the import statement is what we know.
-        return { name: t.name, locs: [{ path: file, line: t.binding.line, col: t.binding.col }], how: 'imported from outside the workspace', candidates: [] };
+        return { name: t.name, locs: [statement], how: 'imported from outside the workspace', candidates: [] };
       }
       case 'free': {
         const locs = await this.freeName(file, facts, t.name, depth);
@@ -722,6 +731,14 @@ export class Navigator {
       }
     }
     return [];
+  }
+
+  /** Whether the import statement binding `local` names a module inside the workspace. */
+  private async importResolves(file: string, facts: FileFacts, local: string): Promise<boolean> {
+    const graph = await this.deps.graph();
+    return facts.importSpecs.some(
+      (spec) => (spec.namespace === local || spec.names?.some((n) => n.local === local || n.name === local)) && graph.resolver.resolve(file, facts.language, spec).length > 0,
+    );
   }
 
   /** A module's `export default …`: the name of a default class or function, else the statement. */
