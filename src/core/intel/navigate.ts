@@ -289,13 +289,8 @@ export class Navigator {
         if (found.length > 0) return found;
       }
     }
-    for (const spec of facts.importSpecs) {
-      if (!spec.star) continue;
-      for (const t of graph.resolver.resolve(file, facts.language, spec)) {
-        const found = await this.exportsOf(t, name, depth + 1);
-        if (found.length > 0) return found;
-      }
-    }
+    const starred = await this.throughStarImports(file, facts, (t) => this.exportsOf(t, name, depth + 1));
+    if (starred.length > 0) return starred;
     if (facts.language === 'python') {
       // A module-level name the index does not list: `X = other.X`, or bound in both branches
       // of `if`/`try` at the top level. The last binding is the one importers get.
@@ -376,10 +371,16 @@ export class Navigator {
         }
       }
     }
+    return this.throughStarImports(file, facts, (t) => this.namespaceExportOf(t, name, depth + 1));
+  }
+
+  /** The first non-empty answer of `look` over the modules `file` star-imports (`export * from`, `from x import *`). */
+  private async throughStarImports<T>(file: string, facts: FileFacts, look: (target: string) => Promise<T[]>): Promise<T[]> {
+    const graph = await this.deps.graph();
     for (const spec of facts.importSpecs) {
       if (!spec.star) continue;
       for (const t of graph.resolver.resolve(file, facts.language, spec)) {
-        const found = await this.namespaceExportOf(t, name, depth + 1);
+        const found = await look(t);
         if (found.length > 0) return found;
       }
     }
@@ -753,19 +754,11 @@ export class Navigator {
   private async freeName(file: string, facts: FileFacts, name: string, depth: number): Promise<Loc[]> {
     const own = facts.symbols.filter((s) => s.name === name && s.container === undefined);
     if (own.length > 0) return own.map((s) => ({ path: file, line: s.startLine, col: this.nameCol(facts, s.startLine, name) }));
-    const graph = await this.deps.graph();
     if (facts.language === 'go') {
       const pkg = await this.findExport(file, name, depth + 1);
       if (pkg.length > 0) return pkg;
     }
-    for (const spec of facts.importSpecs) {
-      if (!spec.star) continue;
-      for (const t of graph.resolver.resolve(file, facts.language, spec)) {
-        const found = await this.exportsOf(t, name, depth + 1);
-        if (found.length > 0) return found;
-      }
-    }
-    return [];
+    return this.throughStarImports(file, facts, (t) => this.exportsOf(t, name, depth + 1));
   }
 
   /**
