@@ -94,6 +94,15 @@ async function openCorpus(name: string, work: string): Promise<{ engine: Engine;
     };
     writeFileSync(path.join(dest, 'tsconfig.json'), `${JSON.stringify(tsconfig, null, 2)}\n`);
   }
+  // rxjs's `src/` ships `tsconfig.base.json` (plus build variants) and no `tsconfig.json`, which
+  // its repository has one level up. Without one, the language server builds an inferred
+  // project from the files it has opened and their imports, and a reference search misses
+  // every file outside it (the barrels, to begin with). The gold was built from
+  // `tsconfig.base.json` with `types: []`; the copy gets exactly that as its `tsconfig.json`.
+  if (name === 'rxjs') {
+    const tsconfig = { extends: './tsconfig.base.json', compilerOptions: { types: [], noEmit: true } };
+    writeFileSync(path.join(dest, 'tsconfig.json'), `${JSON.stringify(tsconfig, null, 2)}\n`);
+  }
   const engine = await Engine.open(ws, { fs: nodeWorkspaceFs, logger: silentLogger, embeddingProvider: null }, 'write');
   await engine.index();
   return { engine, prefix: c.nest ? `${c.nest}/` : '', gold };
