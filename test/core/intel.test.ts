@@ -299,6 +299,21 @@ describe('the provider chain around the language server', () => {
     expect(a.notes).toEqual([]);
   });
 
+  it('says when a language server\'s references come from a project without a tsconfig.json', async () => {
+    const lsp = scriptedServers('ok', [{ path: 'src/lib/util.ts', startLine: 1, startCol: 17, endLine: 1, endCol: 23 }]);
+    // This fixture has a tsconfig.json: nothing to say.
+    expect((await ts.navigator({ lsp }).references('src/service.ts:11:20')).notes).toEqual([]);
+    const bare = await openFixture('tstypes');
+    try {
+      const served = scriptedServers('ok', [{ path: 'src/job.ts', startLine: 2, startCol: 3, endLine: 2, endCol: 8 }]);
+      const r = await bare.navigator({ lsp: served }).references('src/runner.ts:4:11');
+      expect(r.locations[0]).toMatchObject({ provenance: 'lsp', exact: true });
+      expect(r.notes.join(' ')).toMatch(/no tsconfig\.json or jsconfig\.json covers src\/runner\.ts/);
+    } finally {
+      await bare.close();
+    }
+  });
+
   for (const fault of ['timeout', 'crashed'] as const) {
     it(`answers from the index when the language server ${fault === 'timeout' ? 'hangs' : 'crashes'}, and says so`, async () => {
       const a = await ts.navigator({ lsp: scriptedServers(fault) }).definition('src/service.ts:11:20');

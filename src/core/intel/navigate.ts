@@ -389,7 +389,7 @@ export class Navigator {
 
   /** `export { local as name }` (without `from`) in a TS/JS file: where `local` is declared at the top level. */
   private async exportClauseOf(file: string, facts: FileFacts, name: string): Promise<Loc[]> {
-    if (facts.language !== 'typescript' && facts.language !== 'tsx' && facts.language !== 'javascript') return [];
+    if (!isTsFamily(facts.language)) return [];
     if (!facts.text.includes(`as ${name}`)) return [];
     const { root } = await this.syntax(file, facts);
     const local = exportClause(root).get(name);
@@ -1090,6 +1090,11 @@ export class Navigator {
         const refs = await this.lspStep('references', file, facts.language, q.line, q.col, opts, providers, notes);
         if (refs && refs.length > 0) {
           const locs = refs.slice(0, limit).map((r) => this.describe({ path: r.path, line: r.startLine, col: r.startCol }, 'lsp', true, 'high', 'language server'));
+          if (isTsFamily(facts.language) && !(await this.hasTsProject(file))) {
+            notes.push(
+              `no tsconfig.json or jsconfig.json covers ${file}: the language server's project holds only the files it opened and what they import, so uses in other files can be missing (add a tsconfig.json, or ask with --no-lsp for the index's answer)`,
+            );
+          }
           return { ...base, locations: locs, definition: def.locations[0], truncated: refs.length > limit };
         }
       }
@@ -1103,6 +1108,21 @@ export class Navigator {
     const { locs, truncated } = await this.gatherReferences(def.symbol, target, limit, opts.signal);
     providers.push({ provider: 'graph', status: locs.length > 0 ? 'answered' : 'empty', reason: 'uses in the files that can see the definition, each resolved', ms: performance.now() - t0 });
     return { ...base, locations: locs, definition: target, truncated };
+  }
+
+  /** Whether a `tsconfig.json` or `jsconfig.json` sits in the file's directory or one above it, up to the root. */
+  private async hasTsProject(file: string): Promise<boolean> {
+    const parts = file.split('/').slice(0, -1);
+    for (let n = parts.length; n >= 0; n--) {
+      for (const name of ['tsconfig.json', 'jsconfig.json']) {
+        const found = await this.deps.fs.stat(path.join(this.deps.root, ...parts.slice(0, n), name)).then(
+          () => true,
+          () => false,
+        );
+        if (found) return true;
+      }
+    }
+    return false;
   }
 
   private ancestorCache = new Map<string, Promise<string[]>>();
@@ -1183,7 +1203,7 @@ export class Navigator {
     // a use belongs when it, or a member it overrides, meets the target's family. Python's
     // servers do not, so the family is TypeScript's and JavaScript's only.
     const family = new Set(own);
-    const hierarchical = targetSym?.container !== undefined && defFacts !== undefined && (defFacts.language === 'typescript' || defFacts.language === 'tsx' || defFacts.language === 'javascript');
+    const hierarchical = targetSym?.container !== undefined && defFacts !== undefined && isTsFamily(defFacts.language);
     if (hierarchical) for (const k of await this.ancestorMembers(target.path, target.line, name)) family.add(k);
     const related = async (l: { path: string; line: number }): Promise<boolean> => {
       if (family.has(`${l.path}:${l.line}`)) return true;
@@ -1301,6 +1321,10 @@ function isPythonProperty(root: Node, p: { line: number; col: number }): boolean
   const decorated = fn?.type === 'function_definition' ? fn.parent : undefined;
   if (decorated?.type !== 'decorated_definition') return false;
   return decorated.namedChildren.some((d) => d?.type === 'decorator' && /^@\s*(property|[\w.]+\.(setter|getter|deleter))\s*$/.test(d.text));
+}
+
+function isTsFamily(language: LanguageId): boolean {
+  return language === 'typescript' || language === 'tsx' || language === 'javascript';
 }
 
 function escapeRegExp(s: string): string {
