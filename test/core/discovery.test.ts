@@ -470,6 +470,10 @@ describe('classifyContent', () => {
     const wide = Array.from({ length: 20 }, () => 'x'.repeat(600)).join('\n');
     expect(classifyContent('wide.ts', enc(wide))).toMatchObject({ ok: false, reason: 'minified', detail: 'average line length 600' });
     expect(classifyContent('table.go', enc(`package t\nvar x = "${'a'.repeat(6000)}"\n`))).toMatchObject({ ok: true });
+    // One long token among ordinary test code is not minification (zod's string tests hold a 32K-character JWT).
+    const ordinary = Array.from({ length: 900 }, (_, i) => `  expect(parse(input${i})).toBe(${i});`);
+    ordinary.splice(300, 0, `  const jwt = "${'e'.repeat(32_000)}";`);
+    expect(classifyContent('string.test.ts', enc(ordinary.join('\n')))).toMatchObject({ ok: true });
     expect(classifyContent('app.min.js', enc('x'))).toMatchObject({ ok: false, reason: 'minified' });
   });
 
