@@ -226,6 +226,8 @@ describe('types the index reads without a language server', () => {
     expect(top(await def(ts, 'src/messages.ts:9:33'))).toBe('src/issues.ts:8:1');
     expect(top(await def(ts, 'src/messages.ts:9:49'))).toBe('src/issues.ts:9:1');
     expect(top(await def(ts, 'src/messages.ts:11:50'))).toBe('src/issues.ts:15:1');
+    // A comparison in the condition of a ?: narrows the same way.
+    expect(top(await def(ts, 'src/messages.ts:18:48'))).toBe('src/issues.ts:15:1');
     // The discriminant itself: the fields typed by a case label, not the base's `code: string`.
     const code = await def(ts, 'src/messages.ts:7:19');
     expect(code.locations.slice(0, 2).map((l) => `${l.path}:${l.line}`)).toEqual(['src/issues.ts:7', 'src/issues.ts:13']);

@@ -494,45 +494,25 @@ export class Navigator {
     const access = root.descendantForPosition({ row: line - 1, column: col - 1 })?.parent;
     const receiver = access?.type === 'member_expression' ? access.childForFieldName('object')?.text : undefined;
     if (!access || !receiver) return candidates;
-    const stringLabels = (sw: Node): string[] =>
-      (sw.childForFieldName('body')?.namedChildren ?? []).flatMap((c) => {
-        const v = c?.type === 'switch_case' ? c.childForFieldName('value') : undefined;
-        return v?.type === 'string' ? [v.text] : [];
-      });
     // The use is the switch subject: `switch (issue.code)`.
     const subject = access.parent?.type === 'parenthesized_expression' ? access.parent.parent : undefined;
-    const labels = subject?.type === 'switch_statement' ? stringLabels(subject) : undefined;
-    const wanted: Array<{ field: string; literal: string }> = [];
-    const compared = new RegExp(`(?:^|[^\\w$.])${escapeRegExp(receiver)}\\s*\\.\\s*([\\w$]+)\\s*===?\\s*("[^"]*"|'[^']*')`);
-    for (let cur: Node | null = access.parent; cur && !labels; cur = cur.parent) {
-      if (cur.type === 'switch_case') {
-        const v = cur.childForFieldName('value');
-        const on = cur.parent?.parent?.childForFieldName('value')?.namedChildren[0];
-        if (v?.type === 'string' && on?.type === 'member_expression' && on.childForFieldName('object')?.text === receiver) {
-          wanted.push({ field: on.childForFieldName('property')?.text ?? '', literal: v.text });
-        }
-      } else if (cur.type === 'if_statement' || cur.type === 'ternary_expression') {
-        const m = compared.exec(cur.childForFieldName('condition')?.text ?? '');
-        if (m?.[1] && m[2]) wanted.push({ field: m[1], literal: m[2].replace(/'/g, '"') });
-      }
-      if (cur.type === 'function_declaration' || cur.type === 'arrow_function' || cur.type === 'method_definition') break;
-    }
+    const labels = subject?.type === 'switch_statement' ? caseLabels(subject) : undefined;
+    const wanted = labels ? [] : discriminantsAround(access, receiver);
     if (!labels && wanted.length === 0) return candidates;
     const good = new Set<SymbolRow>();
     for (const c of candidates) {
       if (c.kind !== 'field') continue;
       const cf = await this.fileFacts(c.path);
       if (!cf) continue;
+      const croot = (await this.syntax(c.path, cf)).root;
+      const field = croot.descendantForPosition({ row: c.startLine - 1, column: this.nameCol(cf, c.startLine, c.name) - 1 })?.parent;
+      if (field?.type !== 'property_signature') continue;
       if (labels) {
-        const declared = cf.lines[c.startLine - 1] ?? '';
-        if (labels.some((l) => declared.includes(`: ${l}`))) good.add(c);
-        continue;
+        const type = literalTypeOf(field);
+        if (type !== undefined && labels.includes(type)) good.add(c);
+      } else if (field.parent && wanted.some((w) => field.parent!.namedChildren.some((f) => f?.type === 'property_signature' && f.childForFieldName('name')?.text === w.field && literalTypeOf(f) === w.literal))) {
+        good.add(c);
       }
-      const ownerName = c.container?.split('.').pop();
-      const ownerSym = cf.symbols.find((x) => x.name === ownerName && x.startLine <= c.startLine && x.endLine >= c.startLine);
-      if (!ownerSym) continue;
-      const body = cf.lines.slice(ownerSym.startLine - 1, ownerSym.endLine).join('\n');
-      if (wanted.some((w) => new RegExp(`\\b${escapeRegExp(w.field)}\\??\\s*:\\s*${escapeRegExp(w.literal)}`).test(body))) good.add(c);
     }
     if (good.size === 0) return candidates;
     return [...candidates.filter((c) => good.has(c)), ...candidates.filter((c) => !good.has(c))];
@@ -1327,8 +1307,55 @@ function isTsFamily(language: LanguageId): boolean {
   return language === 'typescript' || language === 'tsx' || language === 'javascript';
 }
 
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** The value of a string literal node, without its quotes. */
+function stringValue(n: Node | null | undefined): string | undefined {
+  return n?.type === 'string' ? n.text.slice(1, -1) : undefined;
+}
+
+/** The string labels of a switch statement's cases. */
+function caseLabels(sw: Node): string[] {
+  return (sw.childForFieldName('body')?.namedChildren ?? []).flatMap((c) => {
+    const v = c?.type === 'switch_case' ? stringValue(c.childForFieldName('value')) : undefined;
+    return v === undefined ? [] : [v];
+  });
+}
+
+/**
+ * The discriminants the code around a member access fixes for its receiver: an enclosing
+ * `case "a":` of `switch (recv.kind)`, and `recv.kind === "a"` in the condition of an enclosing
+ * `if` or `?:`, up to the enclosing function.
+ */
+function discriminantsAround(access: Node, receiver: string): Array<{ field: string; literal: string }> {
+  const out: Array<{ field: string; literal: string }> = [];
+  const onReceiver = (n: Node | null | undefined): string | undefined =>
+    n?.type === 'member_expression' && n.childForFieldName('object')?.text === receiver ? n.childForFieldName('property')?.text : undefined;
+  const comparisons = (n: Node): void => {
+    if (n.type === 'binary_expression' && /^={2,3}$/.test(n.childForFieldName('operator')?.text ?? '')) {
+      const [l, r] = [n.childForFieldName('left'), n.childForFieldName('right')];
+      const field = onReceiver(l) ?? onReceiver(r);
+      const literal = stringValue(r) ?? stringValue(l);
+      if (field && literal !== undefined) out.push({ field, literal });
+    }
+    for (const c of n.namedChildren) if (c) comparisons(c);
+  };
+  for (let cur = access.parent; cur; cur = cur.parent) {
+    if (cur.type === 'switch_case') {
+      const literal = stringValue(cur.childForFieldName('value'));
+      const field = onReceiver(cur.parent?.parent?.childForFieldName('value')?.namedChildren[0]);
+      if (field && literal !== undefined) out.push({ field, literal });
+    } else if (cur.type === 'if_statement' || cur.type === 'ternary_expression') {
+      const condition = cur.childForFieldName('condition');
+      if (condition) comparisons(condition);
+    }
+    if (cur.type === 'function_declaration' || cur.type === 'arrow_function' || cur.type === 'method_definition' || cur.type === 'function_expression') break;
+  }
+  return out;
+}
+
+/** The string literal type of a property signature (`code: "too_big"`), without quotes. */
+function literalTypeOf(field: Node): string | undefined {
+  const t = field.childForFieldName('type')?.namedChildren[0];
+  return t?.type === 'literal_type' ? stringValue(t.namedChildren[0]) : undefined;
 }
 
 function sameFamily(a: LanguageId, b: LanguageId | undefined): boolean {
