@@ -18,7 +18,7 @@ import * as path from 'node:path';
 import { VltError } from '../errors';
 import type { Logger, WorkspaceFs } from '../ports';
 import type { CodeParser } from '../parse/parser';
-import { languageForPath } from '../parse/languages';
+import { isTsFamily, languageForPath } from '../parse/languages';
 import type { IndexStore, SymbolRow } from '../store/store';
 import type { ImportSpec, LanguageId, SymbolDef } from '../types';
 import type { Node } from 'web-tree-sitter';
@@ -1301,10 +1301,6 @@ function isPythonProperty(root: Node, p: { line: number; col: number }): boolean
   const decorated = fn?.type === 'function_definition' ? fn.parent : undefined;
   if (decorated?.type !== 'decorated_definition') return false;
   return decorated.namedChildren.some((d) => d?.type === 'decorator' && /^@\s*(property|[\w.]+\.(setter|getter|deleter))\s*$/.test(d.text));
-}
-
-function isTsFamily(language: LanguageId): boolean {
-  return language === 'typescript' || language === 'tsx' || language === 'javascript';
 }
 
 /** The value of a string literal node, without its quotes. */

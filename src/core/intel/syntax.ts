@@ -11,6 +11,7 @@
  */
 import type { Node, Query } from 'web-tree-sitter';
 import type { LanguageId } from '../types';
+import { isTsFamily } from '../parse/languages';
 
 /** Node types that are identifiers a user can ask about. */
 const IDENTIFIER_TYPES = new Set([
@@ -328,7 +329,6 @@ function isSelfParameter(n: Node, scopes: LocalScopes | undefined): boolean {
   return b === undefined || b.kind === 'definition';
 }
 
-/** A TS/JS local variable's declared or constructed type name: `x: Foo`, `new Foo()`. */
 /**
  * The one named type a type node stands for: `X`, `X<T>`, `(X)`, and `X | null | undefined`
  * (a union of one type with nothing). With `element`, the element type of `X[]`,
@@ -542,7 +542,7 @@ function analyzeIdentifier(n: Node, root: Node, language: LanguageId, scopes: Lo
       const cls = enclosingClass(n);
       if (cls) return { target: { kind: 'member', name, receiver: { kind: 'self', cls } }, ...at };
     }
-    const typedLanguage = language === 'typescript' || language === 'tsx' || language === 'javascript';
+    const typedLanguage = isTsFamily(language);
     // `subscriptions[i].unsubscribe()`: the element type of a declared array.
     if (typedLanguage && obj.type === 'subscript_expression') {
       const array = unwrap(obj.childForFieldName('object') ?? obj);

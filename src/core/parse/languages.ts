@@ -93,6 +93,11 @@ export function queryFilesFor(language: LanguageId): string[] {
   return base ? [`${base}.scm`, `${language}.scm`] : [`${language}.scm`];
 }
 
+/** TypeScript, TSX and JavaScript: one module system, one kind of language server. */
+export function isTsFamily(language: LanguageId): boolean {
+  return language === 'typescript' || language === 'tsx' || language === 'javascript';
+}
+
 /** The language of a file, judged by its extension (case-insensitive), or undefined. */
 export function languageForPath(path: string): LanguageId | undefined {
   const slash = Math.max(path.lastIndexOf('/'), path.lastIndexOf('\\'));
