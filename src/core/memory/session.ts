@@ -171,10 +171,20 @@ export class SessionContext {
     if (size > JOURNAL_FOLD_BYTES) await this.settle(opts.signal);
   }
 
-  /** Folds the journal into the store, then compresses this session when it is over budget. */
+  /**
+   * Folds the journal into the store, then compresses this session when it is over budget. A
+   * read must not fail because the store cannot be written now (a read-only `.vlt/`, a lock
+   * held past its timeout): the failure is logged and the read sees what the store holds.
+   */
   async settle(signal?: AbortSignal): Promise<void> {
-    await foldSessionJournal(this.db, this.budgetTokens);
-    await this.compressIfDue(signal);
+    try {
+      await foldSessionJournal(this.db, this.budgetTokens);
+      await this.compressIfDue(signal);
+    } catch (e) {
+      const err = toVltError(e, 'IO');
+      if (err.code === 'CANCELLED') throw err;
+      this.logger.warn(`session ${this.id}: could not fold the recorded calls into the store, so the latest may be missing: ${err.message}`);
+    }
   }
 
   private toRecords(inputs: readonly SessionEventInput[]): SessionRecord[] {

@@ -1,9 +1,10 @@
 import { countTokens } from 'gpt-tokenizer';
 import { appendFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { VltError } from '../../../src/core/errors';
-import { MEMORY_FILE, MEMORY_JOURNAL_FILE } from '../../../src/core/memory/db';
+import { MEMORY_FILE, MEMORY_JOURNAL_FILE, MemoryDb } from '../../../src/core/memory/db';
+import { silentLogger } from '../../../src/core/ports';
 import { JOURNAL_FOLD_BYTES, recordToolExchange, type SessionContext } from '../../../src/core/memory/session';
 import { startFakeOpenAI, type FakeOpenAI } from '../../helpers/fake-openai';
 import { chatPrompts, openMemory, tempWorkspace } from './setup';
@@ -264,6 +265,25 @@ describe('session context: the journal (cheap records)', () => {
     for (const who of ['a', 'b']) expect(results.filter((t) => t.startsWith(`${who}-`))).toEqual(Array.from({ length: 30 }, (_, n) => `${who}-${n}`));
     await a.close();
     await b.close();
+  });
+
+  it('still answers a read when the journal cannot be folded now, and says so', async () => {
+    const warnings: string[] = [];
+    const logger = { ...silentLogger, warn: (m: string) => warnings.push(m) };
+    const memory = await openMemory(ws.dir, { logger });
+    const s = memory.session('stuck');
+    await s.append({ kind: 'question', text: 'Where is LedgerEntry?' });
+    await recordToolExchange(s, { tool: 'find_definition', input: { symbol: 'LedgerEntry' }, output: 'src/ledger.ts:4' });
+    const fold = vi.spyOn(MemoryDb.prototype, 'foldJournal').mockRejectedValueOnce(new VltError('IO', 'cannot write .vlt/memory.db: read-only file system'));
+    try {
+      expect((await s.events()).map((e) => e.kind)).toEqual(['question']);
+      expect(warnings.join('\n')).toMatch(/could not fold the recorded calls.*read-only file system/);
+    } finally {
+      fold.mockRestore();
+    }
+    // Once the store can be written again, nothing recorded was lost.
+    expect((await s.events()).map((e) => e.kind)).toEqual(['question', 'tool_call', 'tool_result']);
+    await memory.close();
   });
 
   it('folds by itself once the journal passes its size bound', async () => {
