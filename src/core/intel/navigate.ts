@@ -182,12 +182,7 @@ export class Navigator {
   }
 
   private fileFacts(rel: string): Promise<FileFacts | undefined> {
-    let f = this.facts.get(rel);
-    if (!f) {
-      f = this.loadFacts(rel);
-      this.facts.set(rel, f);
-    }
-    return f;
+    return memo(this.facts, rel, () => this.loadFacts(rel));
   }
 
   private async loadFacts(rel: string): Promise<FileFacts | undefined> {
@@ -260,13 +255,7 @@ export class Navigator {
 
   /** Top-level definitions named `name` that `file` provides, following re-exports. */
   private exportsOf(file: string, name: string, depth: number): Promise<Loc[]> {
-    const key = `${file}\0${name}`;
-    let p = this.exportsCache.get(key);
-    if (!p) {
-      p = this.findExport(file, name, depth);
-      this.exportsCache.set(key, p);
-    }
-    return p;
+    return memo(this.exportsCache, `${file}\0${name}`, () => this.findExport(file, name, depth));
   }
 
   private async findExport(file: string, name: string, depth: number): Promise<Loc[]> {
@@ -1112,13 +1101,7 @@ export class Navigator {
    * transitively) of the class that declares the member at `file:line`; cached per call.
    */
   private ancestorMembers(file: string, line: number, name: string): Promise<string[]> {
-    const key = `${file}:${line}:${name}`;
-    let p = this.ancestorCache.get(key);
-    if (!p) {
-      p = this.findAncestorMembers(file, line, name);
-      this.ancestorCache.set(key, p);
-    }
-    return p;
+    return memo(this.ancestorCache, `${file}:${line}:${name}`, () => this.findAncestorMembers(file, line, name));
   }
 
   private async findAncestorMembers(file: string, line: number, name: string): Promise<string[]> {
@@ -1301,6 +1284,16 @@ function isPythonProperty(root: Node, p: { line: number; col: number }): boolean
   const decorated = fn?.type === 'function_definition' ? fn.parent : undefined;
   if (decorated?.type !== 'decorated_definition') return false;
   return decorated.namedChildren.some((d) => d?.type === 'decorator' && /^@\s*(property|[\w.]+\.(setter|getter|deleter))\s*$/.test(d.text));
+}
+
+/** The cached value for `key`, made (and cached) on first use: the per-call caches of a navigation. */
+function memo<V>(cache: Map<string, V>, key: string, make: () => V): V {
+  let v = cache.get(key);
+  if (v === undefined) {
+    v = make();
+    cache.set(key, v);
+  }
+  return v;
 }
 
 /** The value of a string literal node, without its quotes. */
