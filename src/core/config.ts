@@ -58,6 +58,8 @@ export interface IndexConfig {
   maxFileBytes: number;
   /** Upper bound on the size of one chunk of source text. */
   chunkMaxChars: number;
+  /** When a long-lived writer (editor, `coderag watch`) commits its queued edits: files, lines, seconds. */
+  queue: { files: number; lines: number; timeoutSeconds: number };
 }
 
 export interface EmbeddingsConfig {
@@ -143,6 +145,9 @@ const tomlSchema = z.strictObject({
       languages: z.array(z.enum(LANGUAGES)).optional(),
       max_file_bytes: positiveInt.optional(),
       chunk_max_chars: positiveInt.min(100).optional(),
+      queue_files: positiveInt.optional(),
+      queue_lines: positiveInt.optional(),
+      queue_timeout_seconds: positiveInt.optional(),
     })
     .optional(),
   embeddings: z
@@ -203,6 +208,7 @@ export function defaultConfig(): VltConfig {
       languages: [...LANGUAGES],
       maxFileBytes: DEFAULT_MAX_FILE_BYTES,
       chunkMaxChars: DEFAULT_CHUNK_MAX_CHARS,
+      queue: { files: 5, lines: 1000, timeoutSeconds: 300 },
     },
     embeddings: withHiddenKey(
       {
@@ -382,6 +388,11 @@ function resolveConfig(toml: TomlConfig, env: NodeJS.ProcessEnv, configPath: str
       languages: ti.languages ? [...new Set(ti.languages)] : d.index.languages,
       maxFileBytes: ti.max_file_bytes ?? d.index.maxFileBytes,
       chunkMaxChars: ti.chunk_max_chars ?? d.index.chunkMaxChars,
+      queue: {
+        files: ti.queue_files ?? d.index.queue.files,
+        lines: ti.queue_lines ?? d.index.queue.lines,
+        timeoutSeconds: ti.queue_timeout_seconds ?? d.index.queue.timeoutSeconds,
+      },
     },
     embeddings: withHiddenKey(
       {

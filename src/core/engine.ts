@@ -231,6 +231,54 @@ export class Engine {
     else await this.store.commit();
   }
 
+  /**
+   * Sees what another process committed since this engine loaded the index: when index.db
+   * changed on disk, loads it again and drops every cache derived from the old state (the
+   * search index reloads on its next use). A no-op while this engine holds the writer lock or
+   * has unsaved work. The caller must not run it while one of this engine's queries is in
+   * flight: hosts serialise it with their requests, so that no answer mixes two states.
+   */
+  async refresh(): Promise<boolean> {
+    if (this.mode === 'write' && (this.store.holdsLock || this.store.hasUnsavedChanges)) return false;
+    if (!(await this.store.reload())) return false;
+    await this.dropDerivedState();
+    return true;
+  }
+
+  /** Whether index.db on disk is newer than what this engine loaded (a cheap stat). */
+  changedOnDisk(): Promise<boolean> {
+    return this.store.changedOnDisk();
+  }
+
+  /**
+   * Write mode: gives the writer lock back between batches, so that other processes can
+   * write while this long-lived engine is idle. Commit first.
+   */
+  releaseWriteLock(): void {
+    this.store.releaseLock();
+  }
+
+  /** Write mode: whether the engine holds the writer lock now. */
+  get holdsWriteLock(): boolean {
+    return this.mode === 'write' && this.store.holdsLock;
+  }
+
+  /**
+   * Write mode: takes the writer lock back before the next {@link index} (INDEX_LOCKED while
+   * another process writes); when another writer committed meanwhile, its state is loaded first.
+   */
+  async acquireWriteLock(): Promise<void> {
+    if (await this.store.acquireLock()) await this.dropDerivedState();
+  }
+
+  private async dropDerivedState(): Promise<void> {
+    this.loadedSearchIndex = undefined;
+    this.symbolsByName = undefined;
+    this.invalidateCaches([]);
+    this.contentVersion++;
+    if (this.embeddings && this.searchDims) await this.fillVectorsFromCache();
+  }
+
   dryRun(onProgress?: ProgressSink): Promise<DryRunReport> {
     return dryRun(this.root, this.config, this.deps.fs, this.logger, onProgress);
   }

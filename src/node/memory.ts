@@ -22,17 +22,21 @@ export function locatePromptsDir(): string | undefined {
   return undefined;
 }
 
-/** Opens the workspace memory with the configured language model and embeddings, if any. */
-export async function openMemory(root: string, logger: Logger): Promise<Memory> {
+/**
+ * Opens the workspace memory with the configured language model and embeddings, if any.
+ * `models: false` (an untrusted workspace) calls neither: summaries and search stay local.
+ */
+export async function openMemory(root: string, logger: Logger, opts: { models?: boolean } = {}): Promise<Memory> {
   const config = await loadConfig(root);
-  let chat = createChatModel(config, logger);
+  const models = opts.models !== false;
+  let chat = models ? createChatModel(config, logger) : undefined;
   const promptsDir = locatePromptsDir();
   if (chat && !promptsDir) {
     logger.warn('prompt templates not found next to the program; summaries stay extractive');
     chat = undefined;
   }
   const e = config.embeddings;
-  const embeddings = e.enabled ? new OpenAIEmbeddingProvider({ baseUrl: e.baseUrl, model: e.model, dimensions: e.dimensions, apiKey: e.apiKey, logger }) : undefined;
+  const embeddings = models && e.enabled ? new OpenAIEmbeddingProvider({ baseUrl: e.baseUrl, model: e.model, dimensions: e.dimensions, apiKey: e.apiKey, logger }) : undefined;
   return Memory.open(root, { logger, config, chat, embeddings, promptsDir });
 }
 

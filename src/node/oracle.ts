@@ -29,12 +29,17 @@ export interface NodeOracleOptions {
   toolContext?: ToolContext;
   /** Forces the extractive oracle even when a model is configured. */
   noLlm?: boolean;
+  /**
+   * An untrusted workspace: no model, no rerank endpoint (vlt.toml could point either at a
+   * server of its choosing) and no git history (its git configuration could run programs).
+   */
+  restricted?: boolean;
 }
 
 export function createNodeOracle(opts: NodeOracleOptions): Oracle {
   const { engine, logger } = opts;
   const promptsDir = locatePromptsDir();
-  let chat = opts.noLlm ? undefined : createChatModel(engine.config, logger);
+  let chat = opts.noLlm || opts.restricted ? undefined : createChatModel(engine.config, logger);
   if (chat && !promptsDir) {
     logger.warn('prompt templates not found next to the program; answers stay extractive');
     chat = undefined;
@@ -48,12 +53,12 @@ export function createNodeOracle(opts: NodeOracleOptions): Oracle {
         })
     : undefined;
   const ctx = opts.toolContext;
-  const rerank = engine.config.oracle.rerank;
+  const rerank = opts.restricted ? undefined : engine.config.oracle.rerank;
   return new Oracle({
     engine,
     fs: nodeWorkspaceFs,
     logger,
-    git: new NodeGitHistory(engine.root, { logger }),
+    ...(opts.restricted ? {} : { git: new NodeGitHistory(engine.root, { logger }) }),
     ...(memory ? { memory } : {}),
     ...(opts.intel ? { intel: opts.intel } : {}),
     ...(chat && promptsDir ? { chat, prompts: new PromptLibrary(promptsDir) } : {}),

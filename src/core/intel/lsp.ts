@@ -82,3 +82,44 @@ export interface LanguageServers {
   /** Stops every server started; safe to call twice. */
   dispose(): Promise<void>;
 }
+
+/**
+ * Several sources of language servers as one, tried in order: the editor's live servers first,
+ * then the ones a host spawns itself. A call goes to the first source that knows a server for
+ * the file's language; when it fails or answers nothing, the next one is asked, within what is
+ * left of the same timeout. The answer names the server that gave it.
+ */
+export function chainLanguageServers(sources: readonly LanguageServers[], languageOf: (path: string) => LanguageId | undefined): LanguageServers {
+  const usable = (language: LanguageId | undefined) =>
+    language === undefined ? [] : sources.filter((s) => {
+      const info = s.serverFor(language);
+      return info !== undefined && info.state !== 'not-installed';
+    });
+  async function first<T>(path: string, opts: LspCallOptions, call: (s: LanguageServers, o: LspCallOptions) => Promise<LspAnswer<T>>, empty: (v: T) => boolean): Promise<LspAnswer<T>> {
+    const t0 = Date.now();
+    let last: LspAnswer<T> | undefined;
+    for (const s of usable(languageOf(path))) {
+      const left = opts.timeoutMs - (Date.now() - t0);
+      if (left <= 0) break;
+      const a = await call(s, { ...opts, timeoutMs: left });
+      if (a.ok && !empty(a.value)) return { ...a, ms: Date.now() - t0 };
+      last = a;
+    }
+    return last ? { ...last, ms: Date.now() - t0 } : { ok: false, failure: 'unavailable', reason: 'no language server for this file', ms: Date.now() - t0 };
+  }
+  return {
+    serverFor(language) {
+      const infos = usable(language).map((s) => s.serverFor(language)!);
+      if (infos.length === 0) return sources.map((s) => s.serverFor(language)).find((i) => i !== undefined);
+      return infos.length === 1 ? infos[0] : { ...infos[0]!, name: infos.map((i) => i.name).join(', then ') };
+    },
+    definition: (pos, opts) => first(pos.path, opts, (s, o) => s.definition(pos, o), (v) => v.length === 0),
+    references: (pos, opts) => first(pos.path, opts, (s, o) => s.references(pos, { ...o, includeDeclaration: opts.includeDeclaration }), (v) => v.length === 0),
+    hover: (pos, opts) => first(pos.path, opts, (s, o) => s.hover(pos, o), (v) => v === null),
+    diagnostics: (path, opts) => first(path, opts, (s, o) => s.diagnostics(path, o), () => false),
+    status: () => sources.flatMap((s) => s.status()),
+    dispose: async () => {
+      await Promise.all(sources.map((s) => s.dispose()));
+    },
+  };
+}

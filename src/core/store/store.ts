@@ -1204,7 +1204,8 @@ export class IndexStore {
     readonly workspaceRoot: string,
     readonly mode: 'read' | 'write',
     private readonly logger: Logger,
-    private readonly lockContent: string | undefined,
+    /** The exact content of the writer lock while this store holds it (write mode). */
+    private lockContent: string | undefined,
   ) {
     this.conn = new Connection(new SQL.Database());
     this.embeddings = new EmbeddingStore(SQL, this.embeddingsPath, mode === 'write', logger);
@@ -1346,15 +1347,57 @@ export class IndexStore {
   }
 
   /**
-   * Read mode: loads index.db again if a writer replaced it since. Returns whether it did.
-   * Statements and iterators obtained before become invalid.
+   * Loads index.db again if another process replaced it since. Returns whether it did.
+   * Statements and iterators obtained before become invalid. Allowed in read mode, and in
+   * write mode while the lock is given back (see {@link releaseLock}) and nothing is unsaved.
    */
   async reload(): Promise<boolean> {
     this.assertOpen();
-    if (this.mode !== 'read') throw new VltError('INTERNAL', 'reload() is for read-only stores');
+    if (this.mode === 'write' && (this.lockContent !== undefined || this.hasUnsavedChanges)) {
+      throw new VltError('INTERNAL', 'reload() needs a read-only store, or a writer that gave its lock back with nothing unsaved');
+    }
     if (!(await this.changedOnDisk())) return false;
     await this.load();
     return true;
+  }
+
+  /** Write mode: whether this store holds the writer lock now. */
+  get holdsLock(): boolean {
+    return this.lockContent !== undefined;
+  }
+
+  /**
+   * Write mode: gives the writer lock back, so that other processes (a terminal's `vlt coderag
+   * sync`) can write while this long-lived writer is idle. Refused with unsaved changes: they
+   * would be lost to the next writer. {@link acquireLock} takes it again before the next change.
+   */
+  releaseLock(): void {
+    this.assertOpen();
+    if (this.mode !== 'write' || this.lockContent === undefined) return;
+    if (this.hasUnsavedChanges) throw new VltError('INTERNAL', 'commit before giving the index lock back');
+    releaseLockSync(this.lockPath, this.lockContent);
+    this.lockContent = undefined;
+  }
+
+  /**
+   * Write mode: takes the writer lock again after {@link releaseLock} (INDEX_LOCKED while
+   * another process writes). When another writer committed in between, index.db is loaded
+   * again first, so that this store never writes over that commit; returns whether it was.
+   */
+  async acquireLock(): Promise<boolean> {
+    this.assertOpen();
+    if (this.mode !== 'write') throw new VltError('INTERNAL', 'acquireLock() is for stores opened in write mode');
+    if (this.lockContent !== undefined) return false;
+    this.lockContent = await acquireLock(this.lockPath, this.logger);
+    try {
+      if (!(await this.changedOnDisk())) return false;
+      await this.load();
+      return true;
+    } catch (e) {
+      releaseLockSync(this.lockPath, this.lockContent);
+      this.lockContent = undefined;
+      throw e;
+    }
   }
 
   // -- mutations -------------------------------------------------------------------------------
@@ -1976,6 +2019,7 @@ export class IndexStore {
   private assertWritable(): void {
     this.assertOpen();
     if (this.mode !== 'write') throw new VltError('INTERNAL', 'the index store was opened read-only');
+    if (this.lockContent === undefined) throw new VltError('INTERNAL', 'the index store gave its writer lock back; acquireLock() first');
   }
 }
 

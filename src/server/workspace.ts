@@ -1,0 +1,469 @@
+/**
+ * The workspace server core: what every long-lived host of one workspace holds once, whatever
+ * its transport (`vlt mcp` over stdio, `vlt serve` over HTTP, `vlt lsp` for the editor):
+ * the engine, memory, the oracle, language servers and ctags, the agent tools over one tool
+ * context, and the shared session every call is recorded in.
+ *
+ * - The engine opens on first use (building the index when there is none). A writer host (the
+ *   editor's server) keeps a write-mode engine and a {@link DeltaQueue}; it takes the writer
+ *   lock only while it has work to write and gives it back after each commit, so that a
+ *   terminal's `vlt coderag sync` can write while the editor is open.
+ * - Every request runs through {@link WorkspaceServer.read}: before the first request after a
+ *   quiet moment, an index committed by another process is loaded, and queued edits are
+ *   indexed; both wait for the requests in flight, so that no answer mixes two index states.
+ * - Restricted (an untrusted workspace): no model or embedding endpoint is called, and nothing
+ *   the workspace could influence runs (no language server, ctags or git process).
+ */
+import * as path from 'node:path';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { version as packageVersion } from '../../package.json';
+import { changedLineCount, DeltaQueue, type DeltaQueueState } from '../core/delta-queue';
+import { Engine, type EngineDeps, type StatusReport } from '../core/engine';
+import { VltError } from '../core/errors';
+import type { IndexReport } from '../core/indexer';
+import { chainLanguageServers, type LanguageServerInfo, type LanguageServers } from '../core/intel/lsp';
+import type { TagsProvider } from '../core/intel/navigate';
+import { agentIdFromClientInfo, DEFAULT_SESSION_ID, recordToolExchange, type Memory } from '../core/memory';
+import type { Oracle } from '../core/oracle/oracle';
+import { languageForPath } from '../core/parse/languages';
+import type { Logger, ProgressSink } from '../core/ports';
+import { allTools } from '../core/tools';
+import type { ToolContext, ToolDefinition, ToolOutcome } from '../core/tools/definitions';
+import { CtagsProvider } from '../node/ctags';
+import { nodeWorkspaceFs } from '../node/fs';
+import { createLanguageServers } from '../node/lsp';
+import { openMemory } from '../node/memory';
+import { createNodeOracle } from '../node/oracle';
+import { createMcpServer } from '../mcp/server';
+import { StateGate } from './gate';
+
+export const MCP_SERVER_NAME = 'vlt-oracle';
+
+/** How long the server waits without a call before it folds the session journal. */
+const IDLE_FOLD_MS = 1500;
+
+export const MCP_INSTRUCTIONS = [
+  'Vlt Oracle indexes the source code of this workspace and keeps its notes and development threads.',
+  'Start with ask_oracle for any question about how this codebase works, where something is used, or why it changed: one call returns a short answer citing [path:line], instead of many file reads.',
+  'Use search_code to find definitions, implementations and uses by identifier, words, path fragment or pasted error text before opening files; follow next_cursor for more hits.',
+  'Use find_definition and find_references for exact navigation (a language server when one runs, else the index, with provenance on every answer), and get_repo_map for an overview ranked by importance.',
+  'Notes (search_notes, read_note, ...) hold the project knowledge; threads (thread_push, thread_read, thread_seek) are development memory across sessions.',
+  'Use index_status to see what is indexed and what was skipped.',
+].join(' ');
+
+export interface WorkspaceServerOptions {
+  /** The workspace root; relative paths resolve against the current directory. */
+  workspace: string;
+  logger: Logger;
+  /** Progress of index builds (the first one, and reindex without its own sink). */
+  onProgress?: ProgressSink;
+  /** Overrides parts of the engine's dependencies (tests set the parse workers). */
+  deps?: Partial<EngineDeps>;
+  /** Keep a write-mode engine and a delta queue (the editor's server); default: a reader. */
+  writer?: boolean;
+  /** An untrusted workspace: no models, no embeddings, no spawned helper processes. */
+  restricted?: boolean;
+  /** Spawn headless language servers for navigation (default true). */
+  headlessLanguageServers?: boolean;
+  /** The editor's live language servers, asked before the headless ones. */
+  editorLanguageServers?: LanguageServers;
+  /** Overrides the delta queue's thresholds from vlt.toml. */
+  queue?: { files?: number; lines?: number; timeoutMs?: number };
+  /** Called when the queue's or the index's state changed (status bars). */
+  onState?: () => void;
+}
+
+/** What {@link WorkspaceServer.status} reports: the index, the queue, and the helpers seen. */
+export interface WorkspaceStatus {
+  state: 'starting' | 'indexing' | 'ready' | 'error';
+  index: StatusReport | null;
+  generation: number;
+  queue: DeltaQueueState | null;
+  languageServers: LanguageServerInfo[];
+  restricted: boolean;
+  error: { code: string; message: string } | null;
+  progress: { phase: string; done: number; total: number } | null;
+}
+
+export class WorkspaceServer {
+  readonly root: string;
+  /** The tool context every transport's calls run in. */
+  readonly ctx: ToolContext;
+  readonly queue: DeltaQueue | undefined;
+  private readonly deps: EngineDeps;
+  private readonly logger: Logger;
+  private readonly shutdown = new AbortController();
+  private readonly gate = new StateGate();
+  private engine: Promise<Engine> | undefined;
+  private memory: Promise<Memory> | undefined;
+  private lsp: LanguageServers | undefined;
+  private readonly tagsByEngine = new WeakMap<Engine, CtagsProvider>();
+  private readonly oracles = new WeakMap<Engine, Oracle>();
+  private recorded: Promise<void> = Promise.resolve();
+  private idleFold: NodeJS.Timeout | undefined;
+  private phase: WorkspaceStatus['state'] = 'starting';
+  private lastError: VltError | null = null;
+  private progress: WorkspaceStatus['progress'] = null;
+
+  private constructor(private readonly opts: WorkspaceServerOptions, root: string) {
+    this.root = root;
+    this.logger = opts.logger;
+    this.deps = { fs: nodeWorkspaceFs, logger: opts.logger, ...(opts.restricted ? { embeddingProvider: null } : {}), ...opts.deps };
+    if (opts.writer) {
+      this.queue = new DeltaQueue({
+        logger: this.logger,
+        ...(opts.queue ? { thresholds: { ...(opts.queue.files ? { maxFiles: opts.queue.files } : {}), ...(opts.queue.lines ? { maxLines: opts.queue.lines } : {}), ...(opts.queue.timeoutMs ? { timeoutMs: opts.queue.timeoutMs } : {}) } } : {}),
+        onState: () => opts.onState?.(),
+        target: {
+          apply: (paths) => this.gate.exclusive(() => this.applyPaths(paths)),
+          commit: () => this.gate.exclusive(() => this.commitWriter()),
+        },
+      });
+    }
+    const self = this;
+    this.ctx = {
+      fs: nodeWorkspaceFs,
+      logger: this.logger,
+      intel: (e) => this.intel(e),
+      session: DEFAULT_SESSION_ID,
+      sessionSettled: () => this.recorded,
+      getOracle(e) {
+        let o = self.oracles.get(e);
+        if (!o) {
+          o = createNodeOracle({ engine: e, logger: self.logger, getMemory: () => self.getMemory(), intel: self.intel(e), toolContext: self.ctx, restricted: self.opts.restricted === true });
+          self.oracles.set(e, o);
+        }
+        return Promise.resolve(o);
+      },
+      getEngine: () => this.getEngine(),
+    };
+  }
+
+  /** Checks the workspace and prepares the server; nothing is opened until first use. */
+  static async open(opts: WorkspaceServerOptions): Promise<WorkspaceServer> {
+    const root = path.resolve(opts.workspace);
+    // A workspace that is not there is a configuration mistake: fail at once, where the client
+    // shows the server as failed with this message, rather than on every call.
+    const st = await nodeWorkspaceFs.stat(root).catch(() => undefined);
+    if (!st) throw new VltError('PATH_NOT_FOUND', `workspace ${root} does not exist`);
+    if (st.kind !== 'dir') throw new VltError('NOT_A_DIRECTORY', `workspace ${root} is not a directory`);
+    return new WorkspaceServer(opts, root);
+  }
+
+  get restricted(): boolean {
+    return this.opts.restricted === true;
+  }
+
+  /** The engine, opened (and the index built, when there is none) on first use. */
+  getEngine(): Promise<Engine> {
+    if (this.shutdown.signal.aborted) return Promise.reject(new VltError('CANCELLED', 'the server is shutting down'));
+    // Concurrent first calls share one open; a failed open (the writer lock held by a
+    // terminal's `vlt coderag init`, say) is forgotten so that the next call tries again.
+    this.engine ??= this.openEngine().catch((e: unknown) => {
+      this.engine = undefined;
+      this.phase = 'error';
+      this.lastError = e instanceof VltError ? e : new VltError('INTERNAL', String(e));
+      this.opts.onState?.();
+      throw e;
+    });
+    return this.engine;
+  }
+
+  /**
+   * Runs one request against a consistent index state: queued edits are indexed first (just
+   * in time), and a commit of another process is loaded when no other request is in flight.
+   */
+  async read<T>(fn: (engine: Engine) => Promise<T>): Promise<T> {
+    const engine = await this.getEngine();
+    if (this.queue && this.queue.state().pending > 0) await this.queue.applyPending();
+    if (this.gate.idle && (await engine.changedOnDisk().catch(() => false))) {
+      await this.gate.exclusive(async () => {
+        if (await engine.refresh()) {
+          this.logger.info(`index: loaded generation ${engine.store.generation}, committed by another process`);
+          this.opts.onState?.();
+        }
+      });
+    }
+    return this.gate.read(() => fn(engine));
+  }
+
+  /** The tools every transport offers, each call run through {@link read} and recorded in the session. */
+  tools(author: () => string | undefined): readonly ToolDefinition[] {
+    const read = <T>(fn: () => Promise<T>) => this.read(fn);
+    return allTools({ getMemory: () => this.getMemory(), memory: { author } }).map(
+      (def): ToolDefinition => ({
+        ...def,
+        handler: (ctx, input) => read(() => def.handler(ctx, input)),
+      }),
+    );
+  }
+
+  /** A fresh MCP server over the shared context: one per stdio connection or HTTP session. */
+  newMcpServer(): McpServer {
+    // The author of a thread entry defaults to the client of the session that wrote it.
+    const session: { server?: McpServer } = {};
+    const author = () => {
+      const v = session.server?.server.getClientVersion();
+      return v ? agentIdFromClientInfo(v) : undefined;
+    };
+    session.server = createMcpServer(this.tools(author), this.ctx, {
+      name: MCP_SERVER_NAME,
+      version: packageVersion,
+      instructions: MCP_INSTRUCTIONS,
+      onCall: (call) => this.onCall(call),
+    });
+    return session.server;
+  }
+
+  /**
+   * Records one call of any client in the shared session, after its answer has gone out.
+   * Calls are recorded in order, and ask_oracle waits for the earlier ones, so that a
+   * follow-up ("what calls it?") always sees the call it follows.
+   */
+  onCall(call: { tool: string; author: string; input: unknown; outcome: ToolOutcome<object> }): void {
+    setImmediate(() => {
+      this.recorded = this.recorded.then(() => this.record(call));
+      this.foldWhenIdle();
+    });
+  }
+
+  getMemory(): Promise<Memory> {
+    if (this.shutdown.signal.aborted) return Promise.reject(new VltError('CANCELLED', 'the server is shutting down'));
+    this.memory ??= openMemory(this.root, this.logger, { models: !this.restricted }).catch((e: unknown) => {
+      this.memory = undefined;
+      throw e;
+    });
+    return this.memory;
+  }
+
+  /** Language servers (the editor's, then headless ones) and ctags, as the navigation chain reaches them. */
+  intel(e: Engine): { lsp?: LanguageServers; tags?: TagsProvider } {
+    if (this.restricted) return this.opts.editorLanguageServers ? { lsp: this.opts.editorLanguageServers } : {};
+    if (!this.lsp) {
+      const sources: LanguageServers[] = [];
+      if (this.opts.editorLanguageServers) sources.push(this.opts.editorLanguageServers);
+      if (this.opts.headlessLanguageServers !== false) sources.push(createLanguageServers({ root: this.root, logger: this.logger }));
+      if (sources.length === 1) this.lsp = sources[0];
+      else if (sources.length > 1) this.lsp = chainLanguageServers(sources, (p) => languageForPath(p));
+    }
+    let tags = this.tagsByEngine.get(e);
+    if (!tags) {
+      tags = new CtagsProvider({ root: this.root, files: () => e.store.listFiles().map((f) => f.path), generation: () => e.store.generation, logger: this.logger });
+      this.tagsByEngine.set(e, tags);
+    }
+    return { ...(this.lsp ? { lsp: this.lsp } : {}), tags };
+  }
+
+  /** Queues changed files (saves, file events); a writer host only. Paths are absolute or workspace-relative. */
+  enqueue(paths: readonly string[]): void {
+    if (!this.queue) return;
+    const rel = paths.map((p) => (path.isAbsolute(p) ? path.relative(this.root, p) : p).split(path.sep).join('/')).filter((p) => p && !p.startsWith('..') && !p.startsWith('.vlt/'));
+    if (rel.length) this.queue.enqueue(rel);
+  }
+
+  /** Indexes everything queued and commits ("Sync Index Now"). */
+  async sync(): Promise<DeltaQueueState | null> {
+    await this.getEngine();
+    return this.queue ? this.queue.flush() : null;
+  }
+
+  /** A full incremental index run over the whole workspace, committed at the end. */
+  async reindex(opts: { signal?: AbortSignal; onProgress?: ProgressSink } = {}): Promise<IndexReport> {
+    const engine = await this.getEngine();
+    if (engine.mode !== 'write') throw new VltError('USAGE', 'this server reads the index; run `vlt coderag sync` to update it');
+    await this.queue?.applyPending();
+    return this.gate.exclusive(async () => {
+      await engine.acquireWriteLock();
+      this.phase = 'indexing';
+      this.opts.onState?.();
+      try {
+        const report = await engine.index({ onProgress: this.progressSink(opts.onProgress), ...(opts.signal ? { signal: opts.signal } : {}) });
+        await engine.commit();
+        return report;
+      } finally {
+        this.phase = 'ready';
+        this.progress = null;
+        if (!this.queue?.dirty) this.releaseLock(engine);
+        this.opts.onState?.();
+      }
+    });
+  }
+
+  status(): WorkspaceStatus {
+    let index: StatusReport | null = null;
+    let generation = 0;
+    const open = this.phase === 'ready' ? this.openedEngine : undefined;
+    if (open) {
+      index = open.status();
+      generation = open.store.generation;
+    }
+    return {
+      state: this.phase,
+      index,
+      generation,
+      queue: this.queue?.state() ?? null,
+      languageServers: this.lsp?.status() ?? [],
+      restricted: this.restricted,
+      error: this.lastError ? { code: this.lastError.code, message: this.lastError.message } : null,
+      progress: this.progress,
+    };
+  }
+
+  /** Refuses further opens and cancels a first index build in progress. */
+  abort(): void {
+    this.shutdown.abort();
+  }
+
+  /** Commits queued work when possible, then closes everything this server opened. */
+  async close(): Promise<void> {
+    clearTimeout(this.idleFold);
+    if (this.queue?.dirty && !this.shutdown.signal.aborted) {
+      await this.queue.flush().catch((e: unknown) => this.logger.warn(`could not commit queued edits before stopping: ${String(e)}`));
+    }
+    this.queue?.dispose();
+    this.shutdown.abort();
+    await this.recorded;
+    await this.lsp?.dispose();
+    const mem = this.memory;
+    this.memory = undefined;
+    if (mem) await mem.then((m) => m.close()).catch(() => undefined);
+    const open = this.engine;
+    this.engine = undefined;
+    if (!open) return;
+    try {
+      await (await open).close();
+    } catch {
+      // An engine that never opened (or whose build was cancelled) has nothing to close.
+    }
+  }
+
+  // -- internals -------------------------------------------------------------------------------
+
+  private openedEngine: Engine | undefined;
+
+  private progressSink(extra?: ProgressSink): ProgressSink {
+    return (ev) => {
+      this.progress = { phase: ev.phase, done: ev.done, total: ev.total };
+      this.opts.onProgress?.(ev);
+      extra?.(ev);
+      this.opts.onState?.();
+    };
+  }
+
+  /**
+   * A reader host opens the index read-only; with no index yet, a writer builds it first and is
+   * closed again at once, so that a long-lived reader never holds the writer lock. A writer
+   * host keeps its write-mode engine, brings the index up to date, and gives the lock back.
+   */
+  private async openEngine(): Promise<Engine> {
+    this.phase = 'starting';
+    this.lastError = null;
+    this.opts.onState?.();
+    const signal = this.shutdown.signal;
+    let engine: Engine;
+    if (this.opts.writer) {
+      engine = await Engine.open(this.root, this.deps, 'write');
+      try {
+        this.phase = 'indexing';
+        this.opts.onState?.();
+        const empty = engine.isEmpty;
+        if (empty) this.logger.info(`no index in ${this.root} yet; building it`);
+        const r = await engine.index({ signal, onProgress: this.progressSink() });
+        await engine.commit();
+        this.logger.info(`${empty ? 'indexed' : 'index up to date:'} ${r.filesParsed} files parsed, ${r.filesRemoved} removed, ${r.chunksAdded} chunks in ${r.ms.total.toFixed(0)} ms`);
+        engine.releaseWriteLock();
+      } catch (e) {
+        await engine.close().catch(() => undefined);
+        throw e;
+      }
+    } else {
+      const reader = await Engine.open(this.root, this.deps, 'read');
+      if (reader.isEmpty) {
+        await reader.close();
+        this.logger.info(`no index in ${this.root} yet; building it first`);
+        this.phase = 'indexing';
+        this.opts.onState?.();
+        const writer = await Engine.open(this.root, this.deps, 'write');
+        try {
+          const r = await writer.index({ signal, onProgress: this.progressSink() });
+          this.logger.info(`indexed ${r.filesParsed} files, ${r.chunksAdded} chunks in ${r.ms.total.toFixed(0)} ms`);
+        } finally {
+          await writer.close();
+        }
+        engine = await Engine.open(this.root, this.deps, 'read');
+      } else {
+        engine = reader;
+      }
+    }
+    this.progress = null;
+    this.phase = 'ready';
+    this.openedEngine = engine;
+    this.opts.onState?.();
+    return engine;
+  }
+
+  /** Delta queue step: indexes `paths` in memory under the writer lock, counting changed lines. */
+  private async applyPaths(paths: readonly string[]): Promise<{ changed: readonly string[]; lines: number }> {
+    const engine = await this.getEngine();
+    await engine.acquireWriteLock();
+    const before = new Map<string, string>();
+    for (const p of paths) {
+      const f = engine.store.getFile(p);
+      before.set(p, f ? engine.store.chunksOfFile(f.id).map((c) => c.text).join('\n') : '');
+    }
+    const report = await engine.index({ paths: [...paths], persist: false });
+    let lines = 0;
+    for (const p of report.changed) {
+      const f = engine.store.getFile(p);
+      const after = f ? engine.store.chunksOfFile(f.id).map((c) => c.text).join('\n') : '';
+      lines += changedLineCount(before.get(p) ?? '', after);
+    }
+    if (report.changed.length === 0 && !this.queue?.dirty) this.releaseLock(engine);
+    return { changed: report.changed, lines };
+  }
+
+  private async commitWriter(): Promise<void> {
+    const engine = await this.getEngine();
+    if (!engine.holdsWriteLock) return;
+    await engine.commit();
+    this.releaseLock(engine);
+    this.opts.onState?.();
+  }
+
+  private releaseLock(engine: Engine): void {
+    try {
+      engine.releaseWriteLock();
+    } catch (e) {
+      this.logger.warn(`index: kept the writer lock: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
+  private foldWhenIdle(): void {
+    // A record is one append to the session journal; folding the journal into the store
+    // (token counts, compression, a rewrite of memory.db) is work for when the server is idle,
+    // so that it never lands between an agent's calls.
+    clearTimeout(this.idleFold);
+    this.idleFold = setTimeout(() => {
+      this.recorded = this.recorded.then(() =>
+        this.getMemory()
+          .then((m) => m.session(DEFAULT_SESSION_ID).settle())
+          .catch((e: unknown) => this.logger.warn(`session: could not fold the journal: ${e instanceof Error ? e.message : String(e)}`)),
+      );
+    }, IDLE_FOLD_MS);
+    this.idleFold.unref();
+  }
+
+  private record(call: { tool: string; author: string; input: unknown; outcome: ToolOutcome<object> }): Promise<void> {
+    return this.getMemory()
+      .then((m) =>
+        recordToolExchange(m.session(DEFAULT_SESSION_ID), {
+          tool: call.tool,
+          author: call.author,
+          input: call.input,
+          output: call.outcome.ok ? call.outcome.value : undefined,
+          ...(call.outcome.ok ? {} : { error: `${call.outcome.error.code}: ${call.outcome.error.message}` }),
+        }),
+      )
+      .catch((e: unknown) => this.logger.warn(`session: could not record ${call.tool}: ${e instanceof Error ? e.message : String(e)}`));
+  }
+}
