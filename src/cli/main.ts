@@ -416,6 +416,18 @@ export function buildProgram(): Command {
     });
 
   program
+    .command('lsp')
+    .description('serve the workspace to an editor over the Language Server Protocol on stdin/stdout (workspace symbols, navigation, vlt/* requests, the MCP endpoint)')
+    .option('--stdio', 'talk over stdin/stdout (the default and only transport)')
+    .allowUnknownOption(true)
+    .action(async () => {
+      // The workspace comes from the client's initialize request; the LSP log goes to the client.
+      const { runLspServer } = await import('../lsp/main');
+      await runLspServer();
+      process.exit(0);
+    });
+
+  program
     .command('serve')
     .description('serve the agent tools over MCP Streamable HTTP (bearer token, loopback only); prints {"url",...} as one JSON line on stdout')
     .option('--mcp-port <n>', 'port of the MCP endpoint (default 7457; 0 picks a free one)', (v: string) => {

@@ -93,6 +93,8 @@ export class WorkspaceServer {
   private readonly deps: EngineDeps;
   private readonly logger: Logger;
   private readonly shutdown = new AbortController();
+  /** Cancels the index build in progress (the user pressed Cancel on its progress). */
+  private indexAbort = new AbortController();
   private readonly gate = new StateGate();
   private engine: Promise<Engine> | undefined;
   private memory: Promise<Memory> | undefined;
@@ -120,21 +122,21 @@ export class WorkspaceServer {
         },
       });
     }
-    const self = this;
+    const getOracle = (e: Engine): Promise<Oracle> => {
+      let o = this.oracles.get(e);
+      if (!o) {
+        o = createNodeOracle({ engine: e, logger: this.logger, getMemory: () => this.getMemory(), intel: this.intel(e), toolContext: this.ctx, restricted: this.restricted });
+        this.oracles.set(e, o);
+      }
+      return Promise.resolve(o);
+    };
     this.ctx = {
       fs: nodeWorkspaceFs,
       logger: this.logger,
       intel: (e) => this.intel(e),
       session: DEFAULT_SESSION_ID,
       sessionSettled: () => this.recorded,
-      getOracle(e) {
-        let o = self.oracles.get(e);
-        if (!o) {
-          o = createNodeOracle({ engine: e, logger: self.logger, getMemory: () => self.getMemory(), intel: self.intel(e), toolContext: self.ctx, restricted: self.opts.restricted === true });
-          self.oracles.set(e, o);
-        }
-        return Promise.resolve(o);
-      },
+      getOracle,
       getEngine: () => this.getEngine(),
     };
   }
@@ -309,6 +311,12 @@ export class WorkspaceServer {
     };
   }
 
+  /** Cancels the first index build if it runs (the next request starts it again). */
+  cancelIndexing(): void {
+    this.indexAbort.abort();
+    this.indexAbort = new AbortController();
+  }
+
   /** Refuses further opens and cancels a first index build in progress. */
   abort(): void {
     this.shutdown.abort();
@@ -359,7 +367,7 @@ export class WorkspaceServer {
     this.phase = 'starting';
     this.lastError = null;
     this.opts.onState?.();
-    const signal = this.shutdown.signal;
+    const signal = AbortSignal.any([this.shutdown.signal, this.indexAbort.signal]);
     let engine: Engine;
     if (this.opts.writer) {
       engine = await Engine.open(this.root, this.deps, 'write');

@@ -1,0 +1,402 @@
+/**
+ * The LSP host's one wiring file: `vlt lsp --stdio` serves one workspace to an editor. It runs
+ * the workspace server core (engine, delta queue, memory, oracle, the agent tools) and, unless
+ * the workspace is untrusted, the MCP endpoint on loopback, all in this one process, so that the
+ * editor, its chat and external agents share one index and one session.
+ *
+ * What it speaks (see `protocol.ts` for the custom part):
+ * - standard LSP: `workspace/symbol` over the index's symbols; `textDocument/definition`,
+ *   `references` and `hover` from the index for the languages the client lists as having no
+ *   other provider; saves and watched-file events feed the delta queue;
+ * - `vlt/*` requests: search, where used / defined, repo map, status, reindex, sync, ask;
+ * - `vlt/editor.*` requests to the client, which answer with the editor's live language
+ *   servers: the navigation chain asks them first.
+ * Stdout carries the protocol only; logs go to the client (window/logMessage) and stderr.
+ */
+import { format } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import {
+  createConnection,
+  DidChangeWatchedFilesNotification,
+  ErrorCodes,
+  LSPErrorCodes,
+  ResponseError,
+  ProposedFeatures,
+  SymbolKind,
+  TextDocumentSyncKind,
+  type Connection,
+  type Hover,
+  type InitializeParams,
+  type InitializeResult,
+  type Location,
+  type SymbolInformation,
+} from 'vscode-languageserver/node';
+import { version as packageVersion } from '../../package.json';
+import { isVltError, toVltError, VltError } from '../core/errors';
+import { languageForPath } from '../core/parse/languages';
+import type { Logger } from '../core/ports';
+import { invokeTool, type ToolContext, type ToolDefinition } from '../core/tools/definitions';
+import type { NavToolLocation, NavToolResult } from '../core/tools/nav-tools';
+import { WorkspaceServer } from '../server/workspace';
+import { startMcpEndpoint, type McpHttpEndpoint } from '../mcp/main';
+import { Coordinates } from './convert';
+import { EditorLanguageServers } from './editor-servers';
+import {
+  askRequest,
+  didChangeStatusNotification,
+  repoMapRequest,
+  reindexRequest,
+  searchRequest,
+  statusRequest,
+  syncRequest,
+  whereDefinedRequest,
+  whereUsedRequest,
+  type InitializationOptions,
+  type NavParams,
+  type NavResult,
+  type NavResultLocation,
+  type ServerStatus,
+} from './protocol';
+
+const KINDS: Record<string, SymbolKind> = {
+  function: SymbolKind.Function,
+  method: SymbolKind.Method,
+  class: SymbolKind.Class,
+  interface: SymbolKind.Interface,
+  struct: SymbolKind.Struct,
+  enum: SymbolKind.Enum,
+  type: SymbolKind.TypeParameter,
+  variable: SymbolKind.Variable,
+  constant: SymbolKind.Constant,
+  field: SymbolKind.Field,
+  property: SymbolKind.Property,
+  module: SymbolKind.Module,
+  namespace: SymbolKind.Namespace,
+  trait: SymbolKind.Interface,
+  section: SymbolKind.String,
+};
+
+/** Status notifications are coalesced to at most one per this many milliseconds. */
+const STATUS_EVERY_MS = 250;
+
+export interface LspServerOptions {
+  /** Where the protocol runs; default this process's stdin/stdout. */
+  connection?: Connection;
+}
+
+/** Runs the server until the client sends `exit` or closes the stream. */
+export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
+  const connection = opts.connection ?? createConnection(ProposedFeatures.all, process.stdin, process.stdout);
+  const logger = connectionLogger(connection);
+  // Anything printed with console.log would corrupt the protocol stream.
+  console.log = console.info = console.debug = (...args: unknown[]) => void process.stderr.write(`${format(...args)}\n`);
+
+  let ws: WorkspaceServer | undefined;
+  let coords: Coordinates | undefined;
+  let init: InitializationOptions = {};
+  let mcp: McpHttpEndpoint | undefined;
+  let clientName = 'lsp-client';
+  let fallback = new Set<string>();
+  let tools = new Map<string, ToolDefinition>();
+  let statusTimer: NodeJS.Timeout | undefined;
+  const ready = () => {
+    if (!ws || !coords) throw new VltError('USAGE', 'the server is not initialized');
+    return { ws, coords };
+  };
+
+  const status = (): ServerStatus => {
+    const { ws } = ready();
+    const s = ws.status();
+    return {
+      state: s.state,
+      workspace: ws.root,
+      files: s.index?.files ?? 0,
+      chunks: s.index?.chunks ?? 0,
+      symbols: s.index?.symbols ?? 0,
+      generation: s.generation,
+      lastUpdate: s.index?.last_update ?? null,
+      progress: s.progress,
+      queue: s.queue,
+      languageServers: s.languageServers.map((l) => ({ name: l.name, languages: l.languages, state: l.state, detail: l.detail })),
+      fallbackLanguages: [...fallback],
+      restricted: s.restricted,
+      mcp: mcp ? { url: mcp.url, port: mcp.port, token: mcp.token } : null,
+      error: s.error,
+      pid: process.pid,
+    };
+  };
+  const pushStatus = () => {
+    if (statusTimer) return;
+    statusTimer = setTimeout(() => {
+      statusTimer = undefined;
+      if (ws) void connection.sendNotification(didChangeStatusNotification, status()).catch(() => undefined);
+    }, STATUS_EVERY_MS);
+  };
+
+  /** Runs one agent tool for the editor: recorded in the shared session like an agent's call. */
+  const callTool = async <O extends object>(name: string, input: unknown): Promise<O> => {
+    const { ws } = ready();
+    const def = tools.get(name);
+    if (!def) throw new VltError('INTERNAL', `no tool ${name}`);
+    const ctx: ToolContext = { ...ws.ctx, author: clientName };
+    const outcome = await invokeTool(def, ctx, input);
+    ws.onCall({ tool: name, author: clientName, input, outcome });
+    if (!outcome.ok) throw outcome.error;
+    return outcome.value as O;
+  };
+
+  const navInput = (p: NavParams) => {
+    const { coords } = ready();
+    if ('symbol' in p.target) return { symbol: p.target.symbol };
+    return { file: coords.relPath(p.target.textDocument.uri), line: p.target.position.line + 1, col: p.target.position.character + 1 };
+  };
+  const toNavLocation = (l: NavToolLocation): NavResultLocation => {
+    const { coords } = ready();
+    return { uri: coords.uri(l.path), range: coords.point(l.line, l.col), path: l.path, line: l.line, provenance: l.provenance, exact: l.exact, confidence: l.confidence, text: l.text };
+  };
+  const toNavResult = (r: NavToolResult): NavResult => ({
+    name: r.symbol,
+    locations: r.locations.map(toNavLocation),
+    ...(r.definition ? { definition: toNavLocation(r.definition) } : {}),
+    ambiguous: r.ambiguous,
+    providers: r.providers.map((p) => ({ provider: p.provider, status: p.status, ...(p.reason ? { reason: p.reason } : {}), ms: Math.round(p.ms) })),
+    notes: r.notes,
+    suggestions: r.suggestions ?? [],
+    truncated: r.truncated === true || r.next_cursor !== undefined,
+  });
+  /**
+   * Standard requests answer only for the fallback languages, so that the editor never shows
+   * a location twice; a client that lists none (Neovim, Helix) gets every language.
+   */
+  const servesDocument = (uri: string) => {
+    if (fallback.size === 0) return true;
+    const file = uriToPath(uri);
+    const lang = file ? languageForPath(file) : undefined;
+    return lang !== undefined && fallback.has(lang);
+  };
+
+  connection.onInitialize((params: InitializeParams): InitializeResult => {
+    init = (params.initializationOptions ?? {}) as InitializationOptions;
+    clientName = params.clientInfo ? `${params.clientInfo.name}${params.clientInfo.version ? `@${params.clientInfo.version}` : ''}` : 'lsp-client';
+    const root = workspaceRootOf(params);
+    coords = new Coordinates(root);
+    fallback = new Set(init.fallbackLanguages ?? []);
+    const editor = init.editorBridge ? new EditorLanguageServers({ connection: { sendRequest: (method, params, token) => connection.sendRequest(method, params, token) }, coords, fallback, names: init.editorServers ?? {} }) : undefined;
+    // Opening the workspace server only checks the folder; the engine opens in onInitialized.
+    ws = undefined;
+    const pending = WorkspaceServer.open({
+      workspace: root,
+      logger,
+      writer: true,
+      restricted: init.restricted === true,
+      headlessLanguageServers: init.headlessLanguageServers ?? !init.editorBridge,
+      ...(editor ? { editorLanguageServers: editor } : {}),
+      ...(init.queue ? { queue: { ...(init.queue.files ? { files: init.queue.files } : {}), ...(init.queue.lines ? { lines: init.queue.lines } : {}), ...(init.queue.timeoutSeconds ? { timeoutMs: init.queue.timeoutSeconds * 1000 } : {}) } } : {}),
+      onState: pushStatus,
+    });
+    opening = pending.then((w) => {
+      ws = w;
+      tools = new Map(w.tools(() => clientName).map((t) => [t.name, t]));
+      return w;
+    });
+    const dynamicWatch = params.capabilities.workspace?.didChangeWatchedFiles?.dynamicRegistration === true;
+    watchFiles = dynamicWatch;
+    return {
+      serverInfo: { name: 'vlt-oracle', version: packageVersion },
+      capabilities: {
+        textDocumentSync: { openClose: false, change: TextDocumentSyncKind.None, save: { includeText: false } },
+        workspaceSymbolProvider: true,
+        definitionProvider: true,
+        referencesProvider: true,
+        hoverProvider: true,
+        workspace: { workspaceFolders: { supported: false } },
+      },
+    };
+  });
+  let opening: Promise<WorkspaceServer> | undefined;
+  let watchFiles = false;
+
+  connection.onInitialized(() => {
+    void (async () => {
+      const w = await opening!;
+      if (watchFiles) {
+        await connection.client.register(DidChangeWatchedFilesNotification.type, { watchers: [{ globPattern: '**/*' }] }).catch((e: unknown) => logger.warn(`could not watch files: ${String(e)}`));
+      }
+      await firstIndex(w);
+      if (init.mcp?.enabled && !w.restricted) {
+        try {
+          mcp = await startMcpEndpoint(w, { logger, port: init.mcp.port ?? 0 });
+          pushStatus();
+        } catch (e) {
+          logger.error(`the MCP endpoint did not start: ${e instanceof Error ? e.message : String(e)}`);
+        }
+      }
+    })().catch((e: unknown) => logger.error(`start-up failed: ${e instanceof Error ? e.message : String(e)}`));
+  });
+
+  /** Opens (building or updating) the index, with cancellable progress in the editor. */
+  const firstIndex = async (w: WorkspaceServer) => {
+    const progress = await connection.window.createWorkDoneProgress().catch(() => undefined);
+    progress?.begin('Vlt Oracle: indexing', 0, 'opening the index', true);
+    progress?.token.onCancellationRequested(() => w.cancelIndexing());
+    let last = 0;
+    const unsubscribe = setInterval(() => {
+      const p = w.status().progress;
+      if (!p || p.total <= 0) return;
+      const pct = Math.floor((p.done / p.total) * 100);
+      if (pct !== last) progress?.report(pct, `${p.phase} ${p.done}/${p.total}`);
+      last = pct;
+    }, 200);
+    try {
+      await w.getEngine();
+    } catch (e) {
+      const err = toVltError(e);
+      logger.error(`indexing failed: ${err.code}: ${err.message}`);
+    } finally {
+      clearInterval(unsubscribe);
+      progress?.done();
+      pushStatus();
+    }
+  };
+
+  const handle = <P, R>(fn: (p: P) => Promise<R>) => async (p: P): Promise<R> => {
+    await opening;
+    try {
+      return await fn(p);
+    } catch (e) {
+      throw asResponseError(e);
+    }
+  };
+
+  connection.onRequest(searchRequest, handle(async (p) => {
+    const { ws, coords } = ready();
+    const out = await ws.read((e) => e.search(p.query, { k: p.k ?? 20, ...(p.language ? { language: p.language } : {}), ...(p.path ? { pathGlob: p.path } : {}) }));
+    return { hits: out.hits.map((h) => ({ path: h.path, uri: coords.uri(h.path), range: { start: { line: h.start_line - 1, character: 0 }, end: { line: h.end_line - 1, character: 0 } }, symbol: h.symbol, kind: h.kind, score: h.score, retrievers: h.retrievers, snippet: h.snippet })) };
+  }));
+  connection.onRequest(whereUsedRequest, handle(async (p) => toNavResult(await callTool<NavToolResult>('find_references', { ...navInput(p), limit: p.limit ?? 500, max_tokens: 20_000 }))));
+  connection.onRequest(whereDefinedRequest, handle(async (p) => toNavResult(await callTool<NavToolResult>('find_definition', navInput(p)))));
+  connection.onRequest(repoMapRequest, handle(async (p) => {
+    const { coords } = ready();
+    const focus = p.focus ? [coords.relPath(p.focus)] : undefined;
+    const r = await callTool<{ map: string }>('get_repo_map', { ...(p.scope ? { scope: p.scope } : {}), ...(focus ? { focus } : {}), ...(p.tokens ? { max_tokens: p.tokens } : {}) });
+    return { text: r.map };
+  }));
+  connection.onRequest(statusRequest, handle(() => Promise.resolve(status())));
+  connection.onRequest(syncRequest, handle(async () => {
+    await ready().ws.sync();
+    return status();
+  }));
+  connection.onRequest(reindexRequest, handle(async () => {
+    const { ws } = ready();
+    const progress = await connection.window.createWorkDoneProgress().catch(() => undefined);
+    const abort = new AbortController();
+    progress?.begin('Vlt Oracle: re-indexing', 0, undefined, true);
+    progress?.token.onCancellationRequested(() => abort.abort());
+    try {
+      const r = await ws.reindex({ signal: abort.signal, onProgress: (ev) => ev.total > 0 && progress?.report(Math.floor((ev.done / ev.total) * 100), `${ev.phase} ${ev.done}/${ev.total}`) });
+      return { filesParsed: r.filesParsed, filesRemoved: r.filesRemoved, chunksAdded: r.chunksAdded, ms: Math.round(r.ms.total) };
+    } finally {
+      progress?.done();
+    }
+  }));
+  connection.onRequest(askRequest, handle(async (p) => callTool<Record<string, unknown>>('ask_oracle', { question: p.question, ...(p.sources ? { sources: p.sources } : {}), ...(p.noLlm ? { no_llm: true } : {}) })));
+
+  connection.onWorkspaceSymbol(handle(async (p): Promise<SymbolInformation[]> => {
+    const { ws, coords } = ready();
+    const q = p.query.trim();
+    if (!q) return [];
+    return ws.read(async (e) => {
+      const seen = new Set<string>();
+      const out: SymbolInformation[] = [];
+      const add = (name: string, kind: string, file: string, line: number, container?: string) => {
+        const key = `${file}:${line}:${name}`;
+        if (seen.has(key) || out.length >= 200) return;
+        seen.add(key);
+        out.push({ name, kind: KINDS[kind] ?? SymbolKind.Variable, location: { uri: coords.uri(file), range: coords.point(line, 1) }, ...(container ? { containerName: container } : {}) });
+      };
+      for (const s of e.store.findSymbols(q, { prefix: true, limit: 100 })) add(s.name, s.kind, s.path, s.startLine, s.container);
+      for (const h of (await e.search(q, { k: 50 })).hits) if (h.symbol) add(h.symbol, h.kind, h.path, h.start_line);
+      return out;
+    });
+  }));
+
+  connection.onDefinition(handle(async (p): Promise<Location[]> => {
+    if (!servesDocument(p.textDocument.uri)) return [];
+    const r = toNavResult(await callTool<NavToolResult>('find_definition', navInput({ target: { textDocument: p.textDocument, position: p.position } })));
+    return r.locations.map((l) => ({ uri: l.uri, range: l.range }));
+  }));
+  connection.onReferences(handle(async (p): Promise<Location[]> => {
+    if (!servesDocument(p.textDocument.uri)) return [];
+    const r = toNavResult(await callTool<NavToolResult>('find_references', { ...navInput({ target: { textDocument: p.textDocument, position: p.position } }), limit: 1000, max_tokens: 20_000 }));
+    const locs = r.locations.map((l) => ({ uri: l.uri, range: l.range }));
+    if (p.context.includeDeclaration && r.definition) locs.unshift({ uri: r.definition.uri, range: r.definition.range });
+    return locs;
+  }));
+  connection.onHover(handle(async (p): Promise<Hover | null> => {
+    if (!servesDocument(p.textDocument.uri)) return null;
+    const r = await callTool<NavToolResult>('find_definition', navInput({ target: { textDocument: p.textDocument, position: p.position } })).catch(() => undefined);
+    const d = r?.locations[0];
+    if (!d) return null;
+    const how = d.exact ? 'language server' : `${d.provenance}, ${d.confidence} confidence`;
+    return { contents: { kind: 'markdown', value: ['```', d.signature ?? d.text, '```', `${d.kind ?? 'definition'} at \`${d.citation}\` (Vlt Oracle: ${how})`].join('\n') } };
+  }));
+
+  connection.onDidChangeWatchedFiles((p) => {
+    ws?.enqueue(p.changes.map((c) => uriToPath(c.uri)).filter((x): x is string => x !== undefined));
+  });
+  connection.onDidSaveTextDocument((p) => {
+    const f = uriToPath(p.textDocument.uri);
+    if (f) ws?.enqueue([f]);
+  });
+
+  connection.onShutdown(async () => {
+    clearTimeout(statusTimer);
+    await mcp?.close().catch(() => undefined);
+    mcp = undefined;
+    await (await opening?.catch(() => undefined))?.close();
+  });
+
+  return new Promise<void>((resolve) => {
+    connection.onExit(() => resolve());
+    connection.listen();
+  });
+}
+
+function workspaceRootOf(params: InitializeParams): string {
+  const uri = params.workspaceFolders?.[0]?.uri ?? params.rootUri;
+  if (uri) {
+    const p = uriToPath(uri);
+    if (p) return p;
+    throw new VltError('USAGE', `the workspace ${uri} is not on the local file system`);
+  }
+  return params.rootPath ?? process.cwd();
+}
+
+function uriToPath(uri: string): string | undefined {
+  try {
+    return fileURLToPath(uri);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A VltError as an LSP response error: the message starts with its code, and `data.code`
+ * carries it for clients that translate errors (the extension shows one line).
+ */
+function asResponseError(e: unknown): ResponseError<{ code: string }> {
+  const err = isVltError(e) ? e : toVltError(e);
+  const rpcCode = err.code === 'USAGE' || err.code === 'PATH_OUTSIDE_WORKSPACE' ? ErrorCodes.InvalidParams : err.code === 'CANCELLED' ? LSPErrorCodes.RequestCancelled : ErrorCodes.InternalError;
+  return new ResponseError(rpcCode, `${err.code}: ${err.message}`, { code: err.code });
+}
+
+/** Logs to the client's output (window/logMessage). */
+function connectionLogger(connection: Connection): Logger {
+  const text = (m: string, rest: unknown[]) => (rest.length ? `${m} ${rest.map((r) => (r instanceof Error ? (r.stack ?? r.message) : String(r))).join(' ')}` : m);
+  return {
+    debug: (m, ...rest) => connection.console.debug(text(m, rest)),
+    info: (m, ...rest) => connection.console.info(text(m, rest)),
+    warn: (m, ...rest) => connection.console.warn(text(m, rest)),
+    error: (m, ...rest) => connection.console.error(text(m, rest)),
+  };
+}

@@ -1,0 +1,230 @@
+/**
+ * `vlt lsp --stdio` driven as an editor drives it: the built CLI as a child process, a real
+ * JSON-RPC connection from vscode-languageserver-protocol, the initialize handshake, standard
+ * and custom requests, the server asking the client for the editor's language servers, file
+ * events into the delta queue, a commit from another process, Restricted Mode and the
+ * embedded MCP endpoint.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { appendFileSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { createProtocolConnection, StreamMessageReader, StreamMessageWriter, type ProtocolConnection } from 'vscode-languageserver-protocol/node';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  didChangeStatusNotification,
+  editorDefinitionRequest,
+  editorReferencesRequest,
+  searchRequest,
+  statusRequest,
+  syncRequest,
+  whereDefinedRequest,
+  whereUsedRequest,
+  type InitializationOptions,
+  type ServerStatus,
+} from '../../src/lsp/protocol';
+import { CLI, copyFixture, vlt } from '../helpers/cli';
+
+interface Session {
+  conn: ProtocolConnection;
+  child: ChildProcess;
+  dir: string;
+  statuses: ServerStatus[];
+  stderr: () => string;
+  logs: string[];
+  /** Resolves with the first pushed status that satisfies `pred`. */
+  waitStatus(pred: (s: ServerStatus) => boolean, timeoutMs?: number): Promise<ServerStatus>;
+  close(): Promise<void>;
+  cleanup(): void;
+}
+
+const open: Session[] = [];
+
+async function start(fixture: string, init: InitializationOptions, onConn?: (c: ProtocolConnection) => void): Promise<Session> {
+  const { dir, cleanup } = copyFixture(fixture);
+  const child = spawn(process.execPath, [CLI, 'lsp', '--stdio'], { cwd: dir, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' }, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const conn = createProtocolConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
+  const statuses: ServerStatus[] = [];
+  const waiters: Array<{ pred: (s: ServerStatus) => boolean; resolve: (s: ServerStatus) => void }> = [];
+  const logs: string[] = [];
+  conn.onNotification('window/logMessage', (p: { message: string }) => void logs.push(p.message));
+  conn.onRequest('window/workDoneProgress/create', () => null);
+  conn.onRequest('client/registerCapability', () => null);
+  conn.onNotification(didChangeStatusNotification, (s) => {
+    statuses.push(s);
+    for (const w of waiters.splice(0)) {
+      if (w.pred(s)) w.resolve(s);
+      else waiters.push(w);
+    }
+  });
+  onConn?.(conn);
+  conn.listen();
+  await conn.sendRequest('initialize', {
+    processId: process.pid,
+    rootUri: pathToFileURL(dir).toString(),
+    workspaceFolders: [{ uri: pathToFileURL(dir).toString(), name: 'ws' }],
+    capabilities: { window: { workDoneProgress: true }, workspace: { didChangeWatchedFiles: { dynamicRegistration: true } } },
+    clientInfo: { name: 'node-test-client', version: '1.0' },
+    initializationOptions: init,
+  });
+  await conn.sendNotification('initialized', {});
+  let closed = false;
+  const session: Session = {
+    conn,
+    child,
+    dir,
+    statuses,
+    logs,
+    stderr: () => stderr,
+    waitStatus(pred, timeoutMs = 60_000) {
+      const last = statuses.at(-1);
+      if (last && pred(last)) return Promise.resolve(last);
+      return new Promise((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error(`no matching status in ${timeoutMs} ms; last: ${JSON.stringify(statuses.at(-1))}\nlogs: ${logs.join('\n')}`)), timeoutMs);
+        waiters.push({ pred, resolve: (s) => (clearTimeout(t), resolve(s)) });
+      });
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await conn.sendRequest('shutdown').catch(() => undefined);
+      await conn.sendNotification('exit').catch(() => undefined);
+      await new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        const t = setTimeout(() => (child.kill('SIGKILL'), resolve()), 5000);
+        child.once('exit', () => (clearTimeout(t), resolve()));
+      });
+      conn.dispose();
+    },
+    cleanup,
+  };
+  open.push(session);
+  return session;
+}
+
+afterEach(async () => {
+  for (const s of open.splice(0)) {
+    await s.close();
+    s.cleanup();
+  }
+});
+
+const uri = (s: Session, rel: string) => pathToFileURL(path.join(s.dir, rel)).toString();
+
+describe('vlt lsp over stdio', () => {
+  it('indexes on start, answers workspace symbols and vlt/search, and pushes its status', async () => {
+    const s = await start('test/fixtures/lsp/ts-project', { fallbackLanguages: [] });
+    const ready = await s.waitStatus((st) => st.state === 'ready' && st.files > 0);
+    expect(ready.files).toBe(4);
+    expect(s.statuses.some((st) => st.state === 'indexing')).toBe(true);
+    const symbols = await s.conn.sendRequest('workspace/symbol', { query: 'add' });
+    expect(symbols).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'add', location: expect.objectContaining({ uri: uri(s, 'math.ts') }) })]));
+    const found = await s.conn.sendRequest(searchRequest, { query: 'shift', k: 5 });
+    expect(found.hits[0]?.path).toBe('geometry.ts');
+    expect(found.hits[0]?.uri).toBe(uri(s, 'geometry.ts'));
+  });
+
+  it('answers where used through the editor first, with its provenance, and falls back when the editor has nothing', async () => {
+    const asked: string[] = [];
+    const s = await start('test/fixtures/lsp/ts-project', { editorBridge: true, editorServers: { typescript: 'TypeScript Language Features' } }, (c) => {
+      c.onRequest(editorDefinitionRequest, (p) => ({ ok: true, value: [{ uri: p.uri, range: { start: p.position, end: p.position } }], server: 'TypeScript Language Features' }));
+      c.onRequest(editorReferencesRequest, (p) => {
+        asked.push(p.uri);
+        // The scripted editor knows one use of `add`, nothing else.
+        if (!p.uri.endsWith('math.ts')) return { ok: true, value: [], server: 'TypeScript Language Features' };
+        return { ok: true, value: [{ uri: p.uri.replace('math.ts', 'main.ts'), range: { start: { line: 3, character: 14 }, end: { line: 3, character: 17 } } }], server: 'TypeScript Language Features' };
+      });
+    });
+    await s.waitStatus((st) => st.state === 'ready');
+    const used = await s.conn.sendRequest(whereUsedRequest, { target: { textDocument: { uri: uri(s, 'math.ts') }, position: { line: 1, character: 17 } } });
+    expect(asked.length, JSON.stringify(used)).toBeGreaterThan(0);
+    expect(used.locations).toEqual([expect.objectContaining({ path: 'main.ts', line: 4, provenance: 'lsp', exact: true })]);
+    expect(used.providers[0]).toEqual(expect.objectContaining({ provider: 'lsp', status: 'answered', reason: 'TypeScript Language Features' }));
+    // `shift` gets nothing from the scripted editor: the index answers and says so.
+    const shift = await s.conn.sendRequest(whereUsedRequest, { target: { symbol: 'shift' } });
+    expect(shift.locations.map((l) => `${l.path}:${l.line}`)).toContain('main.ts:5');
+    expect(shift.locations.every((l) => l.provenance !== 'lsp')).toBe(true);
+    const def = await s.conn.sendRequest(whereDefinedRequest, { target: { symbol: 'Point' } });
+    expect(def.locations[0]).toEqual(expect.objectContaining({ path: 'math.ts', line: 6 }));
+  });
+
+  it('a bad position is a clear error, not a crash', async () => {
+    const s = await start('test/fixtures/lsp/ts-project', {});
+    await s.waitStatus((st) => st.state === 'ready');
+    await expect(s.conn.sendRequest(whereUsedRequest, { target: { textDocument: { uri: 'file:///etc/passwd' }, position: { line: 0, character: 0 } } })).rejects.toThrow(/PATH_OUTSIDE_WORKSPACE/);
+    await expect(s.conn.sendRequest(whereUsedRequest, { target: { textDocument: { uri: uri(s, 'math.ts') }, position: { line: 999, character: 0 } } })).rejects.toThrow(/USAGE: line 1000 is outside/);
+    expect((await s.conn.sendRequest(statusRequest)).state).toBe('ready');
+  });
+
+  it('file events go to the delta queue: searchable at once, committed in one batch at the threshold', async () => {
+    const s = await start('test/fixtures/lsp/ts-project', { queue: { files: 3, timeoutSeconds: 600 } });
+    const ready = await s.waitStatus((st) => st.state === 'ready');
+    const gen0 = ready.generation;
+    const edit = async (file: string, word: string) => {
+      appendFileSync(path.join(s.dir, file), `\nexport function ${word}(): number { return 1; }\n`);
+      await s.conn.sendNotification('workspace/didChangeWatchedFiles', { changes: [{ uri: uri(s, file), type: 2 }] });
+    };
+    await edit('math.ts', 'zebraQuokka');
+    // Just in time: the search right after the event sees the new function, before any commit.
+    expect((await s.conn.sendRequest(searchRequest, { query: 'zebraQuokka' })).hits[0]?.symbol).toBe('zebraQuokka');
+    const one = await s.conn.sendRequest(statusRequest);
+    expect(one.generation).toBe(gen0);
+    expect(one.queue?.uncommittedFiles).toBe(1);
+    await edit('geometry.ts', 'yakWombat');
+    await edit('main.ts', 'xerusNumbat');
+    const committed = await s.waitStatus((st) => st.generation === gen0 + 1 && st.queue?.uncommittedFiles === 0);
+    expect(committed.queue?.commits).toBe(1);
+    // Another process sees the commit.
+    const r = await vlt(['coderag', 'search', 'xerusNumbat', '--json'], { cwd: s.dir });
+    expect(JSON.parse(r.stdout)[0].symbol).toBe('xerusNumbat');
+  });
+
+  it('gives the writer lock back between commits, and loads what another process committed', async () => {
+    const s = await start('test/fixtures/lsp/ts-project', {});
+    const ready = await s.waitStatus((st) => st.state === 'ready');
+    writeFileSync(path.join(s.dir, 'extra.ts'), 'export function outsideEdit(): string { return "x"; }\n');
+    const sync = await vlt(['coderag', 'sync'], { cwd: s.dir });
+    expect(sync.code, sync.stderr).toBe(0);
+    const hits = (await s.conn.sendRequest(searchRequest, { query: 'outsideEdit' })).hits;
+    expect(hits[0]?.path).toBe('extra.ts');
+    expect((await s.conn.sendRequest(statusRequest)).generation).toBeGreaterThan(ready.generation);
+    // And Sync Index Now with nothing queued is a no-op that answers the status.
+    expect((await s.conn.sendRequest(syncRequest)).queue?.pending).toBe(0);
+  });
+
+  it('starts the MCP endpoint with the token; an agent call through it lands in the shared session', async () => {
+    const s = await start('test/fixtures/lsp/ts-project', { mcp: { enabled: true, port: 0 } });
+    const st = await s.waitStatus((x) => x.state === 'ready' && x.mcp !== null);
+    const client = new Client({ name: 'test-agent', version: '2.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(st.mcp!.url), { requestInit: { headers: { Authorization: `Bearer ${st.mcp!.token}` } } }));
+    try {
+      const res = await client.callTool({ name: 'find_references', arguments: { symbol: 'add' } });
+      expect(res.isError).toBeFalsy();
+      expect(JSON.stringify(res.structuredContent)).toContain('main.ts:4');
+      // The editor's own question goes into the same session.
+      await s.conn.sendRequest(whereUsedRequest, { target: { symbol: 'shift' } });
+      const session = await client.callTool({ name: 'index_status', arguments: {} });
+      expect(session.isError).toBeFalsy();
+    } finally {
+      await client.close();
+    }
+    await s.close();
+    const shown = await vlt(['session', 'show', '--json'], { cwd: s.dir });
+    expect(shown.stdout).toContain('test-agent@2.0');
+    expect(shown.stdout).toContain('node-test-client@1.0');
+  });
+
+  it('Restricted Mode: navigation and search work, no MCP endpoint starts', async () => {
+    const s = await start('test/fixtures/lsp/ts-project', { restricted: true, mcp: { enabled: true, port: 0 } });
+    const st = await s.waitStatus((x) => x.state === 'ready');
+    expect(st.restricted).toBe(true);
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await s.conn.sendRequest(statusRequest)).mcp).toBeNull();
+    const used = await s.conn.sendRequest(whereUsedRequest, { target: { symbol: 'add' } });
+    expect(used.locations.map((l) => `${l.path}:${l.line}`)).toContain('main.ts:4');
+  });
+});
