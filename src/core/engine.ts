@@ -27,6 +27,8 @@ export interface EngineDeps {
   /** Replaces the provider built from the configuration; `null` forces vectors off. */
   embeddingProvider?: EmbeddingProvider | null;
   parseWorkers?: number;
+  /** Replaces vlt.toml's index include/exclude globs (the editor's settings). */
+  configOverrides?: { include?: string[]; exclude?: string[] };
 }
 
 /** One search hit: the stable `--json` contract of `vlt coderag search`. */
@@ -120,7 +122,9 @@ export class Engine {
     }
     if (st.kind !== 'dir') throw new VltError('NOT_A_DIRECTORY', `workspace ${abs} is not a directory`);
     const logger = deps.logger ?? silentLogger;
-    const config = await loadConfig(abs, deps.env ?? process.env);
+    const loaded = await loadConfig(abs, deps.env ?? process.env);
+    const o = deps.configOverrides;
+    const config = o ? { ...loaded, index: { ...loaded.index, ...(o.include ? { include: o.include } : {}), ...(o.exclude ? { exclude: o.exclude } : {}) } } : loaded;
     const embeddings =
       deps.embeddingProvider === null
         ? undefined

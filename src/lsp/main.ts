@@ -49,6 +49,7 @@ import {
   searchRequest,
   statusRequest,
   syncRequest,
+  toolRequest,
   whereDefinedRequest,
   whereUsedRequest,
   type InitializationOptions,
@@ -134,13 +135,13 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
   };
 
   /** Runs one agent tool for the editor: recorded in the shared session like an agent's call. */
-  const callTool = async <O extends object>(name: string, input: unknown): Promise<O> => {
+  const callTool = async <O extends object>(name: string, input: unknown, author = clientName): Promise<O> => {
     const { ws } = ready();
     const def = tools.get(name);
-    if (!def) throw new VltError('INTERNAL', `no tool ${name}`);
-    const ctx: ToolContext = { ...ws.ctx, author: clientName };
+    if (!def) throw new VltError('USAGE', `no tool named ${name.slice(0, 100)}`);
+    const ctx: ToolContext = { ...ws.ctx, author };
     const outcome = await invokeTool(def, ctx, input);
-    ws.onCall({ tool: name, author: clientName, input, outcome });
+    ws.onCall({ tool: name, author, input, outcome });
     if (!outcome.ok) throw outcome.error;
     return outcome.value as O;
   };
@@ -188,6 +189,7 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
       workspace: root,
       logger,
       writer: true,
+      ...(init.include || init.exclude ? { deps: { configOverrides: { ...(init.include ? { include: init.include } : {}), ...(init.exclude ? { exclude: init.exclude } : {}) } } } : {}),
       restricted: init.restricted === true,
       headlessLanguageServers: init.headlessLanguageServers ?? !init.editorBridge,
       ...(editor ? { editorLanguageServers: editor } : {}),
@@ -300,6 +302,8 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
     }
   }));
   connection.onRequest(askRequest, handle(async (p) => callTool<Record<string, unknown>>('ask_oracle', { question: p.question, ...(p.sources ? { sources: p.sources } : {}), ...(p.noLlm ? { no_llm: true } : {}) })));
+
+  connection.onRequest(toolRequest, handle(async (p) => callTool<object>(String(p.name), p.input, p.author ? `${p.author.slice(0, 100)} via ${clientName}` : clientName)));
 
   connection.onWorkspaceSymbol(handle(async (p): Promise<SymbolInformation[]> => {
     const { ws, coords } = ready();

@@ -131,6 +131,18 @@ export interface AskParams {
 /** The oracle's answer object (the `vlt oracle --json` contract). */
 export const askRequest = new RequestType<AskParams, Record<string, unknown>, void>('vlt/ask');
 
+export interface ToolParams {
+  /** A core agent tool's name (`find_references`). */
+  name: string;
+  /** Its arguments, validated against the tool's schema by the server. */
+  input: unknown;
+  /** Who asked, for the shared session (`vscode.lm`, a chat participant). */
+  author?: string;
+}
+
+/** Runs one agent tool (the editor's language-model tools forward here); failures are response errors `CODE: message`. */
+export const toolRequest = new RequestType<ToolParams, unknown, void>('vlt/tool');
+
 /** Sent whenever the status changed (indexing progress, queue, ready, error): drives the status bar. */
 export const didChangeStatusNotification = new NotificationType<ServerStatus>('vlt/didChangeStatus');
 
@@ -167,4 +179,7 @@ export interface InitializationOptions {
   queue?: { files?: number; lines?: number; timeoutSeconds?: number };
   /** Bound on one question to the editor's language servers. */
   editorTimeoutMs?: number;
+  /** Replace vlt.toml's `[index] include` / `exclude` (workspace-relative globs). */
+  include?: string[];
+  exclude?: string[];
 }

@@ -1,134 +1,137 @@
 /**
- * The VS Code host's one wiring file. It logs to one LogOutputChannel, opens the engine on
- * the first workspace folder, and registers every command from one table. The search view
- * (a webview) and the palette search both go through the same engine.
+ * The VS Code host's one wiring file. The extension is a thin client: the engine runs in one
+ * `vlt lsp` server process per workspace folder (src/lsp), started from this extension's own
+ * bundle, so that indexing never blocks or bloats the extension host that every extension
+ * shares. Here: one LogOutputChannel, the servers, the palette commands, the status bar, the
+ * search view, the language-model tools and the MCP server definition, and workspace trust
+ * (an untrusted folder gets a restricted server; granting trust restarts it unrestricted).
  */
 import * as vscode from 'vscode';
-import * as path from 'node:path';
-import { Engine, type SearchHit } from '../core/engine';
-import { isVltError, toVltError } from '../core/errors';
-import type { Logger } from '../core/ports';
-import { nodeWorkspaceFs } from '../node/fs';
+import { agentsManifestTools } from './manifest';
+import { registerLanguageModelTools, registerMcpProvider } from './agents';
+import { commandTable, REPO_MAP_SCHEME, type CommandHost } from './commands';
+import { searchRequest } from '../lsp/protocol';
 import { SearchViewProvider } from './search-view';
+import { FolderServer } from './server-client';
+import { StatusBar } from './status-bar';
 
 let log: vscode.LogOutputChannel;
-let reader: Engine | undefined;
-const disposables: vscode.Disposable[] = [];
+const servers = new Map<string, FolderServer>();
+const serversChanged = new vscode.EventEmitter<void>();
 
-function channelLogger(channel: vscode.LogOutputChannel): Logger {
-  return {
-    debug: (m) => channel.debug(m),
-    info: (m) => channel.info(m),
-    warn: (m) => channel.warn(m),
-    error: (m) => {
-      channel.error(m);
-      channel.show(true);
-    },
-  };
+/** The folder server for `uri` (or the active editor, or the first folder). */
+function serverFor(uri?: vscode.Uri): FolderServer {
+  const folder = (uri && vscode.workspace.getWorkspaceFolder(uri)) ?? vscode.workspace.workspaceFolders?.find((f) => servers.has(f.uri.toString()));
+  const server = folder && servers.get(folder.uri.toString());
+  if (!server) throw new Error('open a local folder to use Vlt Oracle');
+  return server;
 }
 
-function workspaceRoot(): string {
-  const folder = vscode.workspace.workspaceFolders?.[0];
-  if (!folder || folder.uri.scheme !== 'file') throw toVltError(new Error('open a local folder to use Vlt Oracle'), 'USAGE');
-  return folder.uri.fsPath;
-}
-
-async function reindex(): Promise<void> {
-  const root = workspaceRoot();
-  await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Vlt Oracle: indexing', cancellable: true }, async (progress, token) => {
-    const abort = new AbortController();
-    token.onCancellationRequested(() => abort.abort());
-    const writer = await Engine.open(root, { fs: nodeWorkspaceFs, logger: channelLogger(log) }, 'write');
-    try {
-      let last = 0;
-      const report = await writer.index({
-        signal: abort.signal,
-        onProgress: (ev) => {
-          if (ev.total <= 0) return;
-          const pct = (ev.done / ev.total) * 100;
-          progress.report({ message: `${ev.phase} ${ev.done}/${ev.total}`, increment: Math.max(0, pct - last) });
-          last = pct;
-        },
-      });
-      log.info(`indexed ${report.filesParsed} files, ${report.chunksAdded} chunks in ${report.ms.total.toFixed(0)} ms`);
-    } finally {
-      await writer.close();
-    }
+async function startFolder(folder: vscode.WorkspaceFolder, context: vscode.ExtensionContext, bar: StatusBar): Promise<void> {
+  if (folder.uri.scheme !== 'file' || servers.has(folder.uri.toString())) return;
+  const server = new FolderServer(folder, context, log, !vscode.workspace.isTrusted);
+  servers.set(folder.uri.toString(), server);
+  server.onDidChangeStatus(() => {
+    renderStatus(bar);
+    serversChanged.fire();
   });
-  await reader?.close();
-  reader = undefined;
-}
-
-async function engine(): Promise<Engine> {
-  if (reader) return reader;
-  const root = workspaceRoot();
-  let r = await Engine.open(root, { fs: nodeWorkspaceFs, logger: channelLogger(log) }, 'read');
-  if (r.isEmpty) {
-    await r.close();
-    await reindex();
-    r = await Engine.open(root, { fs: nodeWorkspaceFs, logger: channelLogger(log) }, 'read');
+  try {
+    await server.start();
+  } catch (e) {
+    log.error(`could not start the server for ${folder.name}: ${e instanceof Error ? e.message : String(e)}`);
   }
-  reader = r;
-  return r;
 }
 
-async function search(query: string): Promise<SearchHit[]> {
-  return (await (await engine()).search(query, { k: 20 })).hits;
+async function stopFolder(key: string): Promise<void> {
+  const server = servers.get(key);
+  servers.delete(key);
+  await server?.dispose();
 }
 
-async function openHit(relPath: string, line: number): Promise<void> {
-  const uri = vscode.Uri.file(path.join(workspaceRoot(), relPath));
-  const pos = new vscode.Position(Math.max(0, line - 1), 0);
-  await vscode.window.showTextDocument(uri, { selection: new vscode.Range(pos, pos) });
+function renderStatus(bar: StatusBar): void {
+  let server: FolderServer | undefined;
+  try {
+    server = serverFor(vscode.window.activeTextEditor?.document.uri);
+  } catch {
+    server = undefined;
+  }
+  bar.render(server);
 }
 
-async function searchCommand(): Promise<void> {
-  const editor = vscode.window.activeTextEditor;
-  const selected = editor && !editor.selection.isEmpty ? editor.document.getText(editor.selection) : '';
-  const query = await vscode.window.showInputBox({ prompt: 'Search the code of this workspace', value: selected });
-  if (!query) return;
-  const hits = await search(query);
-  const pick = await vscode.window.showQuickPick(
-    hits.map((h) => ({ label: `${h.symbol ?? path.basename(h.path)}`, description: `${h.path}:${h.start_line}`, detail: h.snippet.split('\n')[0], hit: h })),
-    { matchOnDescription: true, placeHolder: hits.length ? `${hits.length} results for "${query}"` : 'no results' },
-  );
-  if (pick) await openHit(pick.hit.path, pick.hit.start_line);
-}
-
-/** Runs a command, showing failures to the user and in the log instead of losing them. */
-function guarded(fn: () => Promise<void>): () => Promise<void> {
+/** Runs a command, showing a failure as one line to the user and in the log, never losing it. */
+function guarded(name: string, fn: () => Promise<void>): () => Promise<void> {
   return async () => {
     try {
       await fn();
     } catch (e) {
-      const err = isVltError(e) ? e : toVltError(e);
-      log.error(`${err.code}: ${err.message}`);
-      void vscode.window.showErrorMessage(`Vlt Oracle: ${err.message}`);
+      const message = e instanceof Error ? e.message : String(e);
+      log.error(`${name}: ${message}`);
+      void vscode.window.showErrorMessage(`Vlt Oracle: ${message.replace(/^[A-Z_]+: /, '')}`);
     }
   };
 }
 
-const COMMANDS: Record<string, () => Promise<void>> = {
-  'vlt.reindex': reindex,
-  'vlt.search': searchCommand,
-};
-
-export function activate(context: vscode.ExtensionContext): void {
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
   log = vscode.window.createOutputChannel('Vlt Oracle', { log: true });
-  disposables.push(log);
-  try {
-    for (const [name, fn] of Object.entries(COMMANDS)) disposables.push(vscode.commands.registerCommand(name, guarded(fn)));
-    const view = new SearchViewProvider(context.extensionUri, { search, open: openHit, logger: channelLogger(log) });
-    disposables.push(vscode.window.registerWebviewViewProvider(SearchViewProvider.viewType, view));
-    context.subscriptions.push(...disposables);
-  } catch (e) {
-    log.error(`activation failed: ${(e as Error).message}`);
-    void vscode.window.showErrorMessage(`Vlt Oracle failed to start: ${(e as Error).message}`);
-    throw e;
-  }
+  context.subscriptions.push(log, serversChanged);
+  const bar = new StatusBar();
+  context.subscriptions.push(bar);
+
+  const repoMaps = new Map<string, string>();
+  const repoMapChanged = new vscode.EventEmitter<vscode.Uri>();
+  context.subscriptions.push(
+    repoMapChanged,
+    vscode.workspace.registerTextDocumentContentProvider(REPO_MAP_SCHEME, { onDidChange: repoMapChanged.event, provideTextDocumentContent: (uri) => repoMaps.get(uri.toString()) ?? '' }),
+  );
+  const host: CommandHost = { serverFor, log, repoMaps, repoMapChanged };
+  for (const [id, fn] of Object.entries(commandTable(host))) context.subscriptions.push(vscode.commands.registerCommand(id, guarded(id, fn)));
+
+  const view = new SearchViewProvider(context.extensionUri, {
+    search: async (query) => {
+      const { hits } = await serverFor(vscode.window.activeTextEditor?.document.uri).client.sendRequest(searchRequest, { query, k: 20 });
+      return hits.map((h) => ({ path: h.path, start_line: h.range.start.line + 1, symbol: h.symbol, kind: h.kind, snippet: h.snippet }));
+    },
+    open: async (relPath, line) => {
+      if (relPath.split(/[\\/]/).includes('..')) throw new Error(`not a workspace path: ${relPath}`);
+      const folder = serverFor(vscode.window.activeTextEditor?.document.uri).folder;
+      const pos = new vscode.Position(Math.max(0, line - 1), 0);
+      await vscode.window.showTextDocument(vscode.Uri.joinPath(folder.uri, relPath), { selection: new vscode.Range(pos, pos) });
+    },
+    log,
+  });
+  context.subscriptions.push(vscode.window.registerWebviewViewProvider(SearchViewProvider.viewType, view));
+
+  context.subscriptions.push(...registerLanguageModelTools(agentsManifestTools(context.extension.packageJSON), serverFor, log));
+  context.subscriptions.push(...registerMcpProvider(() => [...servers.values()], serversChanged.event, log));
+
+  context.subscriptions.push(
+    vscode.window.onDidChangeActiveTextEditor(() => renderStatus(bar)),
+    vscode.workspace.onDidChangeWorkspaceFolders(async (e) => {
+      for (const f of e.removed) await stopFolder(f.uri.toString());
+      for (const f of e.added) await startFolder(f, context, bar);
+      renderStatus(bar);
+    }),
+    // Trust granted: the restricted servers restart with models, helpers and the MCP endpoint.
+    vscode.workspace.onDidGrantWorkspaceTrust(async () => {
+      log.info('workspace trusted: restarting the servers without restrictions');
+      for (const key of [...servers.keys()]) await stopFolder(key);
+      for (const f of vscode.workspace.workspaceFolders ?? []) await startFolder(f, context, bar);
+    }),
+    vscode.workspace.onDidChangeConfiguration(async (e) => {
+      if (!e.affectsConfiguration('vlt')) return;
+      const choice = await vscode.window.showInformationMessage('Vlt Oracle settings changed. Restart its servers to apply them?', 'Restart');
+      if (choice !== 'Restart') return;
+      for (const key of [...servers.keys()]) await stopFolder(key);
+      for (const f of vscode.workspace.workspaceFolders ?? []) await startFolder(f, context, bar);
+    }),
+    { dispose: () => void Promise.all([...servers.keys()].map(stopFolder)) },
+  );
+
+  // Servers start in the background: activation returns at once, the status bar follows them.
+  for (const f of vscode.workspace.workspaceFolders ?? []) void startFolder(f, context, bar);
+  renderStatus(bar);
 }
 
 export async function deactivate(): Promise<void> {
-  await reader?.close();
-  reader = undefined;
+  await Promise.all([...servers.keys()].map(stopFolder));
 }

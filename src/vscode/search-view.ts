@@ -4,19 +4,25 @@
  */
 import * as vscode from 'vscode';
 import { randomBytes } from 'node:crypto';
-import type { SearchHit } from '../core/engine';
-import { isVltError, toVltError } from '../core/errors';
-import type { Logger } from '../core/ports';
+
+/** One result as the view shows it. */
+export interface ViewHit {
+  path: string;
+  start_line: number;
+  symbol: string | null;
+  kind: string;
+  snippet: string;
+}
 
 /** Messages from the webview. */
 export type ViewRequest = { type: 'search'; query: string } | { type: 'open'; path: string; line: number };
 /** Messages to the webview. */
-export type ViewResponse = { type: 'results'; query: string; hits: SearchHit[] } | { type: 'error'; message: string };
+export type ViewResponse = { type: 'results'; query: string; hits: ViewHit[] } | { type: 'error'; message: string };
 
 export interface SearchViewDeps {
-  search(query: string): Promise<SearchHit[]>;
+  search(query: string): Promise<ViewHit[]>;
   open(path: string, line: number): Promise<void>;
-  logger: Logger;
+  log: vscode.LogOutputChannel;
 }
 
 export class SearchViewProvider implements vscode.WebviewViewProvider {
@@ -48,9 +54,9 @@ export class SearchViewProvider implements vscode.WebviewViewProvider {
           await this.deps.open(msg.path, msg.line);
         }
       } catch (e) {
-        const err = isVltError(e) ? e : toVltError(e);
-        this.deps.logger.error(`${err.code}: ${err.message}`);
-        await webview.postMessage({ type: 'error', message: err.message } satisfies ViewResponse);
+        const message = e instanceof Error ? e.message : String(e);
+        this.deps.log.error(`search view: ${message}`);
+        await webview.postMessage({ type: 'error', message: message.replace(/^[A-Z_]+: /, '') } satisfies ViewResponse);
       }
     });
   }

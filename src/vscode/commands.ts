@@ -1,0 +1,173 @@
+/**
+ * The palette actions: each asks the folder's server one question and presents the answer
+ * with VS Code's own UI (the references peek, quick picks, a read-only document), always saying
+ * where an answer came from, and why when there is none.
+ */
+import * as vscode from 'vscode';
+import {
+  repoMapRequest,
+  reindexRequest,
+  searchRequest,
+  statusRequest,
+  syncRequest,
+  whereDefinedRequest,
+  whereUsedRequest,
+  type NavResult,
+  type NavResultLocation,
+  type ServerStatus,
+} from '../lsp/protocol';
+import type { FolderServer } from './server-client';
+import { readSettings } from './settings';
+
+/** The scheme of the read-only repository map documents. */
+export const REPO_MAP_SCHEME = 'vlt-repomap';
+
+export interface CommandHost {
+  /** The server of the active editor's folder (else the first folder's); throws a user-facing error when none runs. */
+  serverFor(uri?: vscode.Uri): FolderServer;
+  log: vscode.LogOutputChannel;
+  repoMaps: Map<string, string>;
+  repoMapChanged: vscode.EventEmitter<vscode.Uri>;
+}
+
+const toRange = (r: NavResultLocation['range']) => new vscode.Range(r.start.line, r.start.character, r.end.line, r.end.character);
+const toLocation = (l: NavResultLocation) => new vscode.Location(vscode.Uri.parse(l.uri), toRange(l.range));
+
+/** "TypeScript and JavaScript Language Features (language server)" or "the index (no language server answered)". */
+export function provenanceOf(r: NavResult): string {
+  const lsp = r.providers.find((p) => p.provider === 'lsp' && p.status === 'answered');
+  if (lsp) return `${lsp.reason ?? 'the language server'} (language server)`;
+  const kinds = [...new Set(r.locations.map((l) => l.provenance))];
+  const what = kinds.map((k) => ({ ctags: 'ctags', graph: 'the index', search: 'search', lsp: 'a language server' })[k]).join(' + ');
+  const why = r.providers.find((p) => p.provider === 'lsp');
+  const reason = !why ? '' : why.status === 'skipped' ? `; ${why.reason ?? 'no language server'}` : why.status === 'failed' ? `; the language server failed: ${why.reason ?? ''}` : '; the language server found nothing';
+  return `${what || 'nothing'} (fallback${reason})`;
+}
+
+function activePosition(): { editor: vscode.TextEditor; position: vscode.Position } {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor) throw new Error('place the cursor on a symbol in an editor first');
+  return { editor, position: editor.selection.active };
+}
+
+async function navigate(host: CommandHost, what: 'used' | 'defined'): Promise<void> {
+  const { editor, position } = activePosition();
+  const server = host.serverFor(editor.document.uri);
+  const request = what === 'used' ? whereUsedRequest : whereDefinedRequest;
+  const r = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: what === 'used' ? 'Oracle: finding uses…' : 'Oracle: finding the definition…' }, () =>
+    server.client.sendRequest(request, { target: { textDocument: { uri: editor.document.uri.toString() }, position: { line: position.line, character: position.character } } }),
+  );
+  const source = provenanceOf(r);
+  host.log.info(`${what === 'used' ? 'where used' : 'where defined'} ${r.name}: ${r.locations.length} from ${source}${r.notes.length ? `; ${r.notes.join('; ')}` : ''}`);
+  if (r.locations.length === 0) {
+    const why = r.notes[0] ?? (r.suggestions.length ? `no symbol by that name; did you mean ${r.suggestions.slice(0, 3).join(', ')}?` : 'no symbol at the cursor');
+    void vscode.window.showInformationMessage(`Oracle: no ${what === 'used' ? 'uses' : 'definition'} of ${r.name || 'this'} found: ${why}`);
+    return;
+  }
+  vscode.window.setStatusBarMessage(`Oracle: ${r.locations.length} ${what === 'used' ? 'reference' : 'definition'}${r.locations.length === 1 ? '' : 's'} of ${r.name} from ${source}`, 8000);
+  if (what === 'defined' && r.locations.length === 1 && !r.ambiguous) {
+    const l = r.locations[0]!;
+    await vscode.window.showTextDocument(vscode.Uri.parse(l.uri), { selection: toRange(l.range) });
+    return;
+  }
+  if (readSettings(server.folder).whereUsedPresentation === 'quickPick' || r.ambiguous) {
+    const pick = await vscode.window.showQuickPick(
+      r.locations.map((l) => ({ label: `${l.path}:${l.line}`, description: `${l.provenance}${l.exact ? ', exact' : `, ${l.confidence}`}`, detail: l.text, l })),
+      { title: `${r.name}: ${r.locations.length} from ${source}`, matchOnDetail: true },
+    );
+    if (pick) await vscode.window.showTextDocument(vscode.Uri.parse(pick.l.uri), { selection: toRange(pick.l.range) });
+    return;
+  }
+  await vscode.commands.executeCommand('editor.action.showReferences', editor.document.uri, position, r.locations.map(toLocation));
+}
+
+async function searchCode(host: CommandHost): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  const server = host.serverFor(editor?.document.uri);
+  const selected = editor && !editor.selection.isEmpty ? editor.document.getText(editor.selection) : '';
+  const query = await vscode.window.showInputBox({ prompt: 'Search the code of this workspace: words, identifiers, a stack trace', value: selected });
+  if (!query) return;
+  const { hits } = await server.client.sendRequest(searchRequest, { query, k: 30 });
+  const pick = await vscode.window.showQuickPick(
+    hits.map((h) => ({ label: h.symbol ?? h.path.split('/').pop() ?? h.path, description: `${h.path}:${h.range.start.line + 1}`, detail: h.snippet.split('\n').find((l) => l.trim()) ?? '', h })),
+    { matchOnDescription: true, placeHolder: hits.length ? `${hits.length} results for "${query}"` : `no results for "${query}"` },
+  );
+  if (pick) await vscode.window.showTextDocument(vscode.Uri.parse(pick.h.uri), { selection: new vscode.Range(pick.h.range.start.line, 0, pick.h.range.start.line, 0) });
+}
+
+async function repoMap(host: CommandHost): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  const server = host.serverFor(editor?.document.uri);
+  const focus = editor && editor.document.uri.scheme === 'file' ? editor.document.uri.toString() : undefined;
+  const { text } = await server.client.sendRequest(repoMapRequest, { ...(focus ? { focus } : {}), tokens: 4000 });
+  const name = focus ? `around ${vscode.workspace.asRelativePath(editor!.document.uri, false)}` : server.folder.name;
+  const uri = vscode.Uri.from({ scheme: REPO_MAP_SCHEME, path: `/Repo map ${name}.md` });
+  host.repoMaps.set(uri.toString(), `# Repository map: ${name}\n\nRanked by PageRank over the import and reference graph${focus ? ', focused on the active file' : ''}.\n\n\`\`\`\n${text}\n\`\`\`\n`);
+  host.repoMapChanged.fire(uri);
+  await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri), { preview: true });
+}
+
+async function reindex(host: CommandHost): Promise<void> {
+  const server = host.serverFor(vscode.window.activeTextEditor?.document.uri);
+  const r = await server.client.sendRequest(reindexRequest);
+  void vscode.window.showInformationMessage(`Oracle: re-indexed ${server.folder.name}: ${r.filesParsed} files parsed, ${r.filesRemoved} removed, ${r.chunksAdded} chunks, in ${(r.ms / 1000).toFixed(1)} s`);
+}
+
+async function syncNow(host: CommandHost): Promise<void> {
+  const server = host.serverFor(vscode.window.activeTextEditor?.document.uri);
+  const s = await server.client.sendRequest(syncRequest);
+  vscode.window.setStatusBarMessage(`Oracle: index synced (generation ${s.generation}, ${s.files} files)`, 5000);
+}
+
+export function describeStatus(s: ServerStatus): string {
+  const lines = [
+    `Workspace: ${s.workspace}`,
+    `State: ${s.state}${s.progress ? ` (${s.progress.phase} ${s.progress.done}/${s.progress.total})` : ''}${s.error ? ` — ${s.error.code}: ${s.error.message}` : ''}`,
+    `Index: ${s.files} files, ${s.chunks} chunks, ${s.symbols} symbols; generation ${s.generation}; last update ${s.lastUpdate ?? 'never'}`,
+    s.queue ? `Queue: ${s.queue.pending} pending, ${s.queue.uncommittedFiles} files (${s.queue.uncommittedLines} lines) not yet committed; ${s.queue.commits} commits${s.queue.lastCommit ? `, last ${s.queue.lastCommit}` : ''}${s.queue.error ? `; last error ${s.queue.error.code}: ${s.queue.error.message}` : ''}` : 'Queue: none',
+    `Language servers: ${s.languageServers.map((l) => `${l.name} (${l.languages.join(', ')}): ${l.state}`).join('; ') || 'none seen yet'}`,
+    `Answered by the index in this window: ${s.fallbackLanguages.join(', ') || 'none'}`,
+    `MCP: ${s.mcp ? s.mcp.url : s.restricted ? 'off (Restricted Mode)' : 'off'}`,
+    s.restricted ? 'Restricted Mode: no model is called and no workspace program runs.' : '',
+  ];
+  return lines.filter(Boolean).join('\n');
+}
+
+async function showStatus(host: CommandHost): Promise<void> {
+  const server = host.serverFor(vscode.window.activeTextEditor?.document.uri);
+  const s = await server.client.sendRequest(statusRequest);
+  host.log.info(describeStatus(s));
+  const pick = await vscode.window.showInformationMessage(`Oracle: ${s.state}, ${s.files} files, ${s.chunks} chunks, generation ${s.generation}${s.queue?.uncommittedFiles ? `, ${s.queue.uncommittedFiles} queued` : ''}.`, 'Show Details');
+  if (pick) host.log.show(true);
+}
+
+async function copyMcpConnection(host: CommandHost): Promise<void> {
+  const server = host.serverFor(vscode.window.activeTextEditor?.document.uri);
+  const s = await server.client.sendRequest(statusRequest);
+  if (!s.mcp) {
+    throw new Error(s.restricted ? 'the MCP server does not run in Restricted Mode; trust the workspace to start it' : 'the MCP server is off (setting vlt.mcp.enabled) or has not started yet');
+  }
+  const text = [
+    `# Claude Code`,
+    `claude mcp add --transport http vlt ${s.mcp.url} --header "Authorization: Bearer ${s.mcp.token}"`,
+    ``,
+    `# VS Code / Cursor (.vscode/mcp.json)`,
+    JSON.stringify({ servers: { vlt: { type: 'http', url: s.mcp.url, headers: { Authorization: `Bearer ${s.mcp.token}` } } } }, null, 2),
+  ].join('\n');
+  await vscode.env.clipboard.writeText(text);
+  void vscode.window.showInformationMessage(`Oracle: MCP connection for ${s.mcp.url} copied (it contains the bearer token; keep it private).`);
+}
+
+/** Every palette command, by id; the wiring file registers them with one error handler. */
+export function commandTable(host: CommandHost): Record<string, () => Promise<void>> {
+  return {
+    'vlt.whereUsed': () => navigate(host, 'used'),
+    'vlt.whereDefined': () => navigate(host, 'defined'),
+    'vlt.search': () => searchCode(host),
+    'vlt.repoMap': () => repoMap(host),
+    'vlt.reindex': () => reindex(host),
+    'vlt.sync': () => syncNow(host),
+    'vlt.status': () => showStatus(host),
+    'vlt.copyMcpConnection': () => copyMcpConnection(host),
+  };
+}

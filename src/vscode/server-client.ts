@@ -1,0 +1,100 @@
+/**
+ * One `vlt lsp` server per workspace folder, started from this extension's own bundle through
+ * vscode-languageclient (restarted on a crash, with the client's backoff), its log in the
+ * extension's one LogOutputChannel. It owns the folder's client and its latest status; the
+ * wiring file owns the commands and the status bar.
+ */
+import * as vscode from 'vscode';
+import { LanguageClient, TransportKind, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
+import { didChangeStatusNotification, statusRequest, type InitializationOptions, type ServerStatus } from '../lsp/protocol';
+import { languageProviders, registerEditorBridge, VSCODE_LANGUAGE_IDS } from './editor-bridge';
+import { readSettings } from './settings';
+
+export class FolderServer implements vscode.Disposable {
+  readonly client: LanguageClient;
+  status: ServerStatus | undefined;
+  private readonly disposables: vscode.Disposable[] = [];
+  private readonly statusEmitter = new vscode.EventEmitter<FolderServer>();
+  /** Fires on every status the server pushes (and on a stop). */
+  readonly onDidChangeStatus = this.statusEmitter.event;
+  /** Languages this server answers definition/references/hover for in this window. */
+  readonly fallbackLanguages: string[];
+  private readonly names: Record<string, string>;
+
+  constructor(
+    readonly folder: vscode.WorkspaceFolder,
+    context: vscode.ExtensionContext,
+    private readonly log: vscode.LogOutputChannel,
+    restricted: boolean,
+  ) {
+    const settings = readSettings(folder);
+    this.names = languageProviders();
+    this.fallbackLanguages = settings.fallbackLanguages ?? Object.keys(VSCODE_LANGUAGE_IDS).filter((l) => !this.names[l]);
+    const serverModule = context.asAbsolutePath('dist/cli.js');
+    const run = { module: serverModule, transport: TransportKind.stdio, args: ['lsp'], options: { cwd: folder.uri.fsPath, env: serverEnv(restricted) } };
+    const serverOptions: ServerOptions = { run, debug: { ...run, options: { ...run.options, execArgv: ['--nolazy', '--inspect=6019'] } } };
+    const init: InitializationOptions = {
+      editorBridge: true,
+      editorServers: this.names,
+      fallbackLanguages: this.fallbackLanguages,
+      restricted,
+      headlessLanguageServers: settings.headlessLanguageServers,
+      mcp: { enabled: settings.mcpEnabled && !restricted, port: settings.mcpPort },
+      queue: settings.queue,
+      editorTimeoutMs: settings.editorTimeoutMs,
+      ...(settings.include ? { include: settings.include } : {}),
+      ...(settings.exclude ? { exclude: settings.exclude } : {}),
+    };
+    const pattern = (glob: string) => new vscode.RelativePattern(folder, glob);
+    const clientOptions: LanguageClientOptions = {
+      // Definitions, references and hovers only where no other extension provides them, so
+      // that the editor never shows a location twice.
+      documentSelector: this.fallbackLanguages.flatMap((l) => (VSCODE_LANGUAGE_IDS[l] ?? [l]).map((language) => ({ scheme: 'file', language, pattern: `${folder.uri.fsPath}/**/*` }))),
+      workspaceFolder: folder,
+      outputChannel: log,
+      initializationOptions: init,
+      synchronize: { fileEvents: vscode.workspace.createFileSystemWatcher(pattern('**/*')) },
+      // The server answers every failure itself; do not pop up the client's own dialogs.
+      initializationFailedHandler: (e) => {
+        log.error(`the Vlt Oracle server failed to start: ${e instanceof Error ? e.message : String(e)}`);
+        return false;
+      },
+    };
+    this.client = new LanguageClient('vlt', `Vlt Oracle (${folder.name})`, serverOptions, clientOptions);
+    this.disposables.push(...registerEditorBridge(this.client, () => this.names));
+    this.disposables.push(
+      this.client.onNotification(didChangeStatusNotification, (s) => {
+        this.status = s;
+        this.statusEmitter.fire(this);
+      }),
+    );
+  }
+
+  async start(): Promise<void> {
+    await this.client.start();
+    this.log.info(`server for ${this.folder.name} started; fallback languages: ${this.fallbackLanguages.join(', ') || 'none'}`);
+    this.status = await this.client.sendRequest(statusRequest).catch(() => this.status);
+    this.statusEmitter.fire(this);
+  }
+
+  async dispose(): Promise<void> {
+    for (const d of this.disposables.splice(0)) d.dispose();
+    await this.client.dispose(2000).catch(() => undefined);
+    this.status = undefined;
+    this.statusEmitter.fire(this);
+    this.statusEmitter.dispose();
+  }
+}
+
+/**
+ * The server's environment. In an untrusted workspace it gets no API keys at all: whatever the
+ * workspace's vlt.toml says, the server has nothing to send to an endpoint it names.
+ */
+function serverEnv(restricted: boolean): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  if (restricted) {
+    for (const k of Object.keys(env)) if (/KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL/i.test(k)) delete env[k];
+    env.VLT_EMBEDDINGS = 'off';
+  }
+  return env;
+}

@@ -1,0 +1,44 @@
+/**
+ * The extension's settings (`vlt.*`), read in one place with their defaults. The manifest's
+ * `contributes.configuration` documents each one.
+ */
+import * as vscode from 'vscode';
+
+export interface ExtensionSettings {
+  /** null: automatic (languages no installed extension serves). */
+  fallbackLanguages: string[] | null;
+  headlessLanguageServers: boolean;
+  editorTimeoutMs: number;
+  mcpEnabled: boolean;
+  /** 0: any free port. */
+  mcpPort: number;
+  queue: { files: number; lines: number; timeoutSeconds: number };
+  include: string[] | undefined;
+  exclude: string[] | undefined;
+  whereUsedPresentation: 'peek' | 'quickPick';
+}
+
+export function readSettings(scope?: vscode.ConfigurationScope): ExtensionSettings {
+  const c = vscode.workspace.getConfiguration('vlt', scope);
+  const list = (key: string): string[] | undefined => {
+    const v = c.get<unknown>(key);
+    return Array.isArray(v) && v.every((x) => typeof x === 'string') ? v : undefined;
+  };
+  const positive = (key: string, fallback: number): number => {
+    const v = c.get<number>(key);
+    return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : fallback;
+  };
+  const include = list('index.include');
+  const exclude = list('index.exclude');
+  return {
+    fallbackLanguages: list('navigation.fallbackLanguages') ?? null,
+    headlessLanguageServers: c.get<boolean>('navigation.headlessLanguageServers') ?? false,
+    editorTimeoutMs: positive('navigation.editorTimeoutMs', 10_000),
+    mcpEnabled: c.get<boolean>('mcp.enabled') ?? true,
+    mcpPort: Math.max(0, Math.min(65_535, c.get<number>('mcp.port') ?? 0)),
+    queue: { files: positive('index.queue.files', 5), lines: positive('index.queue.lines', 1000), timeoutSeconds: positive('index.queue.timeoutSeconds', 300) },
+    include: include && include.length > 0 ? include : undefined,
+    exclude: exclude && exclude.length > 0 ? exclude : undefined,
+    whereUsedPresentation: c.get<string>('whereUsed.presentation') === 'quickPick' ? 'quickPick' : 'peek',
+  };
+}
