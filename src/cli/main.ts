@@ -419,7 +419,9 @@ export function buildProgram(): Command {
     .command('lsp')
     .description('serve the workspace to an editor over the Language Server Protocol on stdin/stdout (workspace symbols, navigation, vlt/* requests, the MCP endpoint)')
     .option('--stdio', 'talk over stdin/stdout (the default and only transport)')
+    // Clients add their own arguments (vscode-languageclient: --clientProcessId=PID).
     .allowUnknownOption(true)
+    .allowExcessArguments(true)
     .action(async () => {
       // The workspace comes from the client's initialize request; the LSP log goes to the client.
       const { runLspServer } = await import('../lsp/main');

@@ -50,7 +50,8 @@ function activePosition(): { editor: vscode.TextEditor; position: vscode.Positio
   return { editor, position: editor.selection.active };
 }
 
-async function navigate(host: CommandHost, what: 'used' | 'defined'): Promise<void> {
+/** Asks, shows the answer, and returns it (for callers such as tests and other extensions). */
+async function navigate(host: CommandHost, what: 'used' | 'defined'): Promise<NavResult> {
   const { editor, position } = activePosition();
   const server = host.serverFor(editor.document.uri);
   const request = what === 'used' ? whereUsedRequest : whereDefinedRequest;
@@ -62,13 +63,13 @@ async function navigate(host: CommandHost, what: 'used' | 'defined'): Promise<vo
   if (r.locations.length === 0) {
     const why = r.notes[0] ?? (r.suggestions.length ? `no symbol by that name; did you mean ${r.suggestions.slice(0, 3).join(', ')}?` : 'no symbol at the cursor');
     void vscode.window.showInformationMessage(`Oracle: no ${what === 'used' ? 'uses' : 'definition'} of ${r.name || 'this'} found: ${why}`);
-    return;
+    return r;
   }
   vscode.window.setStatusBarMessage(`Oracle: ${r.locations.length} ${what === 'used' ? 'reference' : 'definition'}${r.locations.length === 1 ? '' : 's'} of ${r.name} from ${source}`, 8000);
   if (what === 'defined' && r.locations.length === 1 && !r.ambiguous) {
     const l = r.locations[0]!;
     await vscode.window.showTextDocument(vscode.Uri.parse(l.uri), { selection: toRange(l.range) });
-    return;
+    return r;
   }
   if (readSettings(server.folder).whereUsedPresentation === 'quickPick' || r.ambiguous) {
     const pick = await vscode.window.showQuickPick(
@@ -76,9 +77,10 @@ async function navigate(host: CommandHost, what: 'used' | 'defined'): Promise<vo
       { title: `${r.name}: ${r.locations.length} from ${source}`, matchOnDetail: true },
     );
     if (pick) await vscode.window.showTextDocument(vscode.Uri.parse(pick.l.uri), { selection: toRange(pick.l.range) });
-    return;
+    return r;
   }
   await vscode.commands.executeCommand('editor.action.showReferences', editor.document.uri, position, r.locations.map(toLocation));
+  return r;
 }
 
 async function searchCode(host: CommandHost): Promise<void> {
@@ -159,7 +161,7 @@ async function copyMcpConnection(host: CommandHost): Promise<void> {
 }
 
 /** Every palette command, by id; the wiring file registers them with one error handler. */
-export function commandTable(host: CommandHost): Record<string, () => Promise<void>> {
+export function commandTable(host: CommandHost): Record<string, () => Promise<unknown>> {
   return {
     'vlt.whereUsed': () => navigate(host, 'used'),
     'vlt.whereDefined': () => navigate(host, 'defined'),

@@ -10,7 +10,7 @@ import * as vscode from 'vscode';
 import { agentsManifestTools } from './manifest';
 import { registerLanguageModelTools, registerMcpProvider } from './agents';
 import { commandTable, REPO_MAP_SCHEME, type CommandHost } from './commands';
-import { searchRequest } from '../lsp/protocol';
+import { searchRequest, type ServerStatus } from '../lsp/protocol';
 import { SearchViewProvider } from './search-view';
 import { FolderServer } from './server-client';
 import { StatusBar } from './status-bar';
@@ -59,19 +59,28 @@ function renderStatus(bar: StatusBar): void {
 }
 
 /** Runs a command, showing a failure as one line to the user and in the log, never losing it. */
-function guarded(name: string, fn: () => Promise<void>): () => Promise<void> {
+function guarded(name: string, fn: () => Promise<unknown>): () => Promise<unknown> {
   return async () => {
     try {
-      await fn();
+      return await fn();
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
       log.error(`${name}: ${message}`);
       void vscode.window.showErrorMessage(`Vlt Oracle: ${message.replace(/^[A-Z_]+: /, '')}`);
+      return undefined;
     }
   };
 }
 
-export async function activate(context: vscode.ExtensionContext): Promise<void> {
+/** What `activate` returns to other extensions (and to the extension's own tests). */
+export interface VltOracleApi {
+  /** The latest status each folder's server pushed. */
+  statuses(): ServerStatus[];
+  /** Sends one request (a `vlt/*` method of src/lsp/protocol.ts) to the server of `folder` (default: the first). */
+  request<R>(method: string, params?: unknown, folder?: vscode.Uri): Promise<R>;
+}
+
+export function activate(context: vscode.ExtensionContext): VltOracleApi {
   log = vscode.window.createOutputChannel('Vlt Oracle', { log: true });
   context.subscriptions.push(log, serversChanged);
   const bar = new StatusBar();
@@ -130,6 +139,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   // Servers start in the background: activation returns at once, the status bar follows them.
   for (const f of vscode.workspace.workspaceFolders ?? []) void startFolder(f, context, bar);
   renderStatus(bar);
+  return {
+    statuses: () => [...servers.values()].flatMap((s) => (s.status ? [s.status] : [])),
+    request: <R>(method: string, params?: unknown, folder?: vscode.Uri) => serverFor(folder).client.sendRequest<R>(method, params),
+  };
 }
 
 export async function deactivate(): Promise<void> {

@@ -5,7 +5,7 @@
  * wiring file owns the commands and the status bar.
  */
 import * as vscode from 'vscode';
-import { LanguageClient, TransportKind, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
+import { DidSaveTextDocumentNotification, LanguageClient, TransportKind, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
 import { didChangeStatusNotification, statusRequest, type InitializationOptions, type ServerStatus } from '../lsp/protocol';
 import { languageProviders, registerEditorBridge, VSCODE_LANGUAGE_IDS } from './editor-bridge';
 import { readSettings } from './settings';
@@ -62,6 +62,14 @@ export class FolderServer implements vscode.Disposable {
     };
     this.client = new LanguageClient('vlt', `Vlt Oracle (${folder.name})`, serverOptions, clientOptions);
     this.disposables.push(...registerEditorBridge(this.client, () => this.names));
+    // A save reaches the delta queue at once, whatever the language: the file watcher's events
+    // come later (hundreds of milliseconds), and the client syncs only the documents it serves.
+    this.disposables.push(
+      vscode.workspace.onDidSaveTextDocument((doc) => {
+        if (doc.uri.scheme !== 'file' || vscode.workspace.getWorkspaceFolder(doc.uri)?.uri.toString() !== folder.uri.toString()) return;
+        if (this.client.isRunning()) void this.client.sendNotification(DidSaveTextDocumentNotification.type, { textDocument: { uri: doc.uri.toString() } }).catch(() => undefined);
+      }),
+    );
     this.disposables.push(
       this.client.onNotification(didChangeStatusNotification, (s) => {
         this.status = s;

@@ -8,7 +8,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DIR="${1:-$PWD/.e2e}"
+mkdir -p "$DIR" && DIR="$(cd "$DIR" && pwd)"   # absolute: the script changes directory below
 VERSION=4.100.3
+
+# Prints the version; fails when code-server cannot start (e.g. a native module is missing).
+# --config and the XDG dirs keep it from writing config and logs into the home directory.
+verify() {
+  local tmp rc=0
+  tmp="$(mktemp -d)"
+  XDG_CONFIG_HOME="$tmp" XDG_DATA_HOME="$tmp" XDG_CACHE_HOME="$tmp" \
+    "$DIR/code-server/node_modules/.bin/code-server" --config "$tmp/config.yaml" --version >&2 || rc=$?
+  rm -rf "$tmp"
+  return "$rc"
+}
 
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   missing=()
@@ -22,10 +34,15 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   fi
 fi
 
-CS="$DIR/code-server/node_modules/code-server"
-if [ -x "$CS/out/node/entry.js" ] || [ -f "$DIR/code-server/.installed-$VERSION" ]; then
-  echo "code-server $VERSION already installed in $DIR/code-server" >&2
-  exit 0
+# The marker is written only after the install was verified; an install that no longer starts
+# (an older version of this script left argon2 unbuilt) is redone.
+if [ -f "$DIR/code-server/.installed-$VERSION" ]; then
+  if verify 2>/dev/null; then
+    echo "code-server $VERSION already installed in $DIR/code-server" >&2
+    exit 0
+  fi
+  echo "code-server in $DIR/code-server does not start; installing again" >&2
+  rm -f "$DIR/code-server/.installed-$VERSION"
 fi
 
 mkdir -p "$DIR/code-server"
@@ -44,7 +61,10 @@ ln -sfn node_modules node_modules.asar
 (cd bin/remote-cli && ln -sfn code-linux.sh code-server)
 (cd bin/helpers && ln -sfn browser-linux.sh browser.sh)
 (cd extensions && npm install --omit=dev >/dev/null)
-cd ../..
+# argon2 is hoisted to the install root ($DIR/code-server/node_modules), not into
+# node_modules/code-server: rebuild it from the root, or code-server cannot start.
+cd "$DIR/code-server"
 npm rebuild argon2 >/dev/null
+verify   # set -e: no marker when it does not start
 touch "$DIR/code-server/.installed-$VERSION"
 echo "installed code-server $VERSION in $DIR/code-server" >&2
