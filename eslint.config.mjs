@@ -31,4 +31,19 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // The extension is a thin client of `vlt lsp`: the engine never loads in the extension host.
+    files: ['src/vscode/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['**/core/**', '**/node/**', '**/server/**', '**/mcp/**', '**/cli/**'], message: 'src/vscode talks to its server through src/lsp/protocol only.' },
+            { group: ['**/lsp/*', '!**/lsp/protocol'], message: 'src/vscode may import src/lsp/protocol only.' },
+          ],
+        },
+      ],
+    },
+  },
 );

@@ -32,6 +32,11 @@ async function startFolder(folder: vscode.WorkspaceFolder, context: vscode.Exten
   const server = new FolderServer(folder, context, log, !vscode.workspace.isTrusted);
   servers.set(folder.uri.toString(), server);
   server.onDidChangeStatus(() => {
+    const key = folder.uri.toString();
+    if (server.status?.state === 'ready' && startup.readyAt[key] === undefined) {
+      startup.readyAt[key] = Date.now();
+      log.info(`${folder.name}: ready ${startup.readyAt[key] - startup.activatedAt} ms after activation (${server.status.files} files)`);
+    }
     renderStatus(bar);
     serversChanged.fire();
   });
@@ -78,9 +83,14 @@ export interface VltOracleApi {
   statuses(): ServerStatus[];
   /** Sends one request (a `vlt/*` method of src/lsp/protocol.ts) to the server of `folder` (default: the first). */
   request<R>(method: string, params?: unknown, folder?: vscode.Uri): Promise<R>;
+  /** When the extension activated, and when each folder's server first reported ready (Date.now() values). */
+  startup(): { activatedAt: number; readyAt: Record<string, number> };
 }
 
+const startup = { activatedAt: 0, readyAt: {} as Record<string, number> };
+
 export function activate(context: vscode.ExtensionContext): VltOracleApi {
+  startup.activatedAt = Date.now();
   log = vscode.window.createOutputChannel('Vlt Oracle', { log: true });
   context.subscriptions.push(log, serversChanged);
   const bar = new StatusBar();
@@ -142,6 +152,7 @@ export function activate(context: vscode.ExtensionContext): VltOracleApi {
   return {
     statuses: () => [...servers.values()].flatMap((s) => (s.status ? [s.status] : [])),
     request: <R>(method: string, params?: unknown, folder?: vscode.Uri) => serverFor(folder).client.sendRequest<R>(method, params),
+    startup: () => ({ activatedAt: startup.activatedAt, readyAt: { ...startup.readyAt } }),
   };
 }
 

@@ -41,10 +41,32 @@ describe('architecture', () => {
     expect(text).not.toMatch(/require\(["']vscode["']\)/);
   });
 
-  it('each host has exactly one wiring file that creates the engine', () => {
-    for (const host of ['cli', 'mcp']) {
-      const files = tsFiles(path.join(root, 'src', host)).filter((f) => /Engine\.open\(/.test(readFileSync(f, 'utf8')));
-      expect(files.map((f) => path.relative(root, f))).toEqual([`src/${host}/main.ts`]);
+  it('each host has exactly one wiring file: the CLI opens the engine there, the long-lived hosts open the workspace server core there', () => {
+    const opening = (host: string, pattern: RegExp) =>
+      tsFiles(path.join(root, 'src', host))
+        .filter((f) => pattern.test(readFileSync(f, 'utf8')))
+        .map((f) => path.relative(root, f));
+    expect(opening('cli', /Engine\.open\(/)).toEqual(['src/cli/main.ts']);
+    for (const host of ['mcp', 'lsp']) {
+      expect(opening(host, /Engine\.open\(/)).toEqual([]);
+      expect(opening(host, /WorkspaceServer\.open\(/)).toEqual([`src/${host}/main.ts`]);
     }
+    // The server core is the one other place an engine is opened.
+    expect(opening('server', /Engine\.open\(/)).toEqual(['src/server/workspace.ts']);
+  });
+
+  it('the extension is a thin client: it loads no engine code, only the protocol it speaks to its server', () => {
+    const offenders: string[] = [];
+    for (const file of tsFiles(path.join(root, 'src/vscode'))) {
+      for (const m of readFileSync(file, 'utf8').matchAll(IMPORT)) {
+        const spec = m[1] ?? m[2] ?? m[3] ?? '';
+        if (!spec.startsWith('.')) continue;
+        const resolved = path.relative(root, path.resolve(path.dirname(file), spec));
+        if (!resolved.startsWith('src/vscode') && resolved !== 'src/lsp/protocol') offenders.push(`${path.relative(root, file)} imports ${spec}`);
+      }
+    }
+    expect(offenders).toEqual([]);
+    const bundle = path.join(root, 'dist/extension.js');
+    if (existsSync(bundle)) expect(readFileSync(bundle, 'utf8')).not.toMatch(/sql-wasm|web-tree-sitter|@orama/);
   });
 });

@@ -42,6 +42,7 @@ describe('defaults', () => {
       languages: [...LANGUAGES],
       maxFileBytes: 1048576,
       chunkMaxChars: 1500,
+      queue: { files: 5, lines: 1000, timeoutSeconds: 300 },
     });
     expect(c.embeddings).toMatchObject({
       enabled: false,
@@ -77,6 +78,9 @@ exclude = ["**/fixtures/**"]
 languages = ["go", "python"]
 max_file_bytes = 2048
 chunk_max_chars = 800
+queue_files = 3
+queue_lines = 200
+queue_timeout_seconds = 60
 
 [embeddings]
 base_url = "http://localhost:11434/v1"
@@ -100,6 +104,7 @@ api_key_env = "MY_LLM_KEY"
       languages: ['go', 'python'],
       maxFileBytes: 2048,
       chunkMaxChars: 800,
+      queue: { files: 3, lines: 200, timeoutSeconds: 60 },
     });
     expect(c.embeddings).toMatchObject({
       enabled: true,

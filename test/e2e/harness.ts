@@ -22,7 +22,7 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import { createServer } from 'node:net';
 import * as os from 'node:os';
@@ -34,7 +34,23 @@ import { chromium, type Browser, type BrowserServer, type Page } from 'playwrigh
 
 const execFileP = promisify(execFile);
 
-export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/**
+ * The repository root: the nearest folder above this file (or, bundled into .bench/ as
+ * CommonJS where import.meta is empty, above the current directory) whose package.json is ours.
+ */
+export const REPO_ROOT = findRepoRoot();
+
+function findRepoRoot(): string {
+  const start = typeof __dirname === 'string' ? __dirname : import.meta.url ? path.dirname(fileURLToPath(import.meta.url)) : process.cwd();
+  for (let dir = start; ; dir = path.dirname(dir)) {
+    try {
+      if ((JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: string }).name === 'vlt-oracle') return dir;
+    } catch {
+      // No package.json here; look further up.
+    }
+    if (path.dirname(dir) === dir) return process.cwd();
+  }
+}
 const RUNNER_DIR = path.join(REPO_ROOT, 'test/vscode/runner');
 const VSCE = path.join(REPO_ROOT, 'node_modules/@vscode/vsce/vsce');
 export const CHROMIUM = process.env.VLT_CHROMIUM ?? '/usr/bin/chromium';
