@@ -5,6 +5,7 @@
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import * as path from 'node:path';
+import { loadConfig } from '../core/config';
 import { Engine, type SearchOutput, type StatusReport } from '../core/engine';
 import type { LanguageServers } from '../core/intel/lsp';
 import { DEFAULT_MAP_TOKENS, RepoMapper } from '../core/intel/repomap';
@@ -251,10 +252,51 @@ export function buildProgram(): Command {
       try {
         if (engine.isEmpty) throw new VltError('INDEX_MISSING', `no index in ${engine.root}; run \`vlt coderag init\``);
         const s = engine.status();
-        if (o.json) json(s);
-        else printStatus(s);
+        const { readQueue } = await import('../server/queue-state');
+        const q = readQueue(engine.root);
+        const queue = q ? { host: q.host, pid: q.pid, ...q.queue } : null;
+        if (o.json) json({ ...s, queue });
+        else {
+          printStatus(s);
+          out(
+            queue
+              ? `queue: ${queue.host} (pid ${queue.pid}): ${queue.pending} pending, ${queue.uncommittedFiles} file(s) / ~${queue.uncommittedLines} line(s) not yet committed; ${queue.commits} commit(s)${queue.lastCommit ? `, last ${queue.lastCommit}` : ''}${queue.error ? `; last error ${queue.error.code}: ${queue.error.message}` : ''}`
+              : 'queue: no editor or watch process is keeping this index current',
+          );
+        }
       } finally {
         await engine.close();
+      }
+    });
+
+  coderag
+    .command('watch')
+    .description('keep the index current while files change: edits are indexed as they happen and committed in batches (vlt.toml [index] queue_*); Ctrl-C commits what is queued')
+    .option('--json', 'one JSON line per commit on stdout')
+    .action(async (o: { json?: boolean }) => {
+      const { logger, progress, deps } = wiring(globals());
+      const { WorkspaceServer } = await import('../server/workspace');
+      const { watchWorkspace } = await import('../server/watch');
+      const config = await loadConfig(root());
+      const ws = await WorkspaceServer.open({
+        workspace: root(),
+        logger,
+        onProgress: progress.sink,
+        deps,
+        writer: true,
+        hostName: 'vlt coderag watch',
+        queue: { files: config.index.queue.files, lines: config.index.queue.lines, timeoutMs: config.index.queue.timeoutSeconds * 1000 },
+      });
+      const stop = new AbortController();
+      for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(sig, () => stop.abort());
+      try {
+        await watchWorkspace(ws, {
+          logger,
+          signal: stop.signal,
+          onCommit: (s) => (o.json ? out(JSON.stringify({ committed: s.lastCommit, commits: s.commits })) : out(`committed at ${s.lastCommit ?? '?'} (${s.commits} commit${s.commits === 1 ? '' : 's'} so far)`)),
+        });
+      } finally {
+        await ws.close();
       }
     });
 

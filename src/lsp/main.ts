@@ -189,6 +189,7 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
       workspace: root,
       logger,
       writer: true,
+      hostName: `vlt lsp (${clientName})`,
       ...(init.include || init.exclude ? { deps: { configOverrides: { ...(init.include ? { include: init.include } : {}), ...(init.exclude ? { exclude: init.exclude } : {}) } } } : {}),
       restricted: init.restricted === true,
       headlessLanguageServers: init.headlessLanguageServers ?? !init.editorBridge,

@@ -36,6 +36,7 @@ import { openMemory } from '../node/memory';
 import { createNodeOracle } from '../node/oracle';
 import { createMcpServer } from '../mcp/server';
 import { StateGate } from './gate';
+import { publishQueue, unpublishQueue } from './queue-state';
 
 export const MCP_SERVER_NAME = 'vlt-oracle';
 
@@ -71,6 +72,8 @@ export interface WorkspaceServerOptions {
   queue?: { files?: number; lines?: number; timeoutMs?: number };
   /** Called when the queue's or the index's state changed (status bars). */
   onState?: () => void;
+  /** Names this host in `.vlt/queue.json`, where a writer publishes its queue for `vlt coderag status`. */
+  hostName?: string;
 }
 
 /** What {@link WorkspaceServer.status} reports: the index, the queue, and the helpers seen. */
@@ -115,7 +118,10 @@ export class WorkspaceServer {
       this.queue = new DeltaQueue({
         logger: this.logger,
         ...(opts.queue ? { thresholds: { ...(opts.queue.files ? { maxFiles: opts.queue.files } : {}), ...(opts.queue.lines ? { maxLines: opts.queue.lines } : {}), ...(opts.queue.timeoutMs ? { timeoutMs: opts.queue.timeoutMs } : {}) } } : {}),
-        onState: () => opts.onState?.(),
+        onState: (state) => {
+          publishQueue(this.root, opts.hostName ?? 'vlt', state);
+          opts.onState?.();
+        },
         target: {
           apply: (paths) => this.gate.exclusive(() => this.applyPaths(paths)),
           commit: () => this.gate.exclusive(() => this.commitWriter()),
@@ -259,7 +265,11 @@ export class WorkspaceServer {
   /** Queues changed files (saves, file events); a writer host only. Paths are absolute or workspace-relative. */
   enqueue(paths: readonly string[]): void {
     if (!this.queue) return;
-    const rel = paths.map((p) => (path.isAbsolute(p) ? path.relative(this.root, p) : p).split(path.sep).join('/')).filter((p) => p && !p.startsWith('..') && !p.startsWith('.vlt/'));
+    // Only files the index could hold: an event for anything else (editor state, build output,
+    // .git) would make a targeted run walk the whole workspace for nothing.
+    const rel = paths
+      .map((p) => (path.isAbsolute(p) ? path.relative(this.root, p) : p).split(path.sep).join('/'))
+      .filter((p) => p && !p.startsWith('..') && !/(^|\/)(\.vlt|\.git|node_modules)\//.test(p) && languageForPath(p) !== undefined);
     if (rel.length) this.queue.enqueue(rel);
   }
 
@@ -329,6 +339,7 @@ export class WorkspaceServer {
       await this.queue.flush().catch((e: unknown) => this.logger.warn(`could not commit queued edits before stopping: ${String(e)}`));
     }
     this.queue?.dispose();
+    if (this.queue) unpublishQueue(this.root);
     this.shutdown.abort();
     await this.recorded;
     await this.lsp?.dispose();
@@ -426,7 +437,12 @@ export class WorkspaceServer {
       const after = f ? engine.store.chunksOfFile(f.id).map((c) => c.text).join('\n') : '';
       lines += changedLineCount(before.get(p) ?? '', after);
     }
-    if (report.changed.length === 0 && !this.queue?.dirty) this.releaseLock(engine);
+    if (report.changed.length === 0 && !this.queue?.dirty) {
+      // Nothing to queue. A path the index did not know makes the run walk the workspace, which
+      // refreshes the index's bookkeeping (skip lists): write that now, so the lock can go back.
+      if (engine.store.hasUnsavedChanges) await engine.commit();
+      this.releaseLock(engine);
+    }
     return { changed: report.changed, lines };
   }
 

@@ -1,0 +1,149 @@
+/**
+ * The pieces of the workspace server core that are not transport: the state gate, the chain
+ * of language servers (the editor's first), and the writer lock a long-lived writer gives back
+ * between commits.
+ */
+import { writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Engine } from '../../src/core/engine';
+import { chainLanguageServers, type LanguageServers, type LspAnswer, type SourceRange } from '../../src/core/intel/lsp';
+import { silentLogger } from '../../src/core/ports';
+import { nodeWorkspaceFs } from '../../src/node/fs';
+import { StateGate } from '../../src/server/gate';
+import { copyFixture } from '../helpers/cli';
+
+const cleanups: Array<() => void> = [];
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+});
+
+describe('StateGate', () => {
+  it('runs an exclusive step after the readers in flight, and holds back readers that arrive meanwhile', async () => {
+    const gate = new StateGate();
+    const events: string[] = [];
+    let releaseA!: () => void;
+    const a = gate.read(() => new Promise<void>((r) => (releaseA = () => (events.push('a done'), r()))));
+    const x = gate.exclusive(async () => {
+      events.push('exclusive');
+    });
+    const b = gate.read(async () => {
+      events.push('b');
+    });
+    await new Promise((r) => setTimeout(r, 10));
+    expect(events).toEqual([]);
+    expect(gate.idle).toBe(false);
+    releaseA();
+    await Promise.all([a, x, b]);
+    expect(events).toEqual(['a done', 'exclusive', 'b']);
+    expect(gate.idle).toBe(true);
+  });
+});
+
+function fakeServers(name: string, answer: (path: string) => LspAnswer<SourceRange[]>, languages = ['typescript']): LanguageServers & { calls: number } {
+  const s = {
+    calls: 0,
+    serverFor: (l: string) => (languages.includes(l) ? { name, languages: [l as 'typescript'], state: 'ready' as const, detail: '', restarts: 0 } : undefined),
+    definition: (pos: { path: string }) => {
+      s.calls++;
+      return Promise.resolve(answer(pos.path));
+    },
+    references: (pos: { path: string }) => {
+      s.calls++;
+      return Promise.resolve(answer(pos.path));
+    },
+    hover: () => Promise.resolve({ ok: true as const, value: null, server: name, ms: 0 }),
+    diagnostics: () => Promise.resolve({ ok: true as const, value: [], server: name, ms: 0 }),
+    status: () => [],
+    dispose: () => Promise.resolve(),
+  };
+  return s;
+}
+
+describe('chainLanguageServers', () => {
+  const loc = (p: string): SourceRange => ({ path: p, startLine: 1, startCol: 1, endLine: 1, endCol: 2 });
+  const lang = (p: string) => (p.endsWith('.ts') ? ('typescript' as const) : p.endsWith('.go') ? ('go' as const) : undefined);
+
+  it('answers from the first source with a non-empty answer, naming it', async () => {
+    const editor = fakeServers('editor', () => ({ ok: true, value: [loc('a.ts')], server: 'TypeScript Language Features', ms: 1 }));
+    const headless = fakeServers('tsserver', () => ({ ok: true, value: [loc('b.ts')], server: 'tsserver', ms: 1 }));
+    const chain = chainLanguageServers([editor, headless], lang);
+    const a = await chain.references({ path: 'x.ts', line: 1, col: 1 }, { timeoutMs: 1000, includeDeclaration: false });
+    expect(a).toMatchObject({ ok: true, server: 'TypeScript Language Features', value: [loc('a.ts')] });
+    expect(headless.calls).toBe(0);
+  });
+
+  it('asks the next source when the first fails or answers nothing, and skips sources without the language', async () => {
+    const editor = fakeServers('editor', () => ({ ok: true, value: [], server: 'editor', ms: 1 }));
+    const broken = fakeServers('broken', () => ({ ok: false, failure: 'crashed', reason: 'exit 1', ms: 1 }));
+    const gopls = fakeServers('gopls', () => ({ ok: true, value: [loc('m.go')], server: 'gopls', ms: 1 }), ['go']);
+    const chain = chainLanguageServers([editor, broken, gopls], lang);
+    expect(await chain.definition({ path: 'x.ts', line: 1, col: 1 }, { timeoutMs: 1000 })).toMatchObject({ ok: false, failure: 'crashed' });
+    expect(gopls.calls).toBe(0);
+    expect(await chain.definition({ path: 'm.go', line: 1, col: 1 }, { timeoutMs: 1000 })).toMatchObject({ ok: true, server: 'gopls' });
+    expect(chain.serverFor('rust')).toBeUndefined();
+    expect(chain.serverFor('typescript')?.name).toBe('editor, then broken');
+  });
+});
+
+describe('a long-lived writer and its lock', () => {
+  it('gives the lock back after a commit, so another writer can commit, and reloads that commit before writing again', async () => {
+    const { dir, cleanup } = copyFixture('test/fixtures/lsp/ts-project');
+    cleanups.push(cleanup);
+    const deps = { fs: nodeWorkspaceFs, logger: silentLogger, embeddingProvider: null, parseWorkers: 0 };
+    const long = await Engine.open(dir, deps, 'write');
+    try {
+      await long.index();
+      await long.commit();
+      long.releaseWriteLock();
+      expect(long.holdsWriteLock).toBe(false);
+      // Another process (here: another engine) takes the lock and commits a new file.
+      writeFileSync(path.join(dir, 'other.ts'), 'export function fromOtherWriter(): number { return 1; }\n');
+      const other = await Engine.open(dir, deps, 'write');
+      await other.index();
+      await other.close();
+      // While it is not writing, the long-lived writer sees that commit.
+      expect(await long.changedOnDisk()).toBe(true);
+      expect(await long.refresh()).toBe(true);
+      expect((await long.search('fromOtherWriter')).hits[0]?.path).toBe('other.ts');
+      // It takes the lock back and writes on top of that commit, losing nothing.
+      writeFileSync(path.join(dir, 'mine.ts'), 'export function fromLongWriter(): number { return 2; }\n');
+      await long.acquireWriteLock();
+      await long.index({ paths: ['mine.ts'], persist: false });
+      expect((await long.search('fromLongWriter')).hits[0]?.path).toBe('mine.ts');
+      expect(() => long.releaseWriteLock()).toThrow(/commit before/);
+      await long.commit();
+      long.releaseWriteLock();
+      const reader = await Engine.open(dir, deps, 'read');
+      expect((await reader.search('fromLongWriter')).hits.find((h) => h.symbol === 'fromLongWriter')?.path).toBe('mine.ts');
+      expect((await reader.search('fromOtherWriter')).hits.find((h) => h.symbol === 'fromOtherWriter')?.path).toBe('other.ts');
+      await reader.close();
+    } finally {
+      await long.close();
+    }
+  });
+
+  it('refuses to write without the lock, and reports INDEX_LOCKED while another process holds it', async () => {
+    const { dir, cleanup } = copyFixture('test/fixtures/lsp/ts-project');
+    cleanups.push(cleanup);
+    const deps = { fs: nodeWorkspaceFs, logger: silentLogger, embeddingProvider: null, parseWorkers: 0 };
+    const long = await Engine.open(dir, deps, 'write');
+    try {
+      await long.index();
+      long.releaseWriteLock();
+      writeFileSync(path.join(dir, 'math.ts'), 'export function changed(): number { return 3; }\n');
+      await expect(long.index({ paths: ['math.ts'], persist: false })).rejects.toThrow(/gave its writer lock back/);
+      const other = await Engine.open(dir, deps, 'write');
+      try {
+        // The lock belongs to this process's other engine here; across processes the pid check applies.
+        await expect(long.acquireWriteLock()).rejects.toMatchObject({ code: 'INDEX_LOCKED' });
+      } finally {
+        await other.close();
+      }
+      await long.acquireWriteLock();
+      expect(long.holdsWriteLock).toBe(true);
+    } finally {
+      await long.close();
+    }
+  });
+});
