@@ -586,7 +586,19 @@ if (require.main === module) {
   // Exit explicitly once stdout is flushed: terminated parse workers otherwise keep the process
   // around for a few seconds while their WebAssembly heaps are torn down.
   const exit = (code: number) => process.stdout.write('', () => process.exit(code));
-  main(process.argv.slice(2)).then(exit, (e: unknown) => {
+  // Never silent: a command whose work stopped on a promise that can no longer settle lets the
+  // event loop run dry, and Node would exit 0 with nothing printed.
+  let settled = false;
+  process.once('beforeExit', () => {
+    if (settled) return;
+    process.stderr.write('vlt: internal error: the command stopped without an answer (please report it with the command line)\n');
+    process.exit(1);
+  });
+  main(process.argv.slice(2)).then((code) => {
+    settled = true;
+    exit(code);
+  }, (e: unknown) => {
+    settled = true;
     process.stderr.write(`vlt: ${String(e)}\n`);
     exit(1);
   });

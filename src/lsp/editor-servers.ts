@@ -21,6 +21,8 @@ export interface EditorServersOptions {
   fallback: ReadonlySet<string>;
   /** Per language: the name of the extension that serves it, for provenance. */
   names: Readonly<Record<string, string>>;
+  /** Upper bound on one question to the editor, whatever the caller allows. */
+  timeoutMs?: number;
 }
 
 const SEVERITIES: Diagnostic['severity'][] = ['error', 'error', 'warning', 'information', 'hint'];
@@ -96,6 +98,7 @@ export class EditorLanguageServers implements LanguageServers {
     this.calls++;
     const language = filePath.slice(filePath.lastIndexOf('.') + 1);
     const cancel = new CancellationTokenSource();
+    const timeoutMs = Math.min(opts.timeoutMs, this.opts.timeoutMs ?? Infinity);
     let timer: NodeJS.Timeout | undefined;
     const onAbort = () => cancel.cancel();
     opts.signal?.addEventListener('abort', onAbort, { once: true });
@@ -103,13 +106,13 @@ export class EditorLanguageServers implements LanguageServers {
       const answer = await Promise.race([
         send(cancel.token).then((a) => ({ kind: 'answer' as const, a })),
         new Promise<{ kind: 'timeout' }>((resolve) => {
-          timer = setTimeout(() => resolve({ kind: 'timeout' }), Math.max(0, opts.timeoutMs));
+          timer = setTimeout(() => resolve({ kind: 'timeout' }), Math.max(0, timeoutMs));
         }),
       ]);
       if (answer.kind === 'timeout') {
         cancel.cancel();
         this.failures++;
-        return { ok: false, failure: 'timeout', reason: `the editor did not answer within ${opts.timeoutMs} ms`, ms: ms() };
+        return { ok: false, failure: 'timeout', reason: `the editor did not answer within ${timeoutMs} ms`, ms: ms() };
       }
       const a = answer.a;
       if (!a.ok) {

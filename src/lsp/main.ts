@@ -20,6 +20,7 @@ import {
   DidChangeWatchedFilesNotification,
   ErrorCodes,
   LSPErrorCodes,
+  type CancellationToken,
   ResponseError,
   ProposedFeatures,
   SymbolKind,
@@ -135,11 +136,11 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
   };
 
   /** Runs one agent tool for the editor: recorded in the shared session like an agent's call. */
-  const callTool = async <O extends object>(name: string, input: unknown, author = clientName): Promise<O> => {
+  const callTool = async <O extends object>(name: string, input: unknown, author = clientName, signal?: AbortSignal): Promise<O> => {
     const { ws } = ready();
     const def = tools.get(name);
     if (!def) throw new VltError('USAGE', `no tool named ${name.slice(0, 100)}`);
-    const ctx: ToolContext = { ...ws.ctx, author };
+    const ctx: ToolContext = { ...ws.ctx, author, ...(signal ? { signal } : {}) };
     const outcome = await invokeTool(def, ctx, input);
     ws.onCall({ tool: name, author, input, outcome });
     if (!outcome.ok) throw outcome.error;
@@ -182,7 +183,7 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
     const root = workspaceRootOf(params);
     coords = new Coordinates(root);
     fallback = new Set(init.fallbackLanguages ?? []);
-    const editor = init.editorBridge ? new EditorLanguageServers({ connection: { sendRequest: (method, params, token) => connection.sendRequest(method, params, token) }, coords, fallback, names: init.editorServers ?? {} }) : undefined;
+    const editor = init.editorBridge ? new EditorLanguageServers({ connection: { sendRequest: (method, params, token) => connection.sendRequest(method, params, token) }, coords, fallback, names: init.editorServers ?? {}, ...(init.editorTimeoutMs ? { timeoutMs: init.editorTimeoutMs } : {}) }) : undefined;
     // Opening the workspace server only checks the folder; the engine opens in onInitialized.
     ws = undefined;
     const pending = WorkspaceServer.open({
@@ -262,12 +263,17 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
     }
   };
 
-  const handle = <P, R>(fn: (p: P) => Promise<R>) => async (p: P): Promise<R> => {
+  /** A request handler: waits for the server to open, passes the client's cancellation on as a signal, and answers failures as `CODE: message`. */
+  const handle = <P, R>(fn: (p: P, signal: AbortSignal) => Promise<R>) => async (p: P, token?: CancellationToken): Promise<R> => {
     await opening;
+    const abort = new AbortController();
+    const sub = token?.onCancellationRequested(() => abort.abort());
     try {
-      return await fn(p);
+      return await fn(p, abort.signal);
     } catch (e) {
-      throw asResponseError(e);
+      throw asResponseError(abort.signal.aborted ? new VltError('CANCELLED', 'the request was cancelled') : e);
+    } finally {
+      sub?.dispose();
     }
   };
 
@@ -276,8 +282,8 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
     const out = await ws.read((e) => e.search(p.query, { k: p.k ?? 20, ...(p.language ? { language: p.language } : {}), ...(p.path ? { pathGlob: p.path } : {}) }));
     return { hits: out.hits.map((h) => ({ path: h.path, uri: coords.uri(h.path), range: { start: { line: h.start_line - 1, character: 0 }, end: { line: h.end_line - 1, character: 0 } }, symbol: h.symbol, kind: h.kind, score: h.score, retrievers: h.retrievers, snippet: h.snippet })) };
   }));
-  connection.onRequest(whereUsedRequest, handle(async (p) => toNavResult(await callTool<NavToolResult>('find_references', { ...navInput(p), limit: p.limit ?? 500, max_tokens: 20_000 }))));
-  connection.onRequest(whereDefinedRequest, handle(async (p) => toNavResult(await callTool<NavToolResult>('find_definition', navInput(p)))));
+  connection.onRequest(whereUsedRequest, handle(async (p, signal) => toNavResult(await callTool<NavToolResult>('find_references', { ...navInput(p), limit: p.limit ?? 500, max_tokens: 20_000, ...(p.budgetMs ? { budget_ms: p.budgetMs } : {}) }, clientName, signal))));
+  connection.onRequest(whereDefinedRequest, handle(async (p, signal) => toNavResult(await callTool<NavToolResult>('find_definition', navInput(p), clientName, signal))));
   connection.onRequest(repoMapRequest, handle(async (p) => {
     const { coords } = ready();
     const focus = p.focus ? [coords.relPath(p.focus)] : undefined;
@@ -302,9 +308,9 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
       progress?.done();
     }
   }));
-  connection.onRequest(askRequest, handle(async (p) => callTool<Record<string, unknown>>('ask_oracle', { question: p.question, ...(p.sources ? { sources: p.sources } : {}), ...(p.noLlm ? { no_llm: true } : {}) })));
+  connection.onRequest(askRequest, handle(async (p, signal) => callTool<Record<string, unknown>>('ask_oracle', { question: p.question, ...(p.sources ? { sources: p.sources } : {}), ...(p.noLlm ? { no_llm: true } : {}) }, clientName, signal)));
 
-  connection.onRequest(toolRequest, handle(async (p) => callTool<object>(String(p.name), p.input, p.author ? `${p.author.slice(0, 100)} via ${clientName}` : clientName)));
+  connection.onRequest(toolRequest, handle(async (p, signal) => callTool<object>(String(p.name), p.input, p.author ? `${p.author.slice(0, 100)} via ${clientName}` : clientName, signal)));
 
   connection.onWorkspaceSymbol(handle(async (p): Promise<SymbolInformation[]> => {
     const { ws, coords } = ready();
@@ -330,9 +336,9 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
     const r = toNavResult(await callTool<NavToolResult>('find_definition', navInput({ target: { textDocument: p.textDocument, position: p.position } })));
     return r.locations.map((l) => ({ uri: l.uri, range: l.range }));
   }));
-  connection.onReferences(handle(async (p): Promise<Location[]> => {
+  connection.onReferences(handle(async (p, signal): Promise<Location[]> => {
     if (!servesDocument(p.textDocument.uri)) return [];
-    const r = toNavResult(await callTool<NavToolResult>('find_references', { ...navInput({ target: { textDocument: p.textDocument, position: p.position } }), limit: 1000, max_tokens: 20_000 }));
+    const r = toNavResult(await callTool<NavToolResult>('find_references', { ...navInput({ target: { textDocument: p.textDocument, position: p.position } }), limit: 1000, max_tokens: 20_000, budget_ms: init.referencesBudgetMs ?? 5000 }, clientName, signal));
     const locs = r.locations.map((l) => ({ uri: l.uri, range: l.range }));
     if (p.context.includeDeclaration && r.definition) locs.unshift({ uri: r.definition.uri, range: r.definition.range });
     return locs;

@@ -39,6 +39,8 @@ export interface NavParams {
   target: NavTarget;
   /** Most locations to return (references); default 500. */
   limit?: number;
+  /** References resolved by the index: answer with what was found after this long (the notes say it is partial). */
+  budgetMs?: number;
 }
 
 export interface NavResultLocation extends Location {
@@ -179,6 +181,8 @@ export interface InitializationOptions {
   queue?: { files?: number; lines?: number; timeoutSeconds?: number };
   /** Bound on one question to the editor's language servers. */
   editorTimeoutMs?: number;
+  /** Bound on the index's resolution of references for the standard references request (default 5 s). */
+  referencesBudgetMs?: number;
   /** Replace vlt.toml's `[index] include` / `exclude` (workspace-relative globs). */
   include?: string[];
   exclude?: string[];

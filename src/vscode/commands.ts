@@ -55,8 +55,9 @@ async function navigate(host: CommandHost, what: 'used' | 'defined'): Promise<Na
   const { editor, position } = activePosition();
   const server = host.serverFor(editor.document.uri);
   const request = what === 'used' ? whereUsedRequest : whereDefinedRequest;
-  const r = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: what === 'used' ? 'Oracle: finding uses…' : 'Oracle: finding the definition…' }, () =>
-    server.client.sendRequest(request, { target: { textDocument: { uri: editor.document.uri.toString() }, position: { line: position.line, character: position.character } } }),
+  const budgetMs = readSettings(server.folder).referencesBudgetMs;
+  const r = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, cancellable: true, title: what === 'used' ? 'Oracle: finding uses…' : 'Oracle: finding the definition…' }, (_progress, token) =>
+    server.client.sendRequest(request, { target: { textDocument: { uri: editor.document.uri.toString() }, position: { line: position.line, character: position.character } }, ...(what === 'used' ? { budgetMs } : {}) }, token),
   );
   const source = provenanceOf(r);
   host.log.info(`${what === 'used' ? 'where used' : 'where defined'} ${r.name}: ${r.locations.length} from ${source}${r.notes.length ? `; ${r.notes.join('; ')}` : ''}`);
@@ -65,7 +66,9 @@ async function navigate(host: CommandHost, what: 'used' | 'defined'): Promise<Na
     void vscode.window.showInformationMessage(`Oracle: no ${what === 'used' ? 'uses' : 'definition'} of ${r.name || 'this'} found: ${why}`);
     return r;
   }
-  vscode.window.setStatusBarMessage(`Oracle: ${r.locations.length} ${what === 'used' ? 'reference' : 'definition'}${r.locations.length === 1 ? '' : 's'} of ${r.name} from ${source}`, 8000);
+  const partial = r.notes.find((n) => n.startsWith('partial:'));
+  vscode.window.setStatusBarMessage(`Oracle: ${r.locations.length} ${what === 'used' ? 'reference' : 'definition'}${r.locations.length === 1 ? '' : 's'} of ${r.name} from ${source}${partial ? ' (partial: the time budget ran out)' : ''}`, 8000);
+  if (partial) void vscode.window.showInformationMessage(`Oracle: ${partial.replace(/^partial: /, 'partial answer: ')}`);
   if (what === 'defined' && r.locations.length === 1 && !r.ambiguous) {
     const l = r.locations[0]!;
     await vscode.window.showTextDocument(vscode.Uri.parse(l.uri), { selection: toRange(l.range) });

@@ -42,6 +42,7 @@ export class FolderServer implements vscode.Disposable {
       mcp: { enabled: settings.mcpEnabled && !restricted, port: settings.mcpPort },
       queue: settings.queue,
       editorTimeoutMs: settings.editorTimeoutMs,
+      referencesBudgetMs: settings.referencesBudgetMs,
       ...(settings.include ? { include: settings.include } : {}),
       ...(settings.exclude ? { exclude: settings.exclude } : {}),
     };

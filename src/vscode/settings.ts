@@ -9,6 +9,7 @@ export interface ExtensionSettings {
   fallbackLanguages: string[] | null;
   headlessLanguageServers: boolean;
   editorTimeoutMs: number;
+  referencesBudgetMs: number;
   mcpEnabled: boolean;
   /** 0: any free port. */
   mcpPort: number;
@@ -34,6 +35,7 @@ export function readSettings(scope?: vscode.ConfigurationScope): ExtensionSettin
     fallbackLanguages: list('navigation.fallbackLanguages') ?? null,
     headlessLanguageServers: c.get<boolean>('navigation.headlessLanguageServers') ?? false,
     editorTimeoutMs: positive('navigation.editorTimeoutMs', 10_000),
+    referencesBudgetMs: positive('navigation.referencesBudgetMs', 5000),
     mcpEnabled: c.get<boolean>('mcp.enabled') ?? true,
     mcpPort: Math.max(0, Math.min(65_535, c.get<number>('mcp.port') ?? 0)),
     queue: { files: positive('index.queue.files', 5), lines: positive('index.queue.lines', 1000), timeoutSeconds: positive('index.queue.timeoutSeconds', 300) },

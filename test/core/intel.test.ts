@@ -340,3 +340,20 @@ describe('the provider chain around the language server', () => {
     expect(a.notes.join(' ')).toMatch(/after the language server gave no answer/);
   });
 });
+
+describe('references through a Go test package that dot-imports its own package', () => {
+  it('answers (a lookup that comes back to itself finds nothing on that path instead of waiting on itself)', async () => {
+    const engine = await openFixture('go-dotimport');
+    try {
+      const trim = await engine.navigator().references('lib/lib.go:4:6', { noLsp: true });
+      expect(where(trim)).toEqual(['lib/lib.go:9:9', 'lib/lib_test.go:10:6', 'lib/other_test.go:10:6', 'lib/other_test.go:14:9']);
+      // `helper` is defined in a sibling file of the test package; resolving its use looks
+      // through the dot import, which names the test package's own directory.
+      const helper = await engine.navigator().references('lib/other_test.go:13:6', { noLsp: true });
+      expect(where(helper)).toEqual(['lib/lib_test.go:10:20']);
+    } finally {
+      await engine.close();
+    }
+  }, 20_000);
+});
+

@@ -51,6 +51,19 @@ for (const corpus of CORPORA) {
       });
     }
 
+    if (corpus.name === 'go') {
+      it('references of a name used all over the standard library, on a budget: a partial answer that says so, nearest uses first', async () => {
+        const nav = engine.navigator();
+        // strings.TrimSpace (strings/strings.go:945): some 680 files mention the name.
+        const a = await nav.references('strings/strings.go:945:6', { noLsp: true, limit: 5000, budgetMs: 1000 });
+        expect(a.locations.length, JSON.stringify({ notes: a.notes, providers: a.providers, def: a.definition })).toBeGreaterThan(0);
+        expect(a.truncated).toBe(true);
+        expect(a.notes.find((n) => n.startsWith('partial:'))).toMatch(/resolved the uses in \d+ of \d+ files/);
+        // The files nearest the definition are resolved first: strings/ itself is in the answer.
+        expect(a.locations.some((l) => l.path.startsWith('strings/'))).toBe(true);
+      });
+    }
+
     it(`at least ${gold.min_pass_rate * 100}% of the ${gold.queries.length} gold queries rank their answer in their top N`, async () => {
       const misses: string[] = [];
       for (const g of gold.queries) {

@@ -105,6 +105,11 @@ export interface NavOptions {
   lspTimeoutMs?: number;
   /** For references: the most locations returned. */
   limit?: number;
+  /**
+   * For references resolved by the index: stop after this long and answer with what was found,
+   * saying that the list is partial (files nearest the definition are resolved first).
+   */
+  budgetMs?: number;
   signal?: AbortSignal;
 }
 
@@ -168,6 +173,8 @@ export class Navigator {
   /** Per-call caches: parsed facts and export lookups of the files a resolution touches. */
   private facts = new Map<string, Promise<FileFacts | undefined>>();
   private exportsCache = new Map<string, Promise<Loc[]>>();
+  /** Export lookups in progress, by key: a lookup that reaches its own key is a cycle. */
+  private readonly exportsPending = new Set<string>();
 
   constructor(private readonly deps: NavigatorDeps) {}
 
@@ -255,7 +262,15 @@ export class Navigator {
 
   /** Top-level definitions named `name` that `file` provides, following re-exports. */
   private exportsOf(file: string, name: string, depth: number): Promise<Loc[]> {
-    return memo(this.exportsCache, `${file}\0${name}`, () => this.findExport(file, name, depth));
+    const key = `${file}\0${name}`;
+    // A lookup that comes back to itself (a Go test package dot-importing its own package, star
+    // re-exports in a circle) would wait on its own pending answer forever: it finds nothing
+    // along that path instead.
+    if (this.exportsPending.has(key)) return Promise.resolve([]);
+    return memo(this.exportsCache, key, () => {
+      this.exportsPending.add(key);
+      return this.findExport(file, name, depth).finally(() => this.exportsPending.delete(key));
+    });
   }
 
   private async findExport(file: string, name: string, depth: number): Promise<Loc[]> {
@@ -369,6 +384,7 @@ export class Navigator {
     for (const spec of facts.importSpecs) {
       if (!spec.star) continue;
       for (const t of graph.resolver.resolve(file, facts.language, spec)) {
+        if (t === file) continue;
         const found = await look(t);
         if (found.length > 0) return found;
       }
@@ -1074,8 +1090,14 @@ export class Navigator {
     }
     if (def.ambiguous) notes.push(`references are gathered for the first candidate, ${target.path}:${target.line}`);
     const t0 = performance.now();
-    const { locs, truncated } = await this.gatherReferences(def.symbol, target, limit, opts.signal);
+    const deadline = opts.budgetMs !== undefined ? performance.now() + opts.budgetMs : undefined;
+    const { locs, truncated, budget } = await this.gatherReferences(def.symbol, target, limit, opts.signal, deadline);
     providers.push({ provider: 'graph', status: locs.length > 0 ? 'answered' : 'empty', reason: 'uses in the files that can see the definition, each resolved', ms: performance.now() - t0 });
+    if (budget) {
+      notes.push(
+        `partial: the index resolved the uses in ${budget.searched} of ${budget.files} files that mention ${def.symbol} (nearest to the definition first) before its ${((opts.budgetMs ?? 0) / 1000).toFixed(1)} s budget ran out; a language server for this language answers in full`,
+      );
+    }
     return { ...base, locations: locs, definition: target, truncated };
   }
 
@@ -1138,7 +1160,13 @@ export class Navigator {
    * name), each use resolved and kept when it resolves to `target` (high confidence) or when
    * it cannot be resolved but the name has no other definition (medium).
    */
-  private async gatherReferences(name: string, target: NavLocation, limit: number, signal?: AbortSignal): Promise<{ locs: NavLocation[]; truncated: boolean }> {
+  private async gatherReferences(
+    name: string,
+    target: NavLocation,
+    limit: number,
+    signal?: AbortSignal,
+    deadline?: number,
+  ): Promise<{ locs: NavLocation[]; truncated: boolean; budget?: { searched: number; files: number } }> {
     const graph = await this.deps.graph();
     const defFile = graph.file(target.path);
     const files = new Set<string>([target.path]);
@@ -1177,8 +1205,18 @@ export class Navigator {
     const others = this.deps.store.findSymbols(name, { limit: 50 }).filter((s) => s.name === name && !family.has(`${s.path}:${s.startLine}`));
     const out: NavLocation[] = [];
     let truncated = false;
-    for (const file of [...files].sort()) {
+    // Nearest first, so that a budget keeps the likeliest uses: the definition's file, its
+    // folder, the files that can see it; then the others that mention the name.
+    const dirOf = (p: string) => (p.includes('/') ? p.slice(0, p.lastIndexOf('/')) : '');
+    const rank = (p: string) => (p === target.path ? 0 : dirOf(p) === dirOf(target.path) ? 1 : 2);
+    const ordered = [...files].sort((a, b) => rank(a) - rank(b));
+    // Answers list files in path order whatever order they were resolved in.
+    const byPath = (locs: NavLocation[]) => locs.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    let searched = 0;
+    for (const file of ordered) {
       if (signal?.aborted) throw new VltError('CANCELLED', 'the call was cancelled');
+      if (deadline !== undefined && performance.now() > deadline && searched > 0) return { locs: byPath(out), truncated: true, budget: { searched, files: ordered.length } };
+      searched++;
       const facts = await this.fileFacts(file);
       if (!facts || facts.language !== (defFile?.language ?? facts.language) && !sameFamily(facts.language, defFile?.language)) continue;
       const { root } = await this.syntax(file, facts);
@@ -1188,6 +1226,7 @@ export class Navigator {
         for (const n of spec.names ?? []) if (n.name === name && n.local !== name) uses.push(...identifiersNamed(root, facts.text, n.local));
       }
       for (const u of uses) {
+        if (deadline !== undefined && performance.now() > deadline) return { locs: byPath(out), truncated: true, budget: { searched, files: ordered.length } };
         if (u.line === target.line && u.col === target.col && file === target.path) continue;
         if (u.inDocLink) {
           // A doc link names whatever the name means at the file's top level.
@@ -1212,11 +1251,11 @@ export class Navigator {
         }
         if (out.length >= limit) {
           truncated = true;
-          return { locs: out, truncated };
+          return { locs: byPath(out), truncated };
         }
       }
     }
-    return { locs: out, truncated };
+    return { locs: byPath(out), truncated };
   }
 }
 

@@ -105,6 +105,13 @@ const findReferencesInput = strictArgs({
     .default(4000)
     .describe('Upper bound on the size of this answer, in tokens (characters / 4). References that do not fit move to the next page.'),
   cursor: z.string().max(200).optional().describe('The next_cursor of a previous answer, with exactly the same other arguments, for the next page.'),
+  budget_ms: z
+    .number()
+    .int()
+    .min(100)
+    .max(600_000)
+    .optional()
+    .describe('Without a language server: stop resolving uses after this many milliseconds and answer with those found so far, nearest to the definition first; notes then say the list is partial. Default: no limit.'),
 });
 
 export const findReferencesTool: ToolDefinition<typeof findReferencesInput, NavToolResult> = {
@@ -119,10 +126,10 @@ export const findReferencesTool: ToolDefinition<typeof findReferencesInput, NavT
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async handler(ctx, input) {
     const query = queryOf(input);
-    const fingerprint = requestFingerprint([query, input.limit, input.no_lsp]);
+    const fingerprint = requestFingerprint([query, input.limit, input.no_lsp, input.budget_ms ?? null]);
     const offset = input.cursor !== undefined ? decodeCursor(input.cursor, fingerprint, input.limit) : 0;
     const { engine, nav } = await navigator(ctx);
-    const a = await nav.references(query, { noLsp: input.no_lsp, limit: input.limit, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    const a = await nav.references(query, { noLsp: input.no_lsp, limit: input.limit, ...(input.budget_ms !== undefined ? { budgetMs: input.budget_ms } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}) });
     const budget = charsForTokens(Math.min(input.max_tokens, MAX_ANSWER_TOKENS));
     const definition = a.definition ? (await withLines(ctx, engine.root, [a.definition]))[0] : undefined;
     const { definition: _d, locations: all, ...rest } = a;
