@@ -109,6 +109,14 @@ export async function run(): Promise<void> {
   const defs = await vscode.commands.executeCommand<vscode.Location[]>('vscode.executeDefinitionProvider', vscode.Uri.joinPath(folder().uri, 'tools/report.py'), new vscode.Position(4, 12));
   assert.ok(defs.some((d) => d.uri.path.endsWith('tools/helpers.py')), `python definition through the editor: ${JSON.stringify(defs)}`);
 
+  // Every core tool is a language-model tool; a call runs in the server, on the shared engine.
+  const lmTools = vscode.lm.tools.filter((t) => t.name.startsWith('vlt_')).map((t) => t.name);
+  assert.ok(lmTools.includes('vlt_find_references') && lmTools.includes('vlt_ask_oracle'), `language-model tools: ${lmTools.join(', ')}`);
+  const lmResult = await vscode.lm.invokeTool('vlt_find_references', { input: { symbol: 'shift' }, toolInvocationToken: undefined });
+  const lmText = lmResult.content.map((p) => (p instanceof vscode.LanguageModelTextPart ? p.value : '')).join('');
+  assert.match(lmText, /main\.ts:5/, `vlt_find_references answered: ${lmText.slice(0, 300)}`);
+  log(`language-model tools: ${lmTools.length}, vlt_find_references answered`);
+
   if (!trusted) {
     const s = await api.request<ServerStatus>('vlt/status');
     assert.equal(s.mcp, null, 'no MCP endpoint in Restricted Mode');
