@@ -73,6 +73,8 @@ export interface StatusReport {
 }
 
 const SNIPPET_LINES = 12;
+/** Targeted runs up to this many files parse in this thread once the workers are released. */
+const IN_THREAD_MAX_FILES = 50;
 
 export class Engine {
   private symbolsByName: Map<string, SymbolCandidate[]> | undefined;
@@ -93,6 +95,11 @@ export class Engine {
   }
   private symbolNameList: string[] | undefined;
   private pool: ParsePool | undefined;
+  /** The in-thread parser of small runs, once the workers are released. */
+  private threadPool: ParsePool | undefined;
+  private smallRunsInThread = false;
+  /** An index run changed the search index since the last commit. */
+  private searchUnsaved = false;
   /** Bumped whenever an index run changed what the store holds; see {@link stateVersion}. */
   private contentVersion = 0;
 
@@ -199,14 +206,21 @@ export class Engine {
   async index(opts: { onProgress?: ProgressSink; signal?: AbortSignal; persist?: boolean; paths?: string[] } = {}): Promise<IndexReport> {
     if (this.mode !== 'write') throw new VltError('INTERNAL', 'index() needs an engine opened in write mode');
     await this.ensureVectorDims();
-    this.pool ??= await createParsePool({ ...(this.deps.parseWorkers !== undefined ? { workers: this.deps.parseWorkers } : {}) });
+    // A long-lived writer parses its small targeted runs in this thread once it has let its
+    // workers go (see releaseParseWorkers); everything else gets the worker pool.
+    let pool: ParsePool;
+    if (this.smallRunsInThread && opts.paths && opts.paths.length <= IN_THREAD_MAX_FILES) {
+      pool = this.threadPool ??= createParsePool({ inThread: true });
+    } else {
+      pool = this.pool ??= createParsePool({ ...(this.deps.parseWorkers !== undefined ? { workers: this.deps.parseWorkers } : {}) });
+    }
     const report = await runIndex({
       root: this.root,
       config: this.config,
       fs: this.deps.fs,
       store: this.store,
       search: this.searchIndex,
-      pool: this.pool,
+      pool,
       logger: this.logger,
       ...(this.embeddings ? { embeddings: this.embeddings } : {}),
       ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
@@ -216,8 +230,23 @@ export class Engine {
     });
     if (this.store.rebuildReason) report.rebuildReason = this.store.rebuildReason;
     this.invalidateCaches(report.changed);
-    if (report.changed.length > 0) this.contentVersion++;
+    if (report.changed.length > 0) {
+      this.contentVersion++;
+      this.searchUnsaved = true;
+    }
     return report;
+  }
+
+  /**
+   * Stops the parse worker threads and returns their memory; later targeted runs of a few
+   * files parse in this thread (a long-lived writer after its first index). A full run starts
+   * workers again.
+   */
+  async releaseParseWorkers(): Promise<void> {
+    this.smallRunsInThread = true;
+    const pool = this.pool;
+    this.pool = undefined;
+    await pool?.close();
   }
 
   /**
@@ -230,9 +259,11 @@ export class Engine {
   }
 
   async commit(): Promise<void> {
-    // A search index never loaded was never changed: its snapshot in the store is current.
-    if (this.loadedSearchIndex) await persistIndex(this.store, this.loadedSearchIndex);
+    // A search index never loaded, or not changed since the last commit, has a current
+    // snapshot in the store; writing it again would only cost time (and make every reader reload).
+    if (this.loadedSearchIndex && this.searchUnsaved) await persistIndex(this.store, this.loadedSearchIndex);
     else await this.store.commit();
+    this.searchUnsaved = false;
   }
 
   /**
@@ -592,6 +623,8 @@ export class Engine {
     }
     await this.pool?.close();
     this.pool = undefined;
+    await this.threadPool?.close();
+    this.threadPool = undefined;
     this.store.close();
   }
 }

@@ -355,7 +355,9 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
     store.setMeta('unsupported_files', String(disc.unsupportedCount));
     store.setMeta('skipped_dirs', JSON.stringify(disc.skippedDirs));
   }
-  if (ctx.persist !== false) {
+  // Nothing changed and nothing else to write: the index on disk is current, and rewriting it
+  // would bump its generation and make every reader load it again.
+  if (ctx.persist !== false && (report.changed.length > 0 || store.hasUnsavedChanges || !store.loadedFromDisk)) {
     const tPersist = performance.now();
     onProgress?.({ phase: 'persist', done: 0, total: 1 });
     await persistIndex(store, search);

@@ -382,18 +382,26 @@ export class WorkspaceServer {
     let engine: Engine;
     if (this.opts.writer) {
       engine = await Engine.open(this.root, this.deps, 'write');
-      try {
-        this.phase = 'indexing';
-        this.opts.onState?.();
-        const empty = engine.isEmpty;
-        if (empty) this.logger.info(`no index in ${this.root} yet; building it`);
-        const r = await engine.index({ signal, onProgress: this.progressSink() });
-        await engine.commit();
-        this.logger.info(`${empty ? 'indexed' : 'index up to date:'} ${r.filesParsed} files parsed, ${r.filesRemoved} removed, ${r.chunksAdded} chunks in ${r.ms.total.toFixed(0)} ms`);
-        engine.releaseWriteLock();
-      } catch (e) {
-        await engine.close().catch(() => undefined);
-        throw e;
+      if (engine.isEmpty) {
+        try {
+          this.phase = 'indexing';
+          this.opts.onState?.();
+          this.logger.info(`no index in ${this.root} yet; building it`);
+          const r = await engine.index({ signal, onProgress: this.progressSink() });
+          await engine.commit();
+          this.logger.info(`indexed ${r.filesParsed} files, ${r.chunksAdded} chunks in ${r.ms.total.toFixed(0)} ms`);
+          engine.releaseWriteLock();
+          // The workers' memory goes back; saves are parsed in this thread from now on.
+          await engine.releaseParseWorkers();
+        } catch (e) {
+          await engine.close().catch(() => undefined);
+          throw e;
+        }
+      } else {
+        // An index exists: it answers at once, and what changed while no writer ran (a branch
+        // switch, edits in another editor) is caught up in the background, before the next
+        // request is answered.
+        void this.gate.exclusive(() => this.catchUp(engine, signal));
       }
     } else {
       const reader = await Engine.open(this.root, this.deps, 'read');
@@ -419,6 +427,22 @@ export class WorkspaceServer {
     this.openedEngine = engine;
     this.opts.onState?.();
     return engine;
+  }
+
+  private async catchUp(engine: Engine, signal: AbortSignal): Promise<void> {
+    try {
+      const r = await engine.index({ signal, onProgress: this.progressSink() });
+      await engine.commit();
+      this.logger.info(`index caught up: ${r.filesParsed} files parsed, ${r.filesRemoved} removed, ${r.filesUnchanged} unchanged in ${r.ms.total.toFixed(0)} ms`);
+      await engine.releaseParseWorkers();
+    } catch (e) {
+      this.lastError = e instanceof VltError ? e : new VltError('INTERNAL', String(e));
+      this.logger.error(`index: catching up failed: ${this.lastError.code}: ${this.lastError.message}`);
+    } finally {
+      this.progress = null;
+      this.releaseLock(engine);
+      this.opts.onState?.();
+    }
   }
 
   /** Delta queue step: indexes `paths` in memory under the writer lock, counting changed lines. */

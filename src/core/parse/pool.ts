@@ -27,6 +27,8 @@ export interface ParsePool {
 export interface ParsePoolOptions {
   /** Worker threads; defaults to the available parallelism, at most 4. */
   workers?: number;
+  /** Parse in the calling thread (a few files at a time: no workers to start or to keep). */
+  inThread?: boolean;
   /** The worker entry; defaults to `parse-worker.js` next to this bundle, when it exists. */
   workerScript?: string;
   /** Where the parser finds grammars and queries (passed on to each worker). */
@@ -191,6 +193,7 @@ class WorkerPool implements ParsePool {
  * `workerScript`), else an in-thread pool. Check `mode` to see which one you got.
  */
 export function createParsePool(opts: ParsePoolOptions = {}): ParsePool {
+  if (opts.inThread) return new InThreadPool(opts.parserOptions);
   const script = opts.workerScript ?? defaultWorkerScript();
   if (script && fs.existsSync(script)) {
     const n = Math.min(MAX_WORKERS, Math.max(1, Math.floor(opts.workers ?? os.availableParallelism())));

@@ -1623,6 +1623,12 @@ export class IndexStore {
   /** Replaces the whole list of files that discovery or parsing skipped. */
   setSkipped(list: readonly SkippedRow[]): void {
     this.assertWritable();
+    const key = (r: SkippedRow) => `${r.path}\0${r.reason}\0${r.detail ?? ''}`;
+    const old = this.getSkipped();
+    if (old.length === list.length) {
+      const before = new Set(old.map(key));
+      if (list.every((r) => before.has(key(r)))) return;
+    }
     const conn = this.conn;
     conn.transaction(() => {
       conn.run('DELETE FROM skipped', []);
@@ -1647,6 +1653,7 @@ export class IndexStore {
   setMeta(key: string, value: string): void {
     this.assertWritable();
     if (RESERVED_META.has(key)) throw new VltError('INTERNAL', `meta key ${key} is maintained by the store`);
+    if (this.getMeta(key) === value) return;
     this.conn.run('INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)', [key, value]);
     this.dirty = true;
   }

@@ -113,8 +113,8 @@ export async function run(): Promise<void> {
     // "Where Is This Used?" answered by the index (no Go server in this VS Code).
     const where: Array<{ symbol: string; ms: number; locations: number; provenance: string[]; notes: string[] }> = [];
     for (const [rel, needle, offset] of [
-      ['strings/builder.go', 'func (b *Builder) WriteString', 'func (b *Builder) '.length + 1],
       ['strings/strings.go', 'func TrimSpace', 'func '.length + 1],
+      ['strings/builder.go', 'func (b *Builder) WriteString', 'func (b *Builder) '.length + 1],
       ['fmt/print.go', 'func Sprintf', 'func '.length + 1],
       ['net/http/server.go', 'func (srv *Server) Serve(', 'func (srv *Server) '.length + 1],
     ] as const) {

@@ -109,6 +109,13 @@ export async function run(): Promise<void> {
   const defs = await vscode.commands.executeCommand<vscode.Location[]>('vscode.executeDefinitionProvider', vscode.Uri.joinPath(folder().uri, 'tools/report.py'), new vscode.Position(4, 12));
   assert.ok(defs.some((d) => d.uri.path.endsWith('tools/helpers.py')), `python definition through the editor: ${JSON.stringify(defs)}`);
 
+  // The repository map, around the active file, as a read-only document.
+  await vscode.commands.executeCommand('vlt.repoMap');
+  const mapDoc = vscode.window.activeTextEditor?.document;
+  assert.equal(mapDoc?.uri.scheme, 'vlt-repomap', 'the repo map opens as a read-only document');
+  assert.match(mapDoc.getText(), /tools\/helpers\.py/);
+  assert.match(mapDoc.getText(), /math\.ts/);
+
   // Every core tool is a language-model tool; a call runs in the server, on the shared engine.
   const lmTools = vscode.lm.tools.filter((t) => t.name.startsWith('vlt_')).map((t) => t.name);
   assert.ok(lmTools.includes('vlt_find_references') && lmTools.includes('vlt_ask_oracle'), `language-model tools: ${lmTools.join(', ')}`);
