@@ -184,7 +184,7 @@ export class Engine {
   }
 
   get isEmpty(): boolean {
-    return this.store.listFiles().length === 0 && this.store.getMeta('generation') === undefined;
+    return this.store.isEmpty && this.store.getMeta('generation') === undefined;
   }
 
   private async ensureVectorDims(): Promise<void> {
@@ -214,12 +214,20 @@ export class Engine {
     } else {
       pool = this.pool ??= createParsePool({ ...(this.deps.parseWorkers !== undefined ? { workers: this.deps.parseWorkers } : {}) });
     }
+    // The search index may load lazily, at the run's first change, only from a snapshot: the
+    // snapshot is the state before the run. Rebuilt from the stored chunks (no snapshot, or one
+    // for other vectors) it must load before the run changes those chunks.
+    if (!this.loadedSearchIndex && (this.searchDims !== undefined || !this.store.hasBlob('search'))) void this.searchIndex;
+    const loadSearch = () => this.searchIndex;
     const report = await runIndex({
       root: this.root,
       config: this.config,
       fs: this.deps.fs,
       store: this.store,
-      search: this.searchIndex,
+      // Loaded on the first change: a run that finds nothing changed never loads the snapshot.
+      get search() {
+        return loadSearch();
+      },
       pool,
       logger: this.logger,
       ...(this.embeddings ? { embeddings: this.embeddings } : {}),
@@ -278,6 +286,16 @@ export class Engine {
     if (!(await this.store.reload())) return false;
     await this.dropDerivedState();
     return true;
+  }
+
+  /**
+   * Loads what the first search would otherwise load on its own time: the search snapshot and
+   * the symbol table (about a second on the Go standard library). Long-lived hosts call it
+   * while idle after opening.
+   */
+  warmUp(): void {
+    void this.searchIndex;
+    this.symbolMap();
   }
 
   /** Whether index.db on disk is newer than what this engine loaded (a cheap stat). */

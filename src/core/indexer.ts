@@ -200,7 +200,21 @@ export async function persistIndex(store: IndexStore, search: SearchIndex): Prom
 const EXTRACTOR_META = 'extractor_version';
 
 export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
-  const { store, search, logger, onProgress, signal } = ctx;
+  const { store, logger, onProgress, signal } = ctx;
+  // Read through ctx each time: the host may load its search index only when a run needs it
+  // (a run that changes nothing never does). An index rebuilt from the stored chunks at that
+  // moment (its snapshot was unreadable) already holds the chunks this run stored before it, so
+  // removing is idempotent and adding replaces.
+  const search = {
+    remove: (id: number) => {
+      if (ctx.search.has(id)) ctx.search.remove(id);
+    },
+    add: (doc: ChunkDoc) => {
+      if (ctx.search.has(doc.id)) ctx.search.remove(doc.id);
+      ctx.search.add(doc);
+    },
+    setVector: (id: number, v: Float32Array) => ctx.search.setVector(id, v),
+  };
   const t0 = performance.now();
   const report: IndexReport = {
     filesDiscovered: 0,
@@ -360,7 +374,7 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
   if (ctx.persist !== false && (report.changed.length > 0 || store.hasUnsavedChanges || !store.loadedFromDisk)) {
     const tPersist = performance.now();
     onProgress?.({ phase: 'persist', done: 0, total: 1 });
-    await persistIndex(store, search);
+    await persistIndex(store, ctx.search);
     onProgress?.({ phase: 'persist', done: 1, total: 1 });
     report.ms.persist = performance.now() - tPersist;
   }

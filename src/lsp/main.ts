@@ -127,12 +127,21 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
       pid: process.pid,
     };
   };
+  // At most one notification per STATUS_EVERY_MS: a change after a quiet period goes out at
+  // once (the status bar turns "ready" without delay), later ones are coalesced into one.
+  let lastPush = 0;
+  const sendStatus = () => {
+    lastPush = Date.now();
+    if (ws) void connection.sendNotification(didChangeStatusNotification, status()).catch(() => undefined);
+  };
   const pushStatus = () => {
     if (statusTimer) return;
+    const wait = lastPush + STATUS_EVERY_MS - Date.now();
+    if (wait <= 0) return sendStatus();
     statusTimer = setTimeout(() => {
       statusTimer = undefined;
-      if (ws) void connection.sendNotification(didChangeStatusNotification, status()).catch(() => undefined);
-    }, STATUS_EVERY_MS);
+      sendStatus();
+    }, wait);
   };
 
   /** Runs one agent tool for the editor: recorded in the shared session like an agent's call. */

@@ -393,6 +393,7 @@ export class WorkspaceServer {
           engine.releaseWriteLock();
           // The workers' memory goes back; saves are parsed in this thread from now on.
           await engine.releaseParseWorkers();
+          engine.warmUp();
         } catch (e) {
           await engine.close().catch(() => undefined);
           throw e;
@@ -430,11 +431,15 @@ export class WorkspaceServer {
   }
 
   private async catchUp(engine: Engine, signal: AbortSignal): Promise<void> {
+    // The gate is already held (requests queue behind it); the work itself starts after the
+    // "ready" status has gone out, since loading the search snapshot blocks for a while.
+    await new Promise((resolve) => setImmediate(resolve));
     try {
       const r = await engine.index({ signal, onProgress: this.progressSink() });
       await engine.commit();
       this.logger.info(`index caught up: ${r.filesParsed} files parsed, ${r.filesRemoved} removed, ${r.filesUnchanged} unchanged in ${r.ms.total.toFixed(0)} ms`);
       await engine.releaseParseWorkers();
+      engine.warmUp();
     } catch (e) {
       this.lastError = e instanceof VltError ? e : new VltError('INTERNAL', String(e));
       this.logger.error(`index: catching up failed: ${this.lastError.code}: ${this.lastError.message}`);

@@ -313,6 +313,7 @@ if (results.vscode && !results.vscode.skipped) {
   lines.push('| target | measured | |');
   lines.push('|---|---|---|');
   lines.push(`| activation → ready status, indexed workspace ≤ 1 s | ${ms(v.go.reopen.activationToReadyMs)} (Go) | ${met(v.go.reopen.activationToReadyMs <= 1000)} |`);
+  lines.push(`| …and to the first search answered (after the catch-up of changes made while closed) | ${ms(v.go.reopen.activationToFirstSearchMs)} | |`);
   lines.push(`| first index of the Go stdlib in the server (activation → ready) | ${ms(f.activationToReadyMs)} | |`);
   lines.push(`| extension host event-loop delay during that index p99 ≤ 50 ms | p50 ${ms(f.extHostLoopDelayMs.p50)}, p99 ${ms(f.extHostLoopDelayMs.p99)}, max ${ms(f.extHostLoopDelayMs.max)} | ${met(f.extHostLoopDelayMs.p99 <= 50)} |`);
   lines.push(`| save → searchable p95 ≤ 300 ms (${f.saveToSearchableMs.n} saves) | p50 ${ms(f.saveToSearchableMs.p50)}, p95 ${ms(f.saveToSearchableMs.p95)} | ${met(f.saveToSearchableMs.p95 <= 300)} |`);

@@ -88,3 +88,50 @@ describe('Engine against a faulty file system', () => {
     }
   });
 });
+
+describe('an index run that loads the search index at its first change', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = tempDir();
+    writeFileSync(path.join(dir, 'a.py'), 'def alpha_one():\n    return 1\n');
+    writeFileSync(path.join(dir, 'b.py'), 'def beta_two():\n    return 2\n');
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  const deps = { fs: nodeWorkspaceFs, embeddingProvider: null, parseWorkers: 0 } as const;
+
+  it('changes nothing and writes nothing when nothing changed', async () => {
+    const first = await Engine.open(dir, deps, 'write');
+    await first.index();
+    const generation = first.store.generation;
+    await first.close();
+    const again = await Engine.open(dir, deps, 'write');
+    try {
+      const r = await again.index();
+      expect(r.changed).toEqual([]);
+      expect(r.ms.persist).toBe(0);
+      expect(again.store.generation).toBe(generation);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('is right when the snapshot turns out unreadable: the index rebuilt mid-run is replaced, not duplicated', async () => {
+    const first = await Engine.open(dir, deps, 'write');
+    await first.index();
+    first.store.setBlob('search', new Uint8Array([1, 2, 3, 4]));
+    await first.store.commit();
+    await first.close();
+    writeFileSync(path.join(dir, 'a.py'), 'def alpha_changed():\n    return 3\n');
+    writeFileSync(path.join(dir, 'c.py'), 'def gamma_new():\n    return 4\n');
+    const again = await Engine.open(dir, deps, 'write');
+    try {
+      await again.index();
+      expect((await again.search('alpha_changed')).hits[0]?.path).toBe('a.py');
+      expect((await again.search('gamma_new')).hits[0]?.path).toBe('c.py');
+      expect((await again.search('alpha_one')).hits.some((h) => h.symbol === 'alpha_one')).toBe(false);
+      expect((await again.search('beta_two')).hits[0]?.path).toBe('b.py');
+    } finally {
+      await again.close();
+    }
+  });
+});

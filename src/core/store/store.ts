@@ -1974,6 +1974,11 @@ export class IndexStore {
     });
   }
 
+  hasBlob(key: string): boolean {
+    this.assertOpen();
+    return this.conn.first('SELECT 1 FROM blobs WHERE key = ?', [key]) !== undefined;
+  }
+
   getBlob(key: string): Uint8Array | undefined {
     this.assertOpen();
     const v = this.conn.first('SELECT value FROM blobs WHERE key = ?', [key])?.[0];
