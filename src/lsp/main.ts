@@ -89,7 +89,8 @@ export interface LspServerOptions {
 /** Runs the server until the client sends `exit` or closes the stream. */
 export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
   const connection = opts.connection ?? createConnection(ProposedFeatures.all, process.stdin, process.stdout);
-  const logger = connectionLogger(connection);
+  const logLevel = { debug: false };
+  const logger = connectionLogger(connection, logLevel);
   // Anything printed with console.log would corrupt the protocol stream.
   console.log = console.info = console.debug = (...args: unknown[]) => void process.stderr.write(`${format(...args)}\n`);
 
@@ -188,6 +189,7 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
 
   connection.onInitialize((params: InitializeParams): InitializeResult => {
     init = (params.initializationOptions ?? {}) as InitializationOptions;
+    logLevel.debug = init.debug === true;
     clientName = params.clientInfo ? `${params.clientInfo.name}${params.clientInfo.version ? `@${params.clientInfo.version}` : ''}` : 'lsp-client';
     const root = workspaceRootOf(params);
     coords = new Coordinates(root);
@@ -410,11 +412,13 @@ function asResponseError(e: unknown): ResponseError<{ code: string }> {
   return new ResponseError(rpcCode, `${err.code}: ${err.message}`, { code: err.code });
 }
 
-/** Logs to the client's output (window/logMessage). */
-function connectionLogger(connection: Connection): Logger {
+/** Logs to the client's output (window/logMessage); debug lines only when the client asks for them. */
+function connectionLogger(connection: Connection, level: { debug: boolean }): Logger {
   const text = (m: string, rest: unknown[]) => (rest.length ? `${m} ${rest.map((r) => (r instanceof Error ? (r.stack ?? r.message) : String(r))).join(' ')}` : m);
   return {
-    debug: (m, ...rest) => connection.console.debug(text(m, rest)),
+    debug: (m, ...rest) => {
+      if (level.debug) connection.console.log(text(m, rest));
+    },
     info: (m, ...rest) => connection.console.info(text(m, rest)),
     warn: (m, ...rest) => connection.console.warn(text(m, rest)),
     error: (m, ...rest) => connection.console.error(text(m, rest)),

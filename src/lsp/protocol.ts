@@ -183,6 +183,8 @@ export interface InitializationOptions {
   editorTimeoutMs?: number;
   /** Bound on the index's resolution of references for the standard references request (default 5 s). */
   referencesBudgetMs?: number;
+  /** Send debug lines too (the extension passes its log channel's level). */
+  debug?: boolean;
   /** Replace vlt.toml's `[index] include` / `exclude` (workspace-relative globs). */
   include?: string[];
   exclude?: string[];

@@ -35,6 +35,7 @@ export class FolderServer implements vscode.Disposable {
     const serverOptions: ServerOptions = { run, debug: { ...run, options: { ...run.options, execArgv: ['--nolazy', '--inspect=6019'] } } };
     const init: InitializationOptions = {
       editorBridge: true,
+      debug: log.logLevel !== vscode.LogLevel.Off && log.logLevel <= vscode.LogLevel.Debug,
       editorServers: this.names,
       fallbackLanguages: this.fallbackLanguages,
       restricted,
