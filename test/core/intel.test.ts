@@ -357,3 +357,18 @@ describe('references through a Go test package that dot-imports its own package'
   }, 20_000);
 });
 
+
+describe('references by a qualified name', () => {
+  it('gathers the same uses as the position form (Go pkg.Func)', async () => {
+    const engine = await openFixture('go');
+    try {
+      const nav = engine.navigator();
+      const byName = await nav.references('util.Helper', { noLsp: true });
+      const byPos = await nav.references('util/util.go:4:6', { noLsp: true });
+      expect(where(byPos).length).toBeGreaterThan(0);
+      expect(where(byName)).toEqual(where(byPos));
+    } finally {
+      await engine.close();
+    }
+  });
+});

@@ -1091,7 +1091,10 @@ export class Navigator {
     if (def.ambiguous) notes.push(`references are gathered for the first candidate, ${target.path}:${target.line}`);
     const t0 = performance.now();
     const deadline = opts.budgetMs !== undefined ? performance.now() + opts.budgetMs : undefined;
-    const { locs, truncated, budget } = await this.gatherReferences(def.symbol, target, limit, opts.signal, deadline);
+    // Uses are identifiers: `strings.TrimSpace`, `Server.Serve` and `Type::method` are used as
+    // `TrimSpace`, `Serve` and `method`, resolved back to the definition one by one.
+    const bare = def.symbol.split(/[.:#]+/).filter(Boolean).pop() ?? def.symbol;
+    const { locs, truncated, budget } = await this.gatherReferences(bare, target, limit, opts.signal, deadline);
     providers.push({ provider: 'graph', status: locs.length > 0 ? 'answered' : 'empty', reason: 'uses in the files that can see the definition, each resolved', ms: performance.now() - t0 });
     if (budget) {
       notes.push(
