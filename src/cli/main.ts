@@ -5,7 +5,6 @@
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import * as path from 'node:path';
-import { loadConfig } from '../core/config';
 import { Engine, type SearchOutput, type StatusReport } from '../core/engine';
 import type { LanguageServers } from '../core/intel/lsp';
 import { DEFAULT_MAP_TOKENS, RepoMapper } from '../core/intel/repomap';
@@ -277,16 +276,8 @@ export function buildProgram(): Command {
       const { logger, progress, deps } = wiring(globals());
       const { WorkspaceServer } = await import('../server/workspace');
       const { watchWorkspace } = await import('../server/watch');
-      const config = await loadConfig(root());
-      const ws = await WorkspaceServer.open({
-        workspace: root(),
-        logger,
-        onProgress: progress.sink,
-        deps,
-        writer: true,
-        hostName: 'vlt coderag watch',
-        queue: { files: config.index.queue.files, lines: config.index.queue.lines, timeoutMs: config.index.queue.timeoutSeconds * 1000 },
-      });
+      // The queue's thresholds come from vlt.toml ([index] queue_*).
+      const ws = await WorkspaceServer.open({ workspace: root(), logger, onProgress: progress.sink, deps, writer: true, hostName: 'vlt coderag watch' });
       const stop = new AbortController();
       for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(sig, () => stop.abort());
       try {

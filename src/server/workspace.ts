@@ -17,6 +17,7 @@
 import * as path from 'node:path';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { version as packageVersion } from '../../package.json';
+import { loadConfig } from '../core/config';
 import { changedLineCount, DeltaQueue, type DeltaQueueState } from '../core/delta-queue';
 import { Engine, type EngineDeps, type StatusReport } from '../core/engine';
 import { VltError } from '../core/errors';
@@ -155,7 +156,10 @@ export class WorkspaceServer {
     const st = await nodeWorkspaceFs.stat(root).catch(() => undefined);
     if (!st) throw new VltError('PATH_NOT_FOUND', `workspace ${root} does not exist`);
     if (st.kind !== 'dir') throw new VltError('NOT_A_DIRECTORY', `workspace ${root} is not a directory`);
-    return new WorkspaceServer(opts, root);
+    if (!opts.writer) return new WorkspaceServer(opts, root);
+    // The queue's thresholds: vlt.toml's [index] queue_*, each overridden by the host's own.
+    const q = (await loadConfig(root)).index.queue;
+    return new WorkspaceServer({ ...opts, queue: { files: q.files, lines: q.lines, timeoutMs: q.timeoutSeconds * 1000, ...opts.queue } }, root);
   }
 
   get restricted(): boolean {

@@ -13,7 +13,8 @@ export interface ExtensionSettings {
   mcpEnabled: boolean;
   /** 0: any free port. */
   mcpPort: number;
-  queue: { files: number; lines: number; timeoutSeconds: number };
+  /** Only the thresholds the user set; the others come from vlt.toml, then the defaults. */
+  queue: { files?: number; lines?: number; timeoutSeconds?: number };
   include: string[] | undefined;
   exclude: string[] | undefined;
   whereUsedPresentation: 'peek' | 'quickPick';
@@ -29,6 +30,10 @@ export function readSettings(scope?: vscode.ConfigurationScope): ExtensionSettin
     const v = c.get<number>(key);
     return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : fallback;
   };
+  const isSet = (key: string): boolean => {
+    const i = c.inspect(key);
+    return i !== undefined && [i.globalValue, i.workspaceValue, i.workspaceFolderValue].some((v) => v !== undefined);
+  };
   const include = list('index.include');
   const exclude = list('index.exclude');
   return {
@@ -38,7 +43,11 @@ export function readSettings(scope?: vscode.ConfigurationScope): ExtensionSettin
     referencesBudgetMs: positive('navigation.referencesBudgetMs', 5000),
     mcpEnabled: c.get<boolean>('mcp.enabled') ?? true,
     mcpPort: Math.max(0, Math.min(65_535, c.get<number>('mcp.port') ?? 0)),
-    queue: { files: positive('index.queue.files', 5), lines: positive('index.queue.lines', 1000), timeoutSeconds: positive('index.queue.timeoutSeconds', 300) },
+    queue: {
+      ...(isSet('index.queue.files') ? { files: positive('index.queue.files', 5) } : {}),
+      ...(isSet('index.queue.lines') ? { lines: positive('index.queue.lines', 1000) } : {}),
+      ...(isSet('index.queue.timeoutSeconds') ? { timeoutSeconds: positive('index.queue.timeoutSeconds', 300) } : {}),
+    },
     include: include && include.length > 0 ? include : undefined,
     exclude: exclude && exclude.length > 0 ? exclude : undefined,
     whereUsedPresentation: c.get<string>('whereUsed.presentation') === 'quickPick' ? 'quickPick' : 'peek',
