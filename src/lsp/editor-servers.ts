@@ -8,7 +8,7 @@
  * the editor would ask this server back, in a loop.
  */
 import { CancellationTokenSource, type CancellationToken, type Location } from 'vscode-languageserver-protocol';
-import type { Diagnostic, LanguageServerInfo, LanguageServers, LspAnswer, LspCallOptions, SourcePosition } from '../core/intel/lsp';
+import type { Diagnostic, LanguageServerInfo, LanguageServers, LspAnswer, LspCallOptions, SourcePosition, SourceRange } from '../core/intel/lsp';
 import type { LanguageId } from '../core/types';
 import type { Coordinates } from './convert';
 import { editorDefinitionRequest, editorDiagnosticsRequest, editorHoverRequest, editorReferencesRequest, type EditorAnswer } from './protocol';
@@ -38,11 +38,11 @@ export class EditorLanguageServers implements LanguageServers {
     return { name: this.nameOf(language), languages: [language], state: 'ready', detail: "the editor's language server, asked through the editor", restarts: 0 };
   }
 
-  definition(pos: SourcePosition, opts: LspCallOptions): Promise<LspAnswer<import('../core/intel/lsp').SourceRange[]>> {
+  definition(pos: SourcePosition, opts: LspCallOptions): Promise<LspAnswer<SourceRange[]>> {
     return this.ask(pos.path, opts, (token) => this.opts.connection.sendRequest<EditorAnswer<Location[]>>(editorDefinitionRequest.method, this.params(pos), token), (v: Location[]) => v.map((l) => this.opts.coords.sourceRange(l)));
   }
 
-  references(pos: SourcePosition, opts: LspCallOptions & { includeDeclaration: boolean }): Promise<LspAnswer<import('../core/intel/lsp').SourceRange[]>> {
+  references(pos: SourcePosition, opts: LspCallOptions & { includeDeclaration: boolean }): Promise<LspAnswer<SourceRange[]>> {
     return this.ask(pos.path, opts, (token) => this.opts.connection.sendRequest<EditorAnswer<Location[]>>(editorReferencesRequest.method, { ...this.params(pos), includeDeclaration: opts.includeDeclaration }, token), (v: Location[]) => v.map((l) => this.opts.coords.sourceRange(l)));
   }
 
@@ -96,7 +96,6 @@ export class EditorLanguageServers implements LanguageServers {
     const t0 = performance.now();
     const ms = () => performance.now() - t0;
     this.calls++;
-    const language = filePath.slice(filePath.lastIndexOf('.') + 1);
     const cancel = new CancellationTokenSource();
     const timeoutMs = Math.min(opts.timeoutMs, this.opts.timeoutMs ?? Infinity);
     let timer: NodeJS.Timeout | undefined;
@@ -122,7 +121,7 @@ export class EditorLanguageServers implements LanguageServers {
       return { ok: true, value: convert(a.value), server: a.server, ms: ms() };
     } catch (e) {
       this.failures++;
-      return { ok: false, failure: opts.signal?.aborted ? 'timeout' : 'error', reason: `the editor failed to answer for .${language}: ${e instanceof Error ? e.message : String(e)}`, ms: ms() };
+      return { ok: false, failure: opts.signal?.aborted ? 'timeout' : 'error', reason: `the editor failed to answer for ${filePath}: ${e instanceof Error ? e.message : String(e)}`, ms: ms() };
     } finally {
       clearTimeout(timer);
       opts.signal?.removeEventListener('abort', onAbort);

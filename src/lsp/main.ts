@@ -35,7 +35,7 @@ import {
 import { version as packageVersion } from '../../package.json';
 import { isVltError, toVltError, VltError } from '../core/errors';
 import { languageForPath } from '../core/parse/languages';
-import type { Logger } from '../core/ports';
+import type { Logger, ProgressSink } from '../core/ports';
 import { invokeTool, type ToolContext, type ToolDefinition } from '../core/tools/definitions';
 import type { NavToolLocation, NavToolResult } from '../core/tools/nav-tools';
 import { WorkspaceServer } from '../server/workspace';
@@ -102,6 +102,10 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
   let fallback = new Set<string>();
   let tools = new Map<string, ToolDefinition>();
   let statusTimer: NodeJS.Timeout | undefined;
+  let opening: Promise<WorkspaceServer> | undefined;
+  let watchFiles = false;
+  /** Where index progress goes while the first index runs (the editor's progress notification). */
+  let indexProgress: ProgressSink | undefined;
   const ready = () => {
     if (!ws || !coords) throw new VltError('USAGE', 'the server is not initialized');
     return { ws, coords };
@@ -196,7 +200,6 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
     fallback = new Set(init.fallbackLanguages ?? []);
     const editor = init.editorBridge ? new EditorLanguageServers({ connection: { sendRequest: (method, params, token) => connection.sendRequest(method, params, token) }, coords, fallback, names: init.editorServers ?? {}, ...(init.editorTimeoutMs ? { timeoutMs: init.editorTimeoutMs } : {}) }) : undefined;
     // Opening the workspace server only checks the folder; the engine opens in onInitialized.
-    ws = undefined;
     const pending = WorkspaceServer.open({
       workspace: root,
       logger,
@@ -208,14 +211,14 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
       ...(editor ? { editorLanguageServers: editor } : {}),
       ...(init.queue ? { queue: { ...(init.queue.files ? { files: init.queue.files } : {}), ...(init.queue.lines ? { lines: init.queue.lines } : {}), ...(init.queue.timeoutSeconds ? { timeoutMs: init.queue.timeoutSeconds * 1000 } : {}) } } : {}),
       onState: pushStatus,
+      onProgress: (ev) => indexProgress?.(ev),
     });
     opening = pending.then((w) => {
       ws = w;
       tools = new Map(w.tools(() => clientName).map((t) => [t.name, t]));
       return w;
     });
-    const dynamicWatch = params.capabilities.workspace?.didChangeWatchedFiles?.dynamicRegistration === true;
-    watchFiles = dynamicWatch;
+    watchFiles = params.capabilities.workspace?.didChangeWatchedFiles?.dynamicRegistration === true;
     return {
       serverInfo: { name: 'vlt-oracle', version: packageVersion },
       capabilities: {
@@ -228,8 +231,6 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
       },
     };
   });
-  let opening: Promise<WorkspaceServer> | undefined;
-  let watchFiles = false;
 
   connection.onInitialized(() => {
     void (async () => {
@@ -254,21 +255,20 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
     const progress = await connection.window.createWorkDoneProgress().catch(() => undefined);
     progress?.begin('Vlt Oracle: indexing', 0, 'opening the index', true);
     progress?.token.onCancellationRequested(() => w.cancelIndexing());
-    let last = 0;
-    const unsubscribe = setInterval(() => {
-      const p = w.status().progress;
-      if (!p || p.total <= 0) return;
-      const pct = Math.floor((p.done / p.total) * 100);
-      if (pct !== last) progress?.report(pct, `${p.phase} ${p.done}/${p.total}`);
+    let last = -1;
+    indexProgress = (ev) => {
+      if (ev.total <= 0) return;
+      const pct = Math.floor((ev.done / ev.total) * 100);
+      if (pct !== last) progress?.report(pct, `${ev.phase} ${ev.done}/${ev.total}`);
       last = pct;
-    }, 200);
+    };
     try {
       await w.getEngine();
     } catch (e) {
       const err = toVltError(e);
       logger.error(`indexing failed: ${err.code}: ${err.message}`);
     } finally {
-      clearInterval(unsubscribe);
+      indexProgress = undefined;
       progress?.done();
       pushStatus();
     }

@@ -55,9 +55,9 @@ async function navigate(host: CommandHost, what: 'used' | 'defined'): Promise<Na
   const { editor, position } = activePosition();
   const server = host.serverFor(editor.document.uri);
   const request = what === 'used' ? whereUsedRequest : whereDefinedRequest;
-  const budgetMs = readSettings(server.folder).referencesBudgetMs;
+  const settings = readSettings(server.folder);
   const r = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, cancellable: true, title: what === 'used' ? 'Oracle: finding uses…' : 'Oracle: finding the definition…' }, (_progress, token) =>
-    server.client.sendRequest(request, { target: { textDocument: { uri: editor.document.uri.toString() }, position: { line: position.line, character: position.character } }, ...(what === 'used' ? { budgetMs } : {}) }, token),
+    server.client.sendRequest(request, { target: { textDocument: { uri: editor.document.uri.toString() }, position: { line: position.line, character: position.character } }, ...(what === 'used' ? { budgetMs: settings.referencesBudgetMs } : {}) }, token),
   );
   const source = provenanceOf(r);
   host.log.info(`${what === 'used' ? 'where used' : 'where defined'} ${r.name}: ${r.locations.length} from ${source}${r.notes.length ? `; ${r.notes.join('; ')}` : ''}`);
@@ -74,7 +74,7 @@ async function navigate(host: CommandHost, what: 'used' | 'defined'): Promise<Na
     await vscode.window.showTextDocument(vscode.Uri.parse(l.uri), { selection: toRange(l.range) });
     return r;
   }
-  if (readSettings(server.folder).whereUsedPresentation === 'quickPick' || r.ambiguous) {
+  if (settings.whereUsedPresentation === 'quickPick' || r.ambiguous) {
     const pick = await vscode.window.showQuickPick(
       r.locations.map((l) => ({ label: `${l.path}:${l.line}`, description: `${l.provenance}${l.exact ? ', exact' : `, ${l.confidence}`}`, detail: l.text, l })),
       { title: `${r.name}: ${r.locations.length} from ${source}`, matchOnDetail: true },

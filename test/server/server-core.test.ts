@@ -87,10 +87,15 @@ describe('chainLanguageServers', () => {
 });
 
 describe('a long-lived writer and its lock', () => {
-  it('gives the lock back after a commit, so another writer can commit, and reloads that commit before writing again', async () => {
+  const deps = { fs: nodeWorkspaceFs, logger: silentLogger, embeddingProvider: null, parseWorkers: 0 };
+  const workspace = () => {
     const { dir, cleanup } = copyFixture('test/fixtures/lsp/ts-project');
     cleanups.push(cleanup);
-    const deps = { fs: nodeWorkspaceFs, logger: silentLogger, embeddingProvider: null, parseWorkers: 0 };
+    return dir;
+  };
+
+  it('gives the lock back after a commit, so another writer can commit, and reloads that commit before writing again', async () => {
+    const dir = workspace();
     const long = await Engine.open(dir, deps, 'write');
     try {
       await long.index();
@@ -124,9 +129,7 @@ describe('a long-lived writer and its lock', () => {
   });
 
   it('refuses to write without the lock, and reports INDEX_LOCKED while another process holds it', async () => {
-    const { dir, cleanup } = copyFixture('test/fixtures/lsp/ts-project');
-    cleanups.push(cleanup);
-    const deps = { fs: nodeWorkspaceFs, logger: silentLogger, embeddingProvider: null, parseWorkers: 0 };
+    const dir = workspace();
     const long = await Engine.open(dir, deps, 'write');
     try {
       await long.index();
