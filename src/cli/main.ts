@@ -17,6 +17,7 @@ import { LANGUAGES } from '../core/types';
 import { nodeWorkspaceFs } from '../node/fs';
 import { ProgressReporter, formatBytes, formatSeconds, stderrLogger, type LogLevel } from './progress';
 import { registerMemoryCommands } from './memory-commands';
+import { registerTrustCommands } from './trust-commands';
 import { SOURCE_FAMILIES, type SourceFamily } from '../core/oracle/oracle';
 import type { OracleExplain } from '../core/oracle/types';
 import type { ToolContext } from '../core/tools/definitions';
@@ -132,6 +133,15 @@ function printStatus(s: StatusReport): void {
   out(`skipped       ${skipped.length ? skipped.map(([k, v]) => `${k} ${v}`).join(', ') : 'none'}`);
   if (s.skipped_dirs.length) out(`skipped dirs  ${s.skipped_dirs.slice(0, 10).map((d) => `${d.path}/ (${d.reason})`).join(', ')}${s.skipped_dirs.length > 10 ? ` … ${s.skipped_dirs.length - 10} more` : ''}`);
   out(`config        ${s.config ?? 'defaults (no vlt.toml)'}`);
+  out(`trust         ${trustLine(s.trust)}`);
+}
+
+function trustLine(t: StatusReport['trust']): string {
+  const by = t.source === 'host' ? 'by the editor' : t.source === 'vlt-trust' ? 'by `vlt trust`' : '';
+  if (t.trusted) return `trusted ${by}`.trim();
+  const ignored = t.ignored.length ? `; ignored from vlt.toml: ${t.ignored.join(', ')}` : '';
+  const fix = t.stale ? 'vlt.toml changed since `vlt trust`: run `vlt trust` again to allow them' : 'run `vlt trust` to allow them';
+  return `not trusted${ignored}${t.ignored.length ? ` (${fix})` : ''}`;
 }
 
 function printSearch(res: SearchOutput, explain: boolean): void {
@@ -548,6 +558,7 @@ export function buildProgram(): Command {
     });
 
   registerMemoryCommands(program, { workspace: () => root(), logger: () => wiring(globals()).logger });
+  registerTrustCommands(program, { workspace: (p) => root(p) });
 
   return program;
 }

@@ -1,10 +1,24 @@
 /**
- * Workspace configuration: the optional `<workspace>/vlt.toml` merged with environment
- * variables over built-in defaults.
+ * Workspace configuration: the optional `<workspace>/vlt.toml` and the user's own
+ * `config.toml` (in the user config folder, see `trust.ts`) merged with environment variables
+ * over built-in defaults.
  *
- * Precedence, highest first: environment variables, then vlt.toml, then defaults. The
- * TOML is validated strictly (unknown keys are errors) because a misspelt key that is
- * silently ignored is worse than a loud failure at startup.
+ * Precedence, highest first: environment variables, then vlt.toml, then the user's config.toml,
+ * then defaults. Both files are validated strictly (unknown keys are errors) because a misspelt
+ * key that is silently ignored is worse than a loud failure at startup.
+ *
+ * Trust. The workspace's vlt.toml comes with the repository. The keys that choose where code
+ * and keys are sent ({@link TRUSTED_ONLY_KEYS}: endpoints, models, key variable names, and
+ * `enabled = true`) are taken from it only when the workspace is trusted (`vlt trust`, or the
+ * host says so); otherwise they are ignored and listed in `config.trust.ignored` so that hosts
+ * can say so. Everything else in vlt.toml (include/exclude, chunk sizes, queue thresholds…)
+ * applies either way. `[security] deny` only ever adds patterns to the defaults. A vault root
+ * an untrusted vlt.toml sets is `confined`: the vault refuses it when it leads outside the
+ * workspace.
+ *
+ * The generic keys `OPENROUTER_API_KEY` and `OPENAI_API_KEY` are sent only to their own
+ * services; any other endpoint gets a key from `VLT_*_API_KEY` or the variable its
+ * `api_key_env` names.
  *
  * API keys are resolved here so that hosts do not each reimplement the fallback chain,
  * but they are stored as non-enumerable properties: `JSON.stringify`, `console.log` and
@@ -15,10 +29,12 @@ import { join, resolve } from 'node:path';
 import { parse as parseToml, TomlError } from 'smol-toml';
 import { z } from 'zod';
 import { VltError } from './errors';
+import type { Logger } from './ports';
+import { resolveTrust, USER_CONFIG_FILE, userConfigDir, WORKSPACE_CONFIG_FILE, type TrustSource } from './trust';
 import { LANGUAGES, type LanguageId } from './types';
 
 /** File name of the workspace configuration, relative to the workspace root. */
-export const CONFIG_FILE_NAME = 'vlt.toml';
+export const CONFIG_FILE_NAME = WORKSPACE_CONFIG_FILE;
 
 export const DEFAULT_BASE_URL = 'https://openrouter.ai/api/v1';
 export const DEFAULT_EMBEDDING_MODEL = 'qwen/qwen3-embedding-8b';
@@ -41,6 +57,42 @@ export const DEFAULT_SESSION_BUDGET_TOKENS = 16_000;
  * default endpoint; OpenAI's variable is accepted because many users already have it set.
  */
 export const API_KEY_FALLBACK_ENVS = ['OPENROUTER_API_KEY', 'OPENAI_API_KEY'] as const;
+
+/**
+ * The one service each generic key belongs to: it is sent to that host (or a subdomain) only,
+ * never to another endpoint, whoever configured it.
+ */
+const FALLBACK_KEY_HOSTS: Readonly<Record<(typeof API_KEY_FALLBACK_ENVS)[number], string>> = {
+  OPENROUTER_API_KEY: 'openrouter.ai',
+  OPENAI_API_KEY: 'api.openai.com',
+};
+
+/**
+ * vlt.toml keys that choose where code and API keys go: taken from the workspace's vlt.toml
+ * only when the workspace is trusted (the user's config.toml and the environment always
+ * apply). `embeddings.enabled` counts only when it is `true`: turning vectors off is harmless.
+ */
+export const TRUSTED_ONLY_KEYS = [
+  'embeddings.base_url',
+  'embeddings.model',
+  'embeddings.api_key_env',
+  'embeddings.enabled',
+  'llm.base_url',
+  'llm.model',
+  'llm.api_key_env',
+  'oracle.rerank_url',
+  'oracle.rerank_model',
+  'oracle.rerank_api_key_env',
+] as const;
+
+/**
+ * Files `read_file_range` never returns, as gitignore-style patterns (a name without a slash
+ * matches at any depth). `[security] deny` in either config file adds to these; nothing
+ * removes them. SSH private keys are named by their key types (`id_rsa`, `id_ed25519`, …,
+ * and their `.pub` halves), not `id_*`, which would also refuse source files such as
+ * `id_map.go`.
+ */
+export const DEFAULT_DENY_PATTERNS: readonly string[] = ['.env*', '*.pem', '*.key', 'id_rsa*', 'id_dsa*', 'id_ecdsa*', 'id_ed25519*'];
 
 /**
  * Globs are matched against workspace-relative paths with forward slashes, gitignore
@@ -99,6 +151,26 @@ export interface LlmConfig {
 export interface VaultConfig {
   /** Absolute path of the configured notes folder, or undefined for the default layout. */
   root: string | undefined;
+  /**
+   * The root comes from an untrusted workspace's vlt.toml: the vault refuses it (ACCESS_DENIED)
+   * when it resolves outside the workspace.
+   */
+  confined: boolean;
+}
+
+/** How far the workspace's vlt.toml is trusted, and what was ignored because it is not. */
+export interface ConfigTrust {
+  trusted: boolean;
+  source: TrustSource;
+  /** `vlt trust` was given, but vlt.toml changed since. */
+  stale: boolean;
+  /** vlt.toml keys ignored because the workspace is not trusted (dotted names, as in TRUSTED_ONLY_KEYS). */
+  ignored: string[];
+}
+
+export interface SecurityConfig {
+  /** Gitignore-style patterns of files `read_file_range` refuses: the defaults, then additions. */
+  deny: string[];
 }
 
 export interface SessionConfig {
@@ -119,12 +191,16 @@ export interface OracleConfig {
 export interface VltConfig {
   /** Absolute path of the vlt.toml that was loaded, or undefined when defaults were used. */
   configPath: string | undefined;
+  /** Absolute path of the user's config.toml when one was loaded. */
+  userConfigPath: string | undefined;
+  trust: ConfigTrust;
   index: IndexConfig;
   embeddings: EmbeddingsConfig;
   llm: LlmConfig;
   vault: VaultConfig;
   session: SessionConfig;
   oracle: OracleConfig;
+  security: SecurityConfig;
 }
 
 const positiveInt = z.number().int().positive();
@@ -135,6 +211,8 @@ const envVarName = z
   .string()
   .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { message: 'expected an environment variable name' });
 const glob = z.string().min(1, { message: 'expected a non-empty glob' });
+// A deny pattern adds a file to refuse; a `!` pattern would re-allow one, which no file may do.
+const denyPattern = glob.refine((s) => !s.trim().startsWith('!'), { message: "a deny pattern cannot start with '!': the list only adds files to refuse" });
 
 /** Schema of vlt.toml. Keys use snake_case as is usual in TOML. */
 const tomlSchema = z.strictObject({
@@ -188,6 +266,11 @@ const tomlSchema = z.strictObject({
       llm_rerank: z.boolean().optional(),
     })
     .optional(),
+  security: z
+    .strictObject({
+      deny: z.array(denyPattern).optional(),
+    })
+    .optional(),
 });
 
 type TomlConfig = z.infer<typeof tomlSchema>;
@@ -202,6 +285,8 @@ function withHiddenKey<T extends object>(target: T, apiKey: string | undefined):
 export function defaultConfig(): VltConfig {
   return {
     configPath: undefined,
+    userConfigPath: undefined,
+    trust: { trusted: false, source: 'none', stale: false, ignored: [] },
     index: {
       include: [],
       exclude: [],
@@ -233,49 +318,103 @@ export function defaultConfig(): VltConfig {
       },
       undefined,
     ),
-    vault: { root: undefined },
+    vault: { root: undefined, confined: false },
     session: { budgetTokens: DEFAULT_SESSION_BUDGET_TOKENS },
     oracle: { rerank: undefined, pathTimeoutMs: DEFAULT_ORACLE_PATH_TIMEOUT_MS, llmRerank: false },
+    security: { deny: [...DEFAULT_DENY_PATTERNS] },
   };
 }
 
 /** Per-path budget of the oracle's retrieval, in ms. */
 export const DEFAULT_ORACLE_PATH_TIMEOUT_MS = 4000;
 
+export interface LoadConfigOptions {
+  /**
+   * The host's own trust decision for this workspace (the editor's workspace trust); when
+   * undefined, `vlt trust` (the user's trusted.json) decides.
+   */
+  trusted?: boolean;
+}
+
 /**
- * Loads `<workspaceRoot>/vlt.toml` (when present) and applies environment overrides.
- * Throws VltError CONFIG_INVALID for a malformed file or environment value, and IO when
- * the file exists but cannot be read.
+ * Loads `<workspaceRoot>/vlt.toml` and the user's config.toml (when present) and applies
+ * environment overrides; the trust-only keys of vlt.toml count only in a trusted workspace.
+ * Throws VltError CONFIG_INVALID for a malformed file or environment value, and IO when a
+ * file exists but cannot be read.
  */
-export async function loadConfig(workspaceRoot: string, env: NodeJS.ProcessEnv = process.env): Promise<VltConfig> {
+export async function loadConfig(workspaceRoot: string, env: NodeJS.ProcessEnv = process.env, opts: LoadConfigOptions = {}): Promise<VltConfig> {
   const configPath = join(workspaceRoot, CONFIG_FILE_NAME);
-  let raw: Uint8Array | undefined;
+  const raw = await readOptional(configPath, CONFIG_FILE_NAME);
+  const userDir = userConfigDir(env);
+  const userPath = userDir && join(userDir, USER_CONFIG_FILE);
+  const userRaw = userPath ? await readOptional(userPath, userPath) : undefined;
+  const parsed = raw === undefined ? {} : parseConfigText(decodeConfig(raw, CONFIG_FILE_NAME));
+  const user = userRaw === undefined ? {} : parseConfigText(decodeConfig(userRaw, userPath!), userPath!);
+  const trust = await resolveTrust(workspaceRoot, raw, env, opts.trusted);
+  const { toml, ignored } = trust.trusted ? { toml: parsed, ignored: [] } : withoutTrustedOnlyKeys(parsed);
+  const config = resolveConfig(mergeToml(user, toml), env, raw === undefined ? undefined : configPath, workspaceRoot);
+  config.userConfigPath = userRaw === undefined ? undefined : userPath;
+  config.trust = { ...trust, ignored };
+  // A vault root from an untrusted vlt.toml may not lead out of the workspace.
+  config.vault.confined = !trust.trusted && parsed.vault?.root !== undefined;
+  config.security.deny = [...new Set([...DEFAULT_DENY_PATTERNS, ...(user.security?.deny ?? []), ...(parsed.security?.deny ?? [])])];
+  return config;
+}
+
+/** A file's bytes, or undefined when it does not exist (a missing workspace counts as none). */
+async function readOptional(file: string, label: string): Promise<Uint8Array | undefined> {
   try {
-    raw = await readFile(configPath);
+    return await readFile(file);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     // A missing file (or a missing workspace, which discovery reports better) means defaults.
-    if (code !== 'ENOENT' && code !== 'ENOTDIR') {
-      throw new VltError('IO', `${CONFIG_FILE_NAME}: cannot read: ${code ?? String(e)}`, { path: configPath }, { cause: e });
-    }
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw new VltError('IO', `${label}: cannot read: ${code ?? String(e)}`, { path: file }, { cause: e });
   }
-  const parsed = raw === undefined ? {} : parseConfigText(decodeConfig(raw));
-  return resolveConfig(parsed, env, raw === undefined ? undefined : configPath, workspaceRoot);
 }
 
-function decodeConfig(raw: Uint8Array): string {
+/** vlt.toml without the keys only a trusted workspace may set, and the names of those it had. */
+function withoutTrustedOnlyKeys(toml: TomlConfig): { toml: TomlConfig; ignored: string[] } {
+  const ignored: string[] = [];
+  const out: Record<string, Record<string, unknown> | undefined> = {};
+  for (const [section, body] of Object.entries(toml) as Array<[string, Record<string, unknown> | undefined]>) {
+    if (!body) continue;
+    const kept: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(body)) {
+      const name = `${section}.${key}`;
+      const trustedOnly = (TRUSTED_ONLY_KEYS as readonly string[]).includes(name) && !(name === 'embeddings.enabled' && value === false);
+      if (trustedOnly) ignored.push(name);
+      else kept[key] = value;
+    }
+    out[section] = kept;
+  }
+  const order = (k: string) => (TRUSTED_ONLY_KEYS as readonly string[]).indexOf(k);
+  return { toml: out as TomlConfig, ignored: ignored.sort((a, b) => order(a) - order(b)) };
+}
+
+/** Section by section, `over`'s keys replace `base`'s. */
+function mergeToml(base: TomlConfig, over: TomlConfig): TomlConfig {
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const section of new Set([...Object.keys(base), ...Object.keys(over)])) {
+    out[section] = { ...(base as Record<string, Record<string, unknown> | undefined>)[section], ...(over as Record<string, Record<string, unknown> | undefined>)[section] };
+  }
+  return out as TomlConfig;
+}
+
+function decodeConfig(raw: Uint8Array, label: string): string {
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(raw);
   } catch (e) {
-    throw new VltError('CONFIG_INVALID', `${CONFIG_FILE_NAME}: not valid UTF-8`, undefined, { cause: e });
+    throw new VltError('CONFIG_INVALID', `${label}: not valid UTF-8`, undefined, { cause: e });
   }
 }
 
 /**
- * Parses and validates vlt.toml text. Exported so that hosts can validate an edited file
- * before saving it; the message of a syntax error starts with `vlt.toml:LINE:COL:`.
+ * Parses and validates vlt.toml text (or the user's config.toml: `label` names the file in
+ * messages). Exported so that hosts can validate an edited file before saving it; the message
+ * of a syntax error starts with `vlt.toml:LINE:COL:`.
  */
-export function parseConfigText(text: string): TomlConfig {
+export function parseConfigText(text: string, label: string = CONFIG_FILE_NAME): TomlConfig {
   let doc: unknown;
   try {
     doc = parseToml(text);
@@ -285,17 +424,17 @@ export function parseConfigText(text: string): TomlConfig {
       const reason = (e.message.split('\n')[0] ?? e.message).replace(/^Invalid TOML document:\s*/, '');
       throw new VltError(
         'CONFIG_INVALID',
-        `${CONFIG_FILE_NAME}:${e.line}:${e.column}: ${reason}`,
+        `${label}:${e.line}:${e.column}: ${reason}`,
         { line: e.line, column: e.column },
         { cause: e },
       );
     }
-    throw new VltError('CONFIG_INVALID', `${CONFIG_FILE_NAME}: ${String(e)}`, undefined, { cause: e });
+    throw new VltError('CONFIG_INVALID', `${label}: ${String(e)}`, undefined, { cause: e });
   }
   const result = tomlSchema.safeParse(doc);
   if (!result.success) {
     const problems = result.error.issues.map(describeIssue);
-    throw new VltError('CONFIG_INVALID', `${CONFIG_FILE_NAME}: ${problems.join('; ')}`, { problems });
+    throw new VltError('CONFIG_INVALID', `${label}: ${problems.join('; ')}`, { problems });
   }
   return result.data;
 }
@@ -316,13 +455,31 @@ function envValue(env: NodeJS.ProcessEnv, name: string): string | undefined {
   return v === undefined || v.trim() === '' ? undefined : v.trim();
 }
 
-/** Resolves an API key: explicit override, configured variable, then the common fallbacks. */
-function resolveKey(env: NodeJS.ProcessEnv, override: string, configured: string): { key?: string; source?: string } {
-  for (const name of [override, configured, ...API_KEY_FALLBACK_ENVS]) {
+/**
+ * Resolves an API key: the `VLT_*_API_KEY` override, the configured variable, then the generic
+ * keys, each only for its own service's host (see {@link FALLBACK_KEY_HOSTS}).
+ */
+function resolveKey(env: NodeJS.ProcessEnv, override: string, configured: string | undefined, baseUrl: string): { key?: string; source?: string } {
+  for (const name of configured === undefined ? [override] : [override, configured]) {
+    const key = envValue(env, name);
+    if (key !== undefined) return { key, source: name };
+  }
+  const host = hostOf(baseUrl);
+  for (const name of API_KEY_FALLBACK_ENVS) {
+    const own = FALLBACK_KEY_HOSTS[name];
+    if (host !== own && !host.endsWith(`.${own}`)) continue;
     const key = envValue(env, name);
     if (key !== undefined) return { key, source: name };
   }
   return {};
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname.toLowerCase();
+  } catch {
+    return '';
+  }
 }
 
 function envUrl(env: NodeJS.ProcessEnv, name: string): string | undefined {
@@ -360,14 +517,16 @@ function resolveConfig(toml: TomlConfig, env: NodeJS.ProcessEnv, configPath: str
     dimensions = n;
   }
 
+  const embBaseUrl = envUrl(env, 'VLT_EMBEDDINGS_BASE_URL') ?? te.base_url ?? d.embeddings.baseUrl;
   const embKeyEnv = te.api_key_env ?? d.embeddings.apiKeyEnv;
-  const embKey = resolveKey(env, 'VLT_EMBEDDINGS_API_KEY', embKeyEnv);
+  const embKey = resolveKey(env, 'VLT_EMBEDDINGS_API_KEY', te.api_key_env, embBaseUrl);
   // Precedence for the switch: the environment, then vlt.toml, then "on when a key exists".
   // An explicit `enabled = true` without a key is allowed, for local keyless endpoints.
   const enabled = envSwitch(env, 'VLT_EMBEDDINGS') ?? te.enabled ?? embKey.key !== undefined;
 
+  const llmBaseUrl = envUrl(env, 'VLT_LLM_BASE_URL') ?? tl.base_url ?? d.llm.baseUrl;
   const llmKeyEnv = tl.api_key_env ?? d.llm.apiKeyEnv;
-  const llmKey = resolveKey(env, 'VLT_LLM_API_KEY', llmKeyEnv);
+  const llmKey = resolveKey(env, 'VLT_LLM_API_KEY', tl.api_key_env, llmBaseUrl);
 
   const to = toml.oracle ?? {};
   const rerankUrl = envUrl(env, 'VLT_RERANK_BASE_URL') ?? to.rerank_url;
@@ -381,6 +540,8 @@ function resolveConfig(toml: TomlConfig, env: NodeJS.ProcessEnv, configPath: str
 
   return {
     configPath,
+    userConfigPath: undefined,
+    trust: { ...d.trust },
     index: {
       include: ti.include ?? d.index.include,
       exclude: ti.exclude ?? d.index.exclude,
@@ -397,7 +558,7 @@ function resolveConfig(toml: TomlConfig, env: NodeJS.ProcessEnv, configPath: str
     embeddings: withHiddenKey(
       {
         enabled,
-        baseUrl: envUrl(env, 'VLT_EMBEDDINGS_BASE_URL') ?? te.base_url ?? d.embeddings.baseUrl,
+        baseUrl: embBaseUrl,
         model: envValue(env, 'VLT_EMBEDDINGS_MODEL') ?? te.model ?? d.embeddings.model,
         dimensions,
         apiKeyEnv: embKeyEnv,
@@ -409,17 +570,44 @@ function resolveConfig(toml: TomlConfig, env: NodeJS.ProcessEnv, configPath: str
     ),
     llm: withHiddenKey(
       {
-        baseUrl: envUrl(env, 'VLT_LLM_BASE_URL') ?? tl.base_url ?? d.llm.baseUrl,
+        baseUrl: llmBaseUrl,
         model: envValue(env, 'VLT_LLM_MODEL') ?? tl.model ?? d.llm.model,
         apiKeyEnv: llmKeyEnv,
         apiKeySource: llmKey.source,
       },
       llmKey.key,
     ),
-    vault: { root: tv.root === undefined ? d.vault.root : resolve(workspaceRoot, tv.root) },
+    vault: { root: tv.root === undefined ? d.vault.root : resolve(workspaceRoot, tv.root), confined: false },
     session: { budgetTokens: ts.budget_tokens ?? d.session.budgetTokens },
     oracle: { rerank, pathTimeoutMs: to.path_timeout_ms ?? d.oracle.pathTimeoutMs, llmRerank: to.llm_rerank ?? d.oracle.llmRerank },
+    // loadConfig adds both files' patterns: a merge would let one file's list replace the other's.
+    security: { deny: [...d.security.deny] },
   };
+}
+
+/**
+ * The one warning a host gives (once, on stderr or in its log) when vlt.toml set keys that were
+ * ignored because the workspace is not trusted; undefined when there is nothing to say.
+ */
+export function trustWarning(config: VltConfig, root: string): string | undefined {
+  const { ignored, stale } = config.trust;
+  if (ignored.length === 0) return undefined;
+  const keys = ignored.join(', ');
+  if (stale) {
+    return `${CONFIG_FILE_NAME} changed since \`vlt trust\`: its settings ${keys} are ignored until you review it and run \`vlt trust\` again (in ${root})`;
+  }
+  return `${CONFIG_FILE_NAME} sets ${keys}, which choose where code and API keys are sent; they are ignored because this workspace is not trusted. If you trust this repository, run \`vlt trust\` in ${root}`;
+}
+
+/** Warnings already given by this process, so that each is said once whatever opens the config again. */
+const warned = new Set<string>();
+
+/** Logs {@link trustWarning} once per process and workspace. */
+export function warnIgnoredKeysOnce(config: VltConfig, root: string, logger: Logger): void {
+  const warning = trustWarning(config, root);
+  if (warning === undefined || warned.has(`${root}\0${warning}`)) return;
+  warned.add(`${root}\0${warning}`);
+  logger.warn(warning);
 }
 
 /**
@@ -429,11 +617,14 @@ function resolveConfig(toml: TomlConfig, env: NodeJS.ProcessEnv, configPath: str
 export function describeConfig(config: VltConfig): Record<string, unknown> {
   return {
     configPath: config.configPath,
+    userConfigPath: config.userConfigPath,
+    trust: { ...config.trust },
     index: { ...config.index },
     embeddings: { ...config.embeddings, apiKey: config.embeddings.apiKey ? '(set)' : '(missing)' },
     llm: { ...config.llm, apiKey: config.llm.apiKey ? '(set)' : '(missing)' },
     vault: { ...config.vault },
     session: { ...config.session },
     oracle: { ...config.oracle, rerank: config.oracle.rerank ? { ...config.oracle.rerank, apiKey: config.oracle.rerank.apiKey ? '(set)' : '(missing)' } : null },
+    security: { deny: [...config.security.deny] },
   };
 }

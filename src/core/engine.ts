@@ -4,7 +4,7 @@
  * in-memory search index and the parser pool.
  */
 import * as path from 'node:path';
-import { loadConfig, type VltConfig } from './config';
+import { loadConfig, warnIgnoredKeysOnce, type VltConfig } from './config';
 import { VltError } from './errors';
 import { OpenAIEmbeddingProvider, embeddingCacheKey } from './embeddings';
 import { dryRun, persistIndex, runIndex, type DryRunReport, type IndexReport } from './indexer';
@@ -29,6 +29,11 @@ export interface EngineDeps {
   parseWorkers?: number;
   /** Replaces vlt.toml's index include/exclude globs (the editor's settings). */
   configOverrides?: { include?: string[]; exclude?: string[] };
+  /**
+   * The host's trust decision for this workspace (the editor's workspace trust); undefined lets
+   * `vlt trust` decide. Only a trusted workspace's vlt.toml may choose endpoints, models and keys.
+   */
+  trusted?: boolean;
 }
 
 /** One search hit: the stable `--json` contract of `vlt coderag search`. */
@@ -70,7 +75,10 @@ export interface StatusReport {
   skipped_dirs: Array<{ path: string; reason: string }>;
   unsupported_files: number;
   config: string | null;
+  /** Whether vlt.toml is trusted, and its keys ignored because it is not (see README, Security). */
+  trust: { trusted: boolean; source: string; stale: boolean; ignored: string[] };
 }
+
 
 const SNIPPET_LINES = 12;
 /** Targeted runs up to this many files parse in this thread once the workers are released. */
@@ -129,7 +137,8 @@ export class Engine {
     }
     if (st.kind !== 'dir') throw new VltError('NOT_A_DIRECTORY', `workspace ${abs} is not a directory`);
     const logger = deps.logger ?? silentLogger;
-    const loaded = await loadConfig(abs, deps.env ?? process.env);
+    const loaded = await loadConfig(abs, deps.env ?? process.env, deps.trusted !== undefined ? { trusted: deps.trusted } : {});
+    warnIgnoredKeysOnce(loaded, abs, logger);
     const o = deps.configOverrides;
     const config = o ? { ...loaded, index: { ...loaded.index, ...(o.include ? { include: o.include } : {}), ...(o.exclude ? { exclude: o.exclude } : {}) } } : loaded;
     const embeddings =
@@ -567,6 +576,7 @@ export class Engine {
       skipped_dirs: skippedDirs,
       unsupported_files: Number(this.store.getMeta('unsupported_files') ?? 0),
       config: this.config.configPath ?? null,
+      trust: { ...this.config.trust, ignored: [...this.config.trust.ignored] },
     };
   }
 

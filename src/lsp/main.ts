@@ -207,6 +207,7 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
       hostName: `vlt lsp (${clientName})`,
       ...(init.include || init.exclude ? { deps: { configOverrides: { ...(init.include ? { include: init.include } : {}), ...(init.exclude ? { exclude: init.exclude } : {}) } } } : {}),
       restricted: init.restricted === true,
+      ...(init.trusted !== undefined ? { trusted: init.trusted } : {}),
       headlessLanguageServers: init.headlessLanguageServers ?? !init.editorBridge,
       ...(editor ? { editorLanguageServers: editor } : {}),
       ...(init.queue ? { queue: { ...(init.queue.files ? { files: init.queue.files } : {}), ...(init.queue.lines ? { lines: init.queue.lines } : {}), ...(init.queue.timeoutSeconds ? { timeoutMs: init.queue.timeoutSeconds * 1000 } : {}) } } : {}),

@@ -174,6 +174,8 @@ export interface InitializationOptions {
   fallbackLanguages?: string[];
   /** The workspace is not trusted: no models, no helper processes, no MCP endpoint. */
   restricted?: boolean;
+  /** The editor trusts the workspace: its vlt.toml may choose endpoints and keys, its own TypeScript may run (absent: `vlt trust` decides). */
+  trusted?: boolean;
   /** Spawn headless language servers too (off inside an editor that has its own). */
   headlessLanguageServers?: boolean;
   /** Start the MCP endpoint on loopback (port 0: any free port). */

@@ -4,7 +4,7 @@
  */
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
-import { loadConfig } from '../core/config';
+import { loadConfig, warnIgnoredKeysOnce } from '../core/config';
 import { OpenAIEmbeddingProvider } from '../core/embeddings';
 import { createChatModel } from '../core/llm/openai-chat';
 import { Memory } from '../core/memory';
@@ -24,10 +24,12 @@ export function locatePromptsDir(): string | undefined {
 
 /**
  * Opens the workspace memory with the configured language model and embeddings, if any.
- * `models: false` (an untrusted workspace) calls neither: summaries and search stay local.
+ * `models: false` (a restricted workspace) calls neither: summaries and search stay local.
+ * `trusted` is the host's trust decision for vlt.toml (undefined: `vlt trust` decides).
  */
-export async function openMemory(root: string, logger: Logger, opts: { models?: boolean } = {}): Promise<Memory> {
-  const config = await loadConfig(root);
+export async function openMemory(root: string, logger: Logger, opts: { models?: boolean; trusted?: boolean } = {}): Promise<Memory> {
+  const config = await loadConfig(root, process.env, opts.trusted !== undefined ? { trusted: opts.trusted } : {});
+  warnIgnoredKeysOnce(config, path.resolve(root), logger);
   const models = opts.models !== false;
   let chat = models ? createChatModel(config, logger) : undefined;
   const promptsDir = locatePromptsDir();

@@ -65,6 +65,11 @@ export interface WorkspaceServerOptions {
   writer?: boolean;
   /** An untrusted workspace: no models, no embeddings, no spawned helper processes. */
   restricted?: boolean;
+  /**
+   * The host's trust decision for the workspace's own settings and programs (vlt.toml's
+   * endpoints and keys, its TypeScript); undefined lets `vlt trust` decide.
+   */
+  trusted?: boolean;
   /** Spawn headless language servers for navigation (default true). */
   headlessLanguageServers?: boolean;
   /** The editor's live language servers, asked before the headless ones. */
@@ -114,7 +119,7 @@ export class WorkspaceServer {
   private constructor(private readonly opts: WorkspaceServerOptions, root: string) {
     this.root = root;
     this.logger = opts.logger;
-    this.deps = { fs: nodeWorkspaceFs, logger: opts.logger, ...(opts.restricted ? { embeddingProvider: null } : {}), ...opts.deps };
+    this.deps = { fs: nodeWorkspaceFs, logger: opts.logger, ...(opts.restricted ? { embeddingProvider: null } : {}), ...(this.hostTrust !== undefined ? { trusted: this.hostTrust } : {}), ...opts.deps };
     if (opts.writer) {
       this.queue = new DeltaQueue({
         logger: this.logger,
@@ -158,12 +163,17 @@ export class WorkspaceServer {
     if (st.kind !== 'dir') throw new VltError('NOT_A_DIRECTORY', `workspace ${root} is not a directory`);
     if (!opts.writer) return new WorkspaceServer(opts, root);
     // The queue's thresholds: vlt.toml's [index] queue_*, each overridden by the host's own.
-    const q = (await loadConfig(root)).index.queue;
+    const q = (await loadConfig(root, process.env, opts.restricted ? { trusted: false } : opts.trusted !== undefined ? { trusted: opts.trusted } : {})).index.queue;
     return new WorkspaceServer({ ...opts, queue: { files: q.files, lines: q.lines, timeoutMs: q.timeoutSeconds * 1000, ...opts.queue } }, root);
   }
 
   get restricted(): boolean {
     return this.opts.restricted === true;
+  }
+
+  /** The host's trust decision: a restricted server is never trusted; undefined lets `vlt trust` decide. */
+  private get hostTrust(): boolean | undefined {
+    return this.opts.restricted ? false : this.opts.trusted;
   }
 
   /** The engine, opened (and the index built, when there is none) on first use. */
@@ -241,7 +251,7 @@ export class WorkspaceServer {
 
   getMemory(): Promise<Memory> {
     if (this.shutdown.signal.aborted) return Promise.reject(new VltError('CANCELLED', 'the server is shutting down'));
-    this.memory ??= openMemory(this.root, this.logger, { models: !this.restricted }).catch((e: unknown) => {
+    this.memory ??= openMemory(this.root, this.logger, { models: !this.restricted, ...(this.hostTrust !== undefined ? { trusted: this.hostTrust } : {}) }).catch((e: unknown) => {
       this.memory = undefined;
       throw e;
     });

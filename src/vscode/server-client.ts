@@ -39,6 +39,7 @@ export class FolderServer implements vscode.Disposable {
       editorServers: this.names,
       fallbackLanguages: this.fallbackLanguages,
       restricted,
+      trusted: vscode.workspace.isTrusted,
       headlessLanguageServers: settings.headlessLanguageServers,
       mcp: { enabled: settings.mcpEnabled && !restricted, port: settings.mcpPort },
       queue: settings.queue,

@@ -96,8 +96,9 @@ base_url = "https://api.openai.com/v1"
 model = "gpt-4.1"
 api_key_env = "MY_LLM_KEY"
 `);
-    const c = await loadConfig(dir, { MY_KEY: 'k-emb', MY_LLM_KEY: 'k-llm' });
+    const c = await loadConfig(dir, { MY_KEY: 'k-emb', MY_LLM_KEY: 'k-llm' }, { trusted: true });
     expect(c.configPath).toBe(join(dir, 'vlt.toml'));
+    expect(c.trust).toEqual({ trusted: true, source: 'host', stale: false, ignored: [] });
     expect(c.index).toEqual({
       include: ['src/**'],
       exclude: ['**/fixtures/**'],
@@ -175,11 +176,24 @@ api_key_env = "MY_LLM_KEY"
 });
 
 describe('environment', () => {
-  it('enables embeddings when a key is found, trying the fallbacks in order', async () => {
-    const viaOpenAi = await loadConfig(dir, { OPENAI_API_KEY: 'sk-openai' });
+  it('enables embeddings when a key is found, trying the fallbacks in order, each for its own service only', async () => {
+    const viaOpenRouter = await loadConfig(dir, { OPENROUTER_API_KEY: 'sk-or' });
+    expect(viaOpenRouter.embeddings.enabled).toBe(true);
+    expect(viaOpenRouter.embeddings.apiKeySource).toBe('OPENROUTER_API_KEY');
+
+    // OpenAI's key goes to OpenAI only: not to the default OpenRouter endpoint.
+    expect((await loadConfig(dir, { OPENAI_API_KEY: 'sk-openai' })).embeddings).toMatchObject({ enabled: false, apiKeySource: undefined });
+    const viaOpenAi = await loadConfig(dir, { OPENAI_API_KEY: 'sk-openai', VLT_EMBEDDINGS_BASE_URL: 'https://api.openai.com/v1' });
     expect(viaOpenAi.embeddings.enabled).toBe(true);
     expect(viaOpenAi.embeddings.apiKey).toBe('sk-openai');
     expect(viaOpenAi.embeddings.apiKeySource).toBe('OPENAI_API_KEY');
+
+    // Neither generic key goes to an endpoint of another service, whoever chose it.
+    const local = await loadConfig(dir, { OPENAI_API_KEY: 'sk-openai', OPENROUTER_API_KEY: 'sk-or', VLT_EMBEDDINGS_BASE_URL: 'http://127.0.0.1:8080/v1', VLT_LLM_BASE_URL: 'https://openrouter.ai.example.com/v1' });
+    expect(local.embeddings.apiKey).toBeUndefined();
+    expect(local.llm.apiKey).toBeUndefined();
+    const sub = await loadConfig(dir, { OPENROUTER_API_KEY: 'sk-or', VLT_LLM_BASE_URL: 'https://eu.openrouter.ai/api/v1' });
+    expect(sub.llm.apiKey).toBe('sk-or');
 
     const both = await loadConfig(dir, { OPENAI_API_KEY: 'sk-openai', OPENROUTER_API_KEY: 'sk-or' });
     expect(both.embeddings.apiKey).toBe('sk-or');
@@ -195,7 +209,7 @@ describe('environment', () => {
 
   it('prefers the configured api_key_env over the fallbacks', async () => {
     await writeToml('[embeddings]\napi_key_env = "CORP_KEY"\n');
-    const c = await loadConfig(dir, { CORP_KEY: 'corp', OPENROUTER_API_KEY: 'sk-or' });
+    const c = await loadConfig(dir, { CORP_KEY: 'corp', OPENROUTER_API_KEY: 'sk-or' }, { trusted: true });
     expect(c.embeddings.apiKey).toBe('corp');
   });
 
@@ -225,7 +239,9 @@ describe('environment', () => {
     await writeToml('[embeddings]\nenabled = false\n');
     expect((await loadConfig(dir, { OPENROUTER_API_KEY: 'sk' })).embeddings.enabled).toBe(false);
     await writeToml('[embeddings]\nenabled = true\nbase_url = "http://localhost:11434/v1"\n');
-    expect((await loadConfig(dir, {})).embeddings.enabled).toBe(true);
+    expect((await loadConfig(dir, {}, { trusted: true })).embeddings.enabled).toBe(true);
+    // Turning vectors on sends code somewhere: only a trusted vlt.toml may do it.
+    expect((await loadConfig(dir, {})).embeddings.enabled).toBe(false);
   });
 
   it('rejects malformed environment values', async () => {
@@ -261,7 +277,7 @@ describe('[oracle]', () => {
 
   it('reads the rerank endpoint from vlt.toml, the environment overriding it, and hides its key', async () => {
     await writeFile(join(dir, 'vlt.toml'), '[oracle]\nrerank_url = "http://127.0.0.1:8080/v1"\nrerank_model = "bge-reranker"\npath_timeout_ms = 2500\n');
-    const c = await loadConfig(dir, { VLT_RERANK_API_KEY: 'sk-rerank-secret', VLT_RERANK_MODEL: 'jina-reranker' });
+    const c = await loadConfig(dir, { VLT_RERANK_API_KEY: 'sk-rerank-secret', VLT_RERANK_MODEL: 'jina-reranker' }, { trusted: true });
     expect(c.oracle.pathTimeoutMs).toBe(2500);
     expect(c.oracle.rerank).toMatchObject({ baseUrl: 'http://127.0.0.1:8080/v1', model: 'jina-reranker' });
     expect(c.oracle.rerank?.apiKey).toBe('sk-rerank-secret');

@@ -7,7 +7,7 @@ import { DEFAULT_SESSION_BUDGET_TOKENS, defaultConfig, loadConfig, parseConfigTe
 describe('vlt.toml [vault] and [session]', () => {
   it('defaults to the docs layout and a 16K budget', () => {
     const c = defaultConfig();
-    expect(c.vault).toEqual({ root: undefined });
+    expect(c.vault).toEqual({ root: undefined, confined: false });
     expect(c.session).toEqual({ budgetTokens: DEFAULT_SESSION_BUDGET_TOKENS });
     expect(DEFAULT_SESSION_BUDGET_TOKENS).toBe(16_000);
   });
