@@ -357,12 +357,14 @@ export function buildProgram(): Command {
     const g = globals();
     const { logger } = wiring(g);
     const engine = await openForQuery(root(), g);
-    const lsp = createLanguageServers({ root: engine.root, logger });
+    const trusted = engine.config.trust.trusted;
+    const lsp = createLanguageServers({ root: engine.root, logger, trusted });
     const tags = new CtagsProvider({
       root: engine.root,
       files: () => engine.store.listFiles().map((f) => f.path),
       generation: () => engine.store.generation,
       logger,
+      trusted,
     });
     try {
       return await fn(engine.navigator({ lsp, tags }), engine, lsp);
@@ -514,8 +516,9 @@ export function buildProgram(): Command {
       const { logger, progress } = wiring(g);
       const question = words.length === 1 && words[0] === '-' ? await readStdin() : words.join(' ');
       const engine = await openForQuery(root(), g);
-      const lsp = o.lsp ? createLanguageServers({ root: engine.root, logger }) : undefined;
-      const tags = o.lsp ? new CtagsProvider({ root: engine.root, files: () => engine.store.listFiles().map((f) => f.path), generation: () => engine.store.generation, logger }) : undefined;
+      const trusted = engine.config.trust.trusted;
+      const lsp = o.lsp ? createLanguageServers({ root: engine.root, logger, trusted }) : undefined;
+      const tags = o.lsp ? new CtagsProvider({ root: engine.root, files: () => engine.store.listFiles().map((f) => f.path), generation: () => engine.store.generation, logger, trusted }) : undefined;
       const memory = openMemory(engine.root, logger);
       memory.catch(() => undefined);
       const ctx: ToolContext = { getEngine: () => Promise.resolve(engine), fs: nodeWorkspaceFs, logger, author: 'user', ...(lsp && tags ? { intel: () => ({ lsp, tags }) } : {}) };

@@ -22,6 +22,11 @@ export interface CtagsOptions {
   command?: string;
   /** Upper bound for one ctags run. */
   timeoutMs?: number;
+  /**
+   * The user trusts the workspace. Untrusted, ctags reads no option files: Universal Ctags
+   * loads `.ctags.d/*.ctags` from the folder it runs in, which is the workspace.
+   */
+  trusted?: boolean;
 }
 
 const CACHE_FILE = 'ctags.json';
@@ -107,7 +112,9 @@ export class CtagsProvider implements TagsProvider {
     const files = this.opts.files();
     const t0 = performance.now();
     return new Promise((resolve, reject) => {
-      const child = spawn(command, ['--output-format=json', '--fields=+nKZ', '--extras=-F', '-L', '-', '-f', '-'], {
+      // `--options=NONE` must come first to stop the preloading of option files.
+      const args = [...(this.opts.trusted ? [] : ['--options=NONE']), '--output-format=json', '--fields=+nKZ', '--extras=-F', '-L', '-', '-f', '-'];
+      const child = spawn(command, args, {
         cwd: this.opts.root,
         stdio: ['pipe', 'pipe', 'pipe'],
       });

@@ -264,13 +264,13 @@ export class WorkspaceServer {
     if (!this.lsp) {
       const sources: LanguageServers[] = [];
       if (this.opts.editorLanguageServers) sources.push(this.opts.editorLanguageServers);
-      if (this.opts.headlessLanguageServers !== false) sources.push(createLanguageServers({ root: this.root, logger: this.logger }));
+      if (this.opts.headlessLanguageServers !== false) sources.push(createLanguageServers({ root: this.root, logger: this.logger, trusted: e.config.trust.trusted }));
       if (sources.length === 1) this.lsp = sources[0];
       else if (sources.length > 1) this.lsp = chainLanguageServers(sources, (p) => languageForPath(p));
     }
     let tags = this.tagsByEngine.get(e);
     if (!tags) {
-      tags = new CtagsProvider({ root: this.root, files: () => e.store.listFiles().map((f) => f.path), generation: () => e.store.generation, logger: this.logger });
+      tags = new CtagsProvider({ root: this.root, files: () => e.store.listFiles().map((f) => f.path), generation: () => e.store.generation, logger: this.logger, trusted: e.config.trust.trusted });
       this.tagsByEngine.set(e, tags);
     }
     return { ...(this.lsp ? { lsp: this.lsp } : {}), tags };

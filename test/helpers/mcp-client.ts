@@ -41,8 +41,8 @@ export interface StdioSession extends McpSession {
   stderr: () => string;
 }
 
-export async function connectStdio(args: string[]): Promise<StdioSession> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, ...args], cwd: ROOT, env: cleanEnv(), stderr: 'pipe' });
+export async function connectStdio(args: string[], opts: { env?: Record<string, string> } = {}): Promise<StdioSession> {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, ...args], cwd: ROOT, env: cleanEnv(opts.env), stderr: 'pipe' });
   let stderr = '';
   transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
   const client = new Client({ name: 'vlt-test', version: '0.0.0' });

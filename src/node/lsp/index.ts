@@ -31,6 +31,8 @@ export interface LanguageServersOptions {
   servers?: ServerSpec[];
   /** Bound on a server's start-up (initialize and its first burst of progress). Default 30 s. */
   readyTimeoutMs?: number;
+  /** The user trusts the workspace: its own TypeScript and server programs may run (see servers.ts). */
+  trusted?: boolean;
   /** Tuning for tests; see {@link LspClientOptions}. */
   client?: Pick<LspClientOptions, 'settleMs' | 'diagnosticsSettleMs' | 'maxOpenFiles' | 'restartLimit' | 'graceMs'>;
 }
@@ -49,7 +51,7 @@ class StdioLanguageServers implements LanguageServers {
   constructor(opts: LanguageServersOptions) {
     this.root = path.resolve(opts.root);
     this.realRoot = safeRealpath(this.root);
-    const specs = opts.servers ?? defaultServerSpecs({ root: this.root });
+    const specs = opts.servers ?? defaultServerSpecs({ root: this.root, trusted: opts.trusted === true });
     this.clients = specs.map(
       (spec) => new LspClient({ ...opts.client, spec, root: this.root, logger: opts.logger, readyTimeoutMs: opts.readyTimeoutMs ?? 30_000 }),
     );

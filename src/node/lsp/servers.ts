@@ -4,8 +4,16 @@
  * this package and are located next to the running code, never on PATH only: a user who
  * installed `vlt` globally has them even when their shell does not. gopls and clangd are
  * system tools and come from PATH when present.
+ *
+ * Workspace trust. A repository can ship programs where a server would look for them (its own
+ * `node_modules/typescript/lib/tsserver.js`, `node_modules/pyright`, a `gopls` in a folder on a
+ * relative PATH). Until the user trusts the workspace none of them runs: npm servers come from
+ * vlt's own folders only, typescript-language-server is pinned to the bundled tsserver (`path`,
+ * which it prefers over the workspace's copy), and PATH entries inside the workspace or
+ * relative to it are skipped. A trusted workspace keeps its own TypeScript (`fallbackPath`:
+ * the workspace's version first, as its code expects) and may provide what vlt lacks.
  */
-import { accessSync, constants, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import * as path from 'node:path';
@@ -38,15 +46,16 @@ export interface ServerSpec {
 
 export interface ServerSearchOptions {
   /**
-   * Directories from which npm packages are resolved, nearest first. Defaults to the folder of
-   * this code (the bundle's `dist/` or `src/node/lsp/`), the running script's folder, and the
-   * current directory.
+   * vlt's own directories, from which npm packages are resolved, nearest first. Defaults to the
+   * folder of this code (the bundle's `dist/` or `src/node/lsp/`) and the running script's folder.
    */
   searchFrom?: string[];
   /** Environment whose PATH is searched for system servers; defaults to process.env. */
   env?: NodeJS.ProcessEnv;
   /** The workspace root, when known: some settings depend on its layout. */
   root?: string;
+  /** The user trusts the workspace: programs it provides may run (see the module comment). */
+  trusted?: boolean;
 }
 
 /** The LSP `languageId` of a file for `textDocument/didOpen`. */
@@ -66,12 +75,43 @@ export function lspLanguageId(language: LanguageId, filePath: string): string {
  * that cannot be found is still listed, with `missing` saying why, so that status can show it.
  */
 export function defaultServerSpecs(opts: ServerSearchOptions = {}): ServerSpec[] {
-  const env = opts.env ?? process.env;
-  const from = opts.searchFrom ?? defaultSearchDirs();
-  return [typescriptServer(from), pyrightServer(from, opts.root), goplsServer(env), clangdServer(env)];
+  const trusted = opts.trusted === true;
+  const root = opts.root === undefined ? undefined : path.resolve(opts.root);
+  const own = opts.searchFrom ?? defaultSearchDirs();
+  // A trusted workspace may provide a server vlt lacks; vlt's own copy still comes first.
+  const from = trusted && root ? [...own, root] : own;
+  const env = trusted || !root ? (opts.env ?? process.env) : withoutWorkspacePath(opts.env ?? process.env, root);
+  const specs = [typescriptServer(from, own, trusted), pyrightServer(from, root), goplsServer(env), clangdServer(env)];
+  // The servers' own children (go, python3, tsserver) are looked up on the same reduced PATH.
+  if (!trusted && root && process.platform !== 'win32') for (const s of specs) s.env = { ...s.env, PATH: env.PATH ?? '' };
+  return specs;
 }
 
-function typescriptServer(from: string[]): ServerSpec {
+/**
+ * The environment with PATH reduced to absolute folders outside the workspace: a relative
+ * entry (`.`, `node_modules/.bin`) would find programs in whatever folder the server runs from.
+ */
+function withoutWorkspacePath(env: NodeJS.ProcessEnv, root: string): NodeJS.ProcessEnv {
+  const real = realpathOr(root);
+  const keep = pathDirs(env).filter((d) => path.isAbsolute(d) && !within(path.resolve(d), root) && !within(realpathOr(d), real));
+  const { Path: _windowsPath, ...rest } = env;
+  return { ...rest, PATH: keep.join(path.delimiter) };
+}
+
+function within(dir: string, root: string): boolean {
+  const rel = path.relative(root, dir);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+function realpathOr(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return path.resolve(p);
+  }
+}
+
+function typescriptServer(from: string[], own: string[], trusted: boolean): ServerSpec {
   const base: ServerSpec = {
     name: 'typescript-language-server',
     languages: ['typescript', 'tsx', 'javascript'],
@@ -80,16 +120,19 @@ function typescriptServer(from: string[]): ServerSpec {
   };
   const script = packageBin('typescript-language-server', 'typescript-language-server', from);
   if (!script) return { ...base, missing: 'the typescript-language-server package is not installed next to vlt' };
-  const tsserver = packageFile('typescript', 'lib/tsserver.js', from);
+  const tsserver = packageFile('typescript', 'lib/tsserver.js', trusted ? from : own);
+  // Untrusted, `path` pins our own TypeScript: the server prefers it over the workspace's copy.
+  // Without one of ours the server would fall back to the workspace's, so it does not start.
+  if (!trusted && !tsserver) return { ...base, missing: 'the typescript package is not installed next to vlt (a workspace\'s own TypeScript runs only in a trusted workspace: `vlt trust`)' };
   return {
     ...base,
     args: [script, '--stdio'],
-    // `fallbackPath`, not `path`: a workspace that ships its own TypeScript keeps it (its
-    // version matches its code); one without TypeScript gets ours instead of failing.
+    // Trusted: `fallbackPath`, not `path`: a workspace that ships its own TypeScript keeps it
+    // (its version matches its code); one without TypeScript gets ours instead of failing.
     initializationOptions: {
       hostInfo: 'vlt-oracle',
       tsserver: {
-        ...(tsserver ? { fallbackPath: tsserver } : {}),
+        ...(tsserver ? (trusted ? { fallbackPath: tsserver } : { path: tsserver }) : {}),
         // While a project loads, the default "auto" answers from a syntax-only server: a
         // definition lands on the import line instead of the declaration. One semantic server
         // makes early requests wait for the project, and our readiness bound decides how long.
@@ -156,12 +199,12 @@ function nodeScriptEnv(): Record<string, string> {
   return { ELECTRON_RUN_AS_NODE: '1' };
 }
 
+/** vlt's own folders; never the current directory, which is usually the workspace. */
 function defaultSearchDirs(): string[] {
   const dirs: string[] = [];
   // In the esbuild bundle `__dirname` is dist/; under vitest it is src/node/lsp.
   if (typeof __dirname === 'string') dirs.push(__dirname);
   if (process.argv[1]) dirs.push(path.dirname(path.resolve(process.argv[1])));
-  dirs.push(process.cwd());
   return [...new Set(dirs)];
 }
 

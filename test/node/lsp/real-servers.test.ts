@@ -18,7 +18,8 @@ describe('server registry', () => {
     const py = specs.find((s) => s.name === 'pyright');
     expect(ts?.missing).toBeUndefined();
     expect(ts?.args[0]).toMatch(/typescript-language-server[\\/]lib[\\/]cli\.mjs$/);
-    expect(ts?.initializationOptions).toMatchObject({ tsserver: { useSyntaxServer: 'never', fallbackPath: expect.stringMatching(/typescript[\\/]lib[\\/]tsserver\.js$/) } });
+    // Untrusted (the default), the bundled tsserver is pinned: see workspace-trust.test.ts.
+    expect(ts?.initializationOptions).toMatchObject({ tsserver: { useSyntaxServer: 'never', path: expect.stringMatching(/typescript[\\/]lib[\\/]tsserver\.js$/) } });
     expect(py?.missing).toBeUndefined();
     expect(py?.args[0]).toMatch(/pyright[\\/]langserver\.index\.js$/);
     // With an empty PATH the system servers are reported as missing, with the reason.
