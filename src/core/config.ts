@@ -12,9 +12,8 @@
  * `enabled = true`) are taken from it only when the workspace is trusted (`vlt trust`, or the
  * host says so); otherwise they are ignored and listed in `config.trust.ignored` so that hosts
  * can say so. Everything else in vlt.toml (include/exclude, chunk sizes, queue thresholds…)
- * applies either way. `[security] deny` only ever adds patterns to the defaults. A vault root
- * an untrusted vlt.toml sets is `confined`: the vault refuses it when it leads outside the
- * workspace.
+ * applies either way. `[security] deny` only ever adds patterns to the defaults. A vault the
+ * user did not place is `confined`: the vault refuses a root that leads outside the workspace.
  *
  * The generic keys `OPENROUTER_API_KEY` and `OPENAI_API_KEY` are sent only to their own
  * services; any other endpoint gets a key from `VLT_*_API_KEY` or the variable its
@@ -152,8 +151,9 @@ export interface VaultConfig {
   /** Absolute path of the configured notes folder, or undefined for the default layout. */
   root: string | undefined;
   /**
-   * The root comes from an untrusted workspace's vlt.toml: the vault refuses it (ACCESS_DENIED)
-   * when it resolves outside the workspace.
+   * The user did not place the vault (its root comes from an untrusted workspace's vlt.toml, or
+   * it is the default layout of one): the vault refuses (ACCESS_DENIED) a root that resolves
+   * outside the workspace.
    */
   confined: boolean;
 }
@@ -355,8 +355,9 @@ export async function loadConfig(workspaceRoot: string, env: NodeJS.ProcessEnv =
   const config = resolveConfig(mergeToml(user, toml), env, raw === undefined ? undefined : configPath, workspaceRoot);
   config.userConfigPath = userRaw === undefined ? undefined : userPath;
   config.trust = { ...trust, ignored };
-  // A vault root from an untrusted vlt.toml may not lead out of the workspace.
-  config.vault.confined = !trust.trusted && parsed.vault?.root !== undefined;
+  // A vault the user did not place (an untrusted vlt.toml's root, or the default layout of an
+  // untrusted workspace) may not lead out of the workspace, through a setting or a link.
+  config.vault.confined = !trust.trusted && (parsed.vault?.root !== undefined || user.vault?.root === undefined);
   config.security.deny = [...new Set([...DEFAULT_DENY_PATTERNS, ...(user.security?.deny ?? []), ...(parsed.security?.deny ?? [])])];
   return config;
 }

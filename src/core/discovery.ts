@@ -41,7 +41,8 @@ export type SkipReason =
   | 'testdata'
   | 'symlink-loop'
   | 'unreadable'
-  | 'invalid-utf8';
+  | 'invalid-utf8'
+  | 'denied';
 
 /** Human-readable meaning of each {@link SkipReason}, for status output and docs. */
 export const SKIP_REASONS: Readonly<Record<SkipReason, string>> = {
@@ -58,6 +59,7 @@ export const SKIP_REASONS: Readonly<Record<SkipReason, string>> = {
   'symlink-loop': 'symbolic link leading back into one of its own ancestor directories',
   unreadable: 'could not be read (permissions, deleted during the scan, broken symlink, not a regular file)',
   'invalid-utf8': 'not valid UTF-8 text',
+  denied: 'named by the [security] deny list (secrets such as .env*, *.pem, *.key, SSH keys)',
 };
 
 export interface DiscoveredFile {
@@ -421,6 +423,8 @@ export async function discoverFiles(
     }
     if (isIgnored(ignores, rel, false)) return skipFile(rel, 'gitignored');
     if (exclude.match(rel)) return skipFile(rel, 'excluded');
+    const secret = deniedBy(rel, config.security.deny);
+    if (secret) return skipFile(rel, 'denied', secret);
     if (hasInclude && !include.match(rel)) return skipFile(rel, 'excluded', 'not included');
     if (link?.outside) return skipFile(rel, 'excluded', 'outside workspace');
     if (!enabledLanguages.has(language)) return skipFile(rel, 'language-disabled', language);
@@ -552,6 +556,57 @@ export async function discoverFiles(
       `${unsupportedCount} unsupported in ${Date.now() - started} ms`,
   );
   return { files, skipped, skippedDirs, unsupportedCount };
+}
+
+/** The deny list compiled once per list: one matcher per pattern, to name the one that matched. */
+const denyMatchers = new WeakMap<readonly string[], Array<{ pattern: string; ig: Ignore }>>();
+
+/**
+ * The `[security] deny` pattern (gitignore syntax, case-insensitive: `.ENV` is as secret as
+ * `.env`) that `rel` matches, if any. Such files are never indexed nor read by a tool.
+ */
+export function deniedBy(rel: string, deny: readonly string[]): string | undefined {
+  let m = denyMatchers.get(deny);
+  if (!m) {
+    m = deny.map((pattern) => ({ pattern, ig: ignore({ ignorecase: true }).add(pattern) }));
+    denyMatchers.set(deny, m);
+  }
+  for (const { pattern, ig } of m) {
+    try {
+      if (ig.ignores(rel)) return pattern;
+    } catch {
+      // `ignore` rejects path shapes it cannot evaluate (absolute, `..`); callers refuse those.
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Whether the walk would skip `rel` (a workspace-relative file path, `/`-separated) as
+ * `gitignored`: the rules of `.git/info/exclude` and of every `.gitignore` from the root down
+ * to the file's folder, where a folder ignored on the way covers everything below it, as in
+ * {@link discoverFiles}. Reads only those rule files.
+ */
+export async function isGitignored(root: string, rel: string, fs: WorkspaceFs): Promise<boolean> {
+  const rootAbs = resolve(root);
+  const rules = async (abs: string): Promise<Ignore | undefined> => {
+    try {
+      return ignore({ ignorecase: IGNORE_CASE }).add(new TextDecoder().decode(await fs.readFile(abs)));
+    } catch {
+      return undefined;
+    }
+  };
+  const levels: IgnoreLevel[] = [];
+  const info = await rules(join(rootAbs, '.git', 'info', 'exclude'));
+  if (info) levels.push({ base: '', ig: info });
+  const segs = rel.split('/').filter((s) => s !== '' && s !== '.');
+  for (let i = 0; i < segs.length; i++) {
+    const dir = segs.slice(0, i).join('/');
+    const ig = await rules(join(rootAbs, ...segs.slice(0, i), '.gitignore'));
+    if (ig) levels.push({ base: dir, ig });
+    if (isIgnored(levels, segs.slice(0, i + 1).join('/'), i < segs.length - 1)) return true;
+  }
+  return false;
 }
 
 /** Outcome of {@link classifyContent}: the decoded text, or why the file is skipped. */

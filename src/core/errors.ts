@@ -8,6 +8,7 @@ export const ERROR_CODES = {
   PATH_NOT_FOUND: 'path does not exist',
   NOT_A_DIRECTORY: 'path is not a directory',
   PATH_OUTSIDE_WORKSPACE: 'path escapes the workspace',
+  ACCESS_DENIED: 'the path is not readable by tools: vlt state, version control, an ignored file, a secret, or a vault outside the workspace',
   CONFIG_INVALID: 'vlt.toml is invalid',
   INDEX_LOCKED: 'another process is writing the index',
   INDEX_CORRUPT: 'the index file is corrupt',

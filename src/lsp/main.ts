@@ -409,7 +409,7 @@ function uriToPath(uri: string): string | undefined {
  */
 function asResponseError(e: unknown): ResponseError<{ code: string }> {
   const err = isVltError(e) ? e : toVltError(e);
-  const rpcCode = err.code === 'USAGE' || err.code === 'PATH_OUTSIDE_WORKSPACE' ? ErrorCodes.InvalidParams : err.code === 'CANCELLED' ? LSPErrorCodes.RequestCancelled : ErrorCodes.InternalError;
+  const rpcCode = err.code === 'USAGE' || err.code === 'PATH_OUTSIDE_WORKSPACE' || err.code === 'ACCESS_DENIED' ? ErrorCodes.InvalidParams : err.code === 'CANCELLED' ? LSPErrorCodes.RequestCancelled : ErrorCodes.InternalError;
   return new ResponseError(rpcCode, `${err.code}: ${err.message}`, { code: err.code });
 }
 

@@ -2,8 +2,14 @@
  * What the HTTP transport keeps on disk under the workspace's `.vlt/`: the bearer token a client
  * must present (`mcp-token`, mode 0600), and a record of the running server (`mcp-server.json`)
  * so that `vlt mcp info` can tell a client where to connect.
+ *
+ * A token file is trusted only when it looks like one this machine made: a regular file of ours,
+ * readable by us alone, and not the copy committed to the repository. A token that others can
+ * read (a checkout or a copy: vlt creates it 0600) or that git tracks with this very content
+ * (anyone with the repository knows it) is replaced by a new one, with a warning.
  */
-import { randomBytes } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { VltError } from '../core/errors';
@@ -48,7 +54,7 @@ export async function loadOrCreateToken(root: string, logger: Logger, env: NodeJ
   }
   const file = tokenFilePath(root);
   const existing = await readTokenFile(file, logger);
-  if (existing !== undefined) return { token: existing, source: { kind: 'file', path: file } };
+  if (existing !== undefined && !(await isCommittedToken(root, file, existing, logger))) return { token: existing, source: { kind: 'file', path: file } };
   await fsp.mkdir(path.dirname(file), { recursive: true });
   await ignoreVltDir(path.dirname(file));
   const token = randomBytes(TOKEN_BYTES).toString('base64url');
@@ -78,9 +84,10 @@ export async function loadOrCreateToken(root: string, logger: Logger, env: NodeJ
 }
 
 /**
- * The token in `file`, or undefined when there is none. A file others can read is tightened
- * to 0600 (with a warning: the token may have leaked, and deleting the file makes a new one);
- * anything that is not a plain file of ours holding a token is refused rather than trusted.
+ * The token in `file`, or undefined when there is none (or none to keep). A file others can
+ * read is not one vlt made (it creates it 0600): a checkout or a copy, or a token that may have
+ * leaked. It is removed, with a warning, and a new one is made. Anything that is not a plain
+ * file of ours holding a token is refused rather than trusted.
  */
 async function readTokenFile(file: string, logger: Logger): Promise<string | undefined> {
   let st;
@@ -91,24 +98,51 @@ async function readTokenFile(file: string, logger: Logger): Promise<string | und
     throw new VltError('IO', `could not read ${file}: ${(e as Error).message}`, { path: file }, { cause: e });
   }
   if (!st.isFile()) throw new VltError('USAGE', `${file} is not a regular file (a link?); remove it and a new token is generated`);
-  if (process.platform !== 'win32') {
-    if (typeof process.getuid === 'function' && st.uid !== process.getuid()) {
-      throw new VltError('USAGE', `${file} belongs to another user (uid ${st.uid}); remove it and a new token is generated`);
-    }
-    if ((st.mode & 0o077) !== 0) {
-      try {
-        await fsp.chmod(file, 0o600);
-      } catch (e) {
-        throw new VltError('USAGE', `${file} is readable by others (mode ${(st.mode & 0o777).toString(8)}) and could not be made private: ${(e as Error).message}`, { path: file }, { cause: e });
-      }
-      logger.warn(`mcp: ${file} was readable by others (mode ${(st.mode & 0o777).toString(8)}); it is now 0600. Delete it to get a new token if it may have leaked.`);
-    }
+  if (process.platform !== 'win32' && typeof process.getuid === 'function' && st.uid !== process.getuid()) {
+    throw new VltError('USAGE', `${file} belongs to another user (uid ${st.uid}); remove it and a new token is generated`);
   }
   const token = (await fsp.readFile(file, 'utf8')).trim();
+  if (process.platform !== 'win32' && (st.mode & 0o077) !== 0) {
+    logger.warn(`mcp: ${file} was readable by others (mode ${(st.mode & 0o777).toString(8)}), so it is not a token this machine made or it may have leaked; it is replaced by a new one (\`vlt mcp info\` prints it for your clients)`);
+    await discardToken(file, token);
+    return undefined;
+  }
   if (token.length < MIN_TOKEN_CHARS || !TOKEN_SHAPE.test(token)) {
     throw new VltError('USAGE', `${file} does not hold a valid token; remove it and a new one is generated`);
   }
   return token;
+}
+
+/** Removes the token file, unless another process has replaced it meanwhile. */
+async function discardToken(file: string, token: string): Promise<void> {
+  const now = await fsp.readFile(file, 'utf8').catch(() => undefined);
+  if (now !== undefined && now.trim() === token) await fsp.rm(file, { force: true });
+}
+
+/**
+ * Whether git tracks the token file with exactly this content: then everyone who has the
+ * repository has the token, and it is discarded (true: make a new one). A tracked file with other
+ * content is a token made here, kept with a warning that a commit would publish it. No git, or
+ * no repository, means not tracked.
+ */
+async function isCommittedToken(root: string, file: string, token: string, logger: Logger): Promise<boolean> {
+  const rel = path.relative(root, file).split(path.sep).join('/');
+  // `ls-files -s`: "<mode> <object id> <stage>\t<path>". No optional locks and no fsmonitor
+  // hook: reading the index must not run anything the repository configures.
+  const out = await new Promise<string | undefined>((resolve) => {
+    execFile('git', ['--no-optional-locks', '-c', 'core.fsmonitor=false', 'ls-files', '-s', '--', `:(literal)${rel}`], { cwd: root, timeout: 5000, windowsHide: true }, (err, stdout) => resolve(err ? undefined : stdout));
+  });
+  const id = /^\d+ ([0-9a-f]{40}|[0-9a-f]{64}) /m.exec(out ?? '')?.[1];
+  if (!id) return false;
+  const bytes = await fsp.readFile(file);
+  const blob = createHash(id.length === 64 ? 'sha256' : 'sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex');
+  if (blob !== id) {
+    logger.warn(`mcp: ${rel} is tracked by git; a commit would publish the token. Remove it from version control: git rm --cached ${rel}`);
+    return false;
+  }
+  logger.warn(`mcp: ${rel} is tracked by git with this token, so everyone with the repository knows it; it is replaced by a new one. Remove it from version control: git rm --cached ${rel}`);
+  await discardToken(file, token);
+  return true;
 }
 
 /**

@@ -82,7 +82,8 @@ describe('an untrusted workspace vlt.toml', () => {
     expect(denied.trust).toMatchObject({ trusted: false, source: 'host' });
   });
 
-  it('marks a vault root it sets as confined to the workspace', async () => {
+  it('confines the vault it places (its root, or the default layout) to the workspace', async () => {
+    expect((await loadConfig(ws, env)).vault).toEqual({ root: undefined, confined: true });
     writeFileSync(join(ws, 'vlt.toml'), '[vault]\nroot = "/home"\n');
     expect((await loadConfig(ws, env)).vault).toEqual({ root: '/home', confined: true });
     expect((await loadConfig(ws, env, { trusted: true })).vault).toEqual({ root: '/home', confined: false });

@@ -369,7 +369,7 @@ describe('vlt serve: token, binding and lifecycle', () => {
     expect(badPort.code).toBe(2);
   });
 
-  it('keeps the token across restarts, tightens loose permissions, and lets VLT_MCP_TOKEN override it', async () => {
+  it('keeps the token across restarts, replaces one others can read, and lets VLT_MCP_TOKEN override it', async () => {
     const first = await startServe(['--workspace', ws.dir, '--mcp-port', '0', '--host', 'localhost']);
     const file = first.token_file!;
     const token = readFileSync(file, 'utf8').trim();
@@ -379,12 +379,19 @@ describe('vlt serve: token, binding and lifecycle', () => {
     // A clean stop removes the record of the running server.
     expect(existsSync(path.join(ws.dir, '.vlt/mcp-server.json'))).toBe(false);
 
+    const restarted = await startServe(['--workspace', ws.dir, '--mcp-port', '0']);
+    expect(readFileSync(file, 'utf8').trim()).toBe(token);
+    await stopServe(restarted);
+
+    // vlt makes the file 0600: one others can read is a copy or a checkout, or has leaked.
     chmodSync(file, 0o644);
     const second = await startServe(['--workspace', ws.dir, '--mcp-port', '0']);
-    expect(readFileSync(file, 'utf8').trim()).toBe(token);
+    const replaced = readFileSync(file, 'utf8').trim();
+    expect(replaced).not.toBe(token);
     expect(statSync(file).mode & 0o777).toBe(0o600);
-    expect(second.stderr()).toMatch(/readable by others .* now 0600/);
-    const c = await connectHttp(second.url, token);
+    expect(second.stderr()).toMatch(/readable by others .* replaced by a new one/);
+    await expect(connectHttp(second.url, token)).rejects.toThrow(/401|Unauthorized/);
+    const c = await connectHttp(second.url, replaced);
     expect((await call(c, 'index_status', {})).isError).toBeFalsy();
     await c.client.close();
     await stopServe(second);

@@ -67,6 +67,7 @@ export class Memory {
     const threads = new ThreadStore(db, { chat: deps.chat, embeddings: deps.embeddings, prompts, clock, logger: deps.logger });
     const vault = new Vault(abs, {
       root: deps.config.vault.root,
+      confined: deps.config.vault.confined,
       logger: deps.logger,
       ...(deps.vaultStaleAfterMs !== undefined ? { staleAfterMs: deps.vaultStaleAfterMs } : {}),
     });

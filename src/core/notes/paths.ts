@@ -85,3 +85,25 @@ export function relativeLink(fromFolder: string, toPath: string): string {
   const rel = path.posix.relative(fromFolder || '.', toPath);
   return rel === '' ? path.posix.basename(toPath) : rel;
 }
+
+/**
+ * Resolves a wikilink target (or a read by name) in a name table: a path form (`a/b`) matches
+ * the note at that path or, failing that, notes whose path ends with it; a bare name matches
+ * by file name. Case is ignored; ties follow {@link compareByResolutionRule}.
+ */
+export function resolveWikiIn(names: Map<string, string[]>, target: string): string | undefined {
+  const clean = target.trim().replace(/\\/g, '/').replace(/^\.?\//, '').replace(/\.md$/i, '');
+  if (!clean) return undefined;
+  const candidates = names.get(path.posix.basename(clean).toLowerCase()) ?? [];
+  if (!clean.includes('/')) return candidates[0];
+  const want = `${clean.toLowerCase()}.md`;
+  const exact = candidates.filter((p) => p.toLowerCase() === want);
+  if (exact.length) return exact[0];
+  return candidates.find((p) => p.toLowerCase().endsWith(`/${want}`));
+}
+
+/** The shortest wikilink target that reaches `target`: its bare name when that resolves to it, else its path. */
+export function wikiTargetFor(target: string, names: Map<string, string[]>): string {
+  const bare = noteName(target);
+  return resolveWikiIn(names, bare) === target ? bare : target.replace(/\.md$/i, '');
+}

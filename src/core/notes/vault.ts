@@ -27,8 +27,9 @@ import { Bm25Index } from '../memory/bm25';
 import { clip } from '../memory/extract';
 import { tokenizePath } from '../search/tokenizer';
 import { assembleNoteContext, type NoteContext, type NoteContextOptions } from './enrich';
+import { isSymlink, mountOutside, outsideVault as outside, safeRealpath, vaultMounts, type VaultMount } from './mounts';
 import { parseNote, type NoteIssue, type NoteLink, type ParsedNote } from './parse';
-import { compareByResolutionRule, normalizeNotePath, noteFolder, noteName, relativeLink, resolveRelative } from './paths';
+import { compareByResolutionRule, normalizeNotePath, noteFolder, noteName, relativeLink, resolveRelative, resolveWikiIn, wikiTargetFor } from './paths';
 
 /** Notes larger than this are skipped: a multi-megabyte "note" is a data file. */
 export const NOTE_MAX_BYTES = 2 * 1024 * 1024;
@@ -46,19 +47,16 @@ const INDEX_MARKER_VALUE = 'vlt notes index';
 /** Weights of the note fields in BM25F: a title hit says more than a body hit. */
 const FIELD_WEIGHTS = { title: 3, tags: 2.5, path: 1.5, fields: 1.5, body: 1 } as const;
 
-/** One root of the vault, mounted at a logical path. */
-export interface VaultMount {
-  /** Absolute path of the folder (or of the single file) on disk. */
-  abs: string;
-  /** Where its notes appear in the vault: '' for the top, `docs`, or a file's own path. */
-  logical: string;
-  kind: 'dir' | 'file';
-  writable: boolean;
-}
+export { vaultMounts, type VaultMount } from './mounts';
 
 export interface VaultOptions {
   /** `[vault] root` resolved to an absolute path, or undefined for the default layout. */
   root?: string | undefined;
+  /**
+   * The user did not choose where the vault is (an untrusted workspace's vlt.toml or default
+   * layout): every operation is refused (ACCESS_DENIED) while a root leads outside the workspace.
+   */
+  confined?: boolean;
   logger?: Logger;
   /** How long the in-memory index is trusted before files are checked again; 0 checks on every call. */
   staleAfterMs?: number;
@@ -149,30 +147,6 @@ interface NoteRecord {
   parsed: ParsedNote;
 }
 
-/** Builds the mounts of a workspace: the configured root, or README + docs/ + .vlt/notes/. */
-export function vaultMounts(workspaceRoot: string, root: string | undefined): VaultMount[] {
-  if (root !== undefined) return [{ abs: path.resolve(workspaceRoot, root), logical: '', kind: 'dir', writable: true }];
-  const mounts: VaultMount[] = [];
-  for (const name of ['README.md', 'readme.md', 'Readme.md']) {
-    const abs = path.join(workspaceRoot, name);
-    if (isFile(abs)) {
-      mounts.push({ abs, logical: name, kind: 'file', writable: false });
-      break;
-    }
-  }
-  mounts.push({ abs: path.join(workspaceRoot, 'docs'), logical: 'docs', kind: 'dir', writable: false });
-  mounts.push({ abs: path.join(workspaceRoot, '.vlt', 'notes'), logical: '', kind: 'dir', writable: true });
-  return mounts;
-}
-
-function isFile(abs: string): boolean {
-  try {
-    return fs.statSync(abs).isFile();
-  } catch {
-    return false;
-  }
-}
-
 export class Vault {
   readonly mounts: readonly VaultMount[];
   private readonly logger: Logger;
@@ -189,7 +163,12 @@ export class Vault {
   private readonly reported = new Set<string>();
   private readonly scanIssues: VaultIssue[] = [];
 
+  private readonly workspaceRoot: string;
+  private readonly confined: boolean;
+
   constructor(workspaceRoot: string, opts: VaultOptions = {}) {
+    this.workspaceRoot = path.resolve(workspaceRoot);
+    this.confined = opts.confined === true;
     this.mounts = vaultMounts(workspaceRoot, opts.root);
     this.logger = opts.logger ?? silentLogger;
     this.staleAfterMs = Math.max(0, opts.staleAfterMs ?? DEFAULT_STALE_AFTER_MS);
@@ -628,7 +607,17 @@ export class Vault {
     await writeFileAtomic(abs, Buffer.from(content, 'utf8'));
   }
 
+  /** Every operation starts here: the confinement check, then the freshness window. */
   private ensureFresh(): void {
+    // Checked every time: a link that appears later (a pull) must not lead the vault out.
+    const out = this.confined ? mountOutside(this.workspaceRoot, this.mounts) : undefined;
+    if (out) {
+      throw new VltError(
+        'ACCESS_DENIED',
+        `the notes vault root ${out.shown} leads outside the workspace (to ${out.real}); a repository's settings and links may not point the vault there. Run \`vlt trust\` if you trust this repository, or set [vault] root in your own config.toml`,
+        { root: out.real },
+      );
+    }
     if (this.now() - this.lastScan >= this.staleAfterMs) this.scan();
   }
 
@@ -758,28 +747,6 @@ export class Vault {
   }
 }
 
-/**
- * Resolves a wikilink target (or a read by name) in a name table: a path form (`a/b`) matches
- * the note at that path or, failing that, notes whose path ends with it; a bare name matches
- * by file name. Case is ignored; ties follow {@link compareByResolutionRule}.
- */
-function resolveWikiIn(names: Map<string, string[]>, target: string): string | undefined {
-  const clean = target.trim().replace(/\\/g, '/').replace(/^\.?\//, '').replace(/\.md$/i, '');
-  if (!clean) return undefined;
-  const candidates = names.get(path.posix.basename(clean).toLowerCase()) ?? [];
-  if (!clean.includes('/')) return candidates[0];
-  const want = `${clean.toLowerCase()}.md`;
-  const exact = candidates.filter((p) => p.toLowerCase() === want);
-  if (exact.length) return exact[0];
-  return candidates.find((p) => p.toLowerCase().endsWith(`/${want}`));
-}
-
-/** The shortest wikilink target that reaches `target`: its bare name when that resolves to it, else its path. */
-function wikiTargetFor(target: string, names: Map<string, string[]>): string {
-  const bare = noteName(target);
-  return resolveWikiIn(names, bare) === target ? bare : target.replace(/\.md$/i, '');
-}
-
 function applyEdits(text: string, edits: Array<{ start: number; end: number; text: string }>): string {
   let out = text;
   for (const e of [...edits].sort((a, b) => b.start - a.start)) out = out.slice(0, e.start) + e.text + out.slice(e.end);
@@ -817,24 +784,4 @@ function decodeUtf8(bytes: Uint8Array, onInvalid: () => void): string {
     onInvalid();
     return new TextDecoder('utf-8').decode(bytes);
   }
-}
-
-function safeRealpath(p: string): string | undefined {
-  try {
-    return fs.realpathSync.native(p);
-  } catch {
-    return undefined;
-  }
-}
-
-function isSymlink(p: string): boolean {
-  try {
-    return fs.lstatSync(p).isSymbolicLink();
-  } catch {
-    return false;
-  }
-}
-
-function outside(notePath: string): VltError {
-  return new VltError('PATH_OUTSIDE_VAULT', `${notePath} resolves outside the vault through a symbolic link; only notes inside the vault can be read or written`);
 }

@@ -6,6 +6,7 @@
  */
 import * as path from 'node:path';
 import { z } from 'zod';
+import { checkReadAccess } from '../access';
 import { VltError } from '../errors';
 import type { AgentTool } from '../oracle/agent';
 import { Oracle, SOURCE_FAMILIES, type SourceFamily } from '../oracle/oracle';
@@ -104,12 +105,12 @@ export interface ReadFileRangeResult {
 export const readFileRangeTool: ToolDefinition<typeof readFileRangeInput, ReadFileRangeResult> = {
   name: 'read_file_range',
   title: 'Read file lines',
-  description: `Read lines of a file in this workspace, with line numbers, at most ${MAX_READ_LINES} per call. Use it after search_code, find_definition or ask_oracle pointed at a place, to read exactly the lines needed instead of the whole file. Paths outside the workspace are refused.`,
+  description: `Read lines of a file in this workspace, with line numbers, at most ${MAX_READ_LINES} per call. Use it after search_code, find_definition or ask_oracle pointed at a place, to read exactly the lines needed instead of the whole file. Paths outside the workspace are refused, and so are .vlt/, .git/, gitignored files and secrets (.env, keys): ACCESS_DENIED.`,
   inputSchema: readFileRangeInput,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async handler(ctx, input) {
     const engine = await ctx.getEngine();
-    return readFileRange(engine.root, ctx, input.path, input.start_line, input.end_line, engine.config.index.maxFileBytes);
+    return readFileRange(engine.root, ctx, input.path, input.start_line, input.end_line, engine.config.index.maxFileBytes, engine.config.security.deny);
   },
 };
 
@@ -118,10 +119,14 @@ function inside(root: string, abs: string): boolean {
   return rel !== '' && !rel.startsWith(`..${path.sep}`) && rel !== '..' && !path.isAbsolute(rel);
 }
 
-async function readFileRange(root: string, ctx: ToolContext, rel: string, start: number, end: number | undefined, maxBytes: number): Promise<ReadFileRangeResult> {
+const posix = (p: string) => p.split(path.sep).join('/');
+
+async function readFileRange(root: string, ctx: ToolContext, rel: string, start: number, end: number | undefined, maxBytes: number, deny: readonly string[]): Promise<ReadFileRangeResult> {
   if (rel.includes('\0')) throw new VltError('USAGE', 'the path contains a NUL character');
   const abs = path.resolve(root, rel);
   if (!inside(root, abs)) throw new VltError('PATH_OUTSIDE_WORKSPACE', `${rel} is outside the workspace; give a path relative to the workspace root`);
+  // Before anything is resolved: a refused path gets the same answer whether or not it exists.
+  await checkReadAccess(root, posix(path.relative(root, abs)), { fs: ctx.fs, deny, shown: rel });
   let real: string;
   try {
     real = await ctx.fs.realpath(abs);
@@ -132,6 +137,8 @@ async function readFileRange(root: string, ctx: ToolContext, rel: string, start:
   // A symlink inside the workspace that leads out of it is refused like a `..` path.
   const realRoot = await ctx.fs.realpath(root).catch(() => root);
   if (!inside(realRoot, real)) throw new VltError('PATH_OUTSIDE_WORKSPACE', `${rel} leads outside the workspace (a symbolic link); it was not read`);
+  // A link inside the workspace is held to the rules of the file it leads to.
+  await checkReadAccess(realRoot, posix(path.relative(realRoot, real)), { fs: ctx.fs, deny, shown: rel });
   const st = await ctx.fs.stat(real);
   if (st.kind !== 'file') throw new VltError('USAGE', `${rel} is not a regular file`);
   if (st.size > maxBytes) throw new VltError('USAGE', `${rel} is ${st.size} bytes, over the ${maxBytes}-byte limit for reading`);
@@ -146,7 +153,7 @@ async function readFileRange(root: string, ctx: ToolContext, rel: string, start:
     .slice(start - 1, last)
     .map((l, i) => `${String(start + i).padStart(width)}│ ${l}`)
     .join('\n');
-  return { path: path.relative(root, abs).split(path.sep).join('/'), start_line: start, end_line: last, total_lines: lines.length, text };
+  return { path: posix(path.relative(root, abs)), start_line: start, end_line: last, total_lines: lines.length, text };
 }
 
 // ---------------------------------------------------------------------------------------
