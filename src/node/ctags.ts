@@ -146,7 +146,9 @@ export class CtagsProvider implements TagsProvider {
         const t = parseTagLine(rest);
         if (t) tags.push(t);
         if (code !== 0 && tags.length === 0) {
-          reject(new Error(`ctags exited with ${code}: ${stderr.trim().split('\n')[0] ?? ''}`));
+          // `--options=NONE` makes ctags say so first; the cause is the next line.
+          const cause = stderr.split('\n').find((l) => l.trim() && !/Notice: No options will be read/.test(l)) ?? '';
+          reject(new Error(`ctags exited with ${code}: ${cause.trim()}`));
           return;
         }
         this.opts.logger.debug(`ctags: ${tags.length} tags for ${files.length} files in ${(performance.now() - t0).toFixed(0)} ms`);
