@@ -8,7 +8,8 @@
  * - standard LSP: `workspace/symbol` over the index's symbols; `textDocument/definition`,
  *   `references` and `hover` from the index for the languages the client lists as having no
  *   other provider; saves and watched-file events feed the delta queue;
- * - `vlt/*` requests: search, where used / defined, repo map, status, reindex, sync, ask;
+ * - `vlt/*` requests: search, where used / defined, repo map, status, reindex, sync, tool;
+ * - the chat (`src/server/chat.ts`): `vlt/ask` streaming `vlt/askEvent`, sessions, citations;
  * - `vlt/editor.*` requests to the client, which answer with the editor's live language
  *   servers: the navigation chain asks them first.
  * Stdout carries the protocol only; logs go to the client (window/logMessage) and stderr.
@@ -36,15 +37,23 @@ import { version as packageVersion } from '../../package.json';
 import { isVltError, toVltError, VltError } from '../core/errors';
 import { languageForPath } from '../core/parse/languages';
 import type { Logger, ProgressSink } from '../core/ports';
-import { invokeTool, type ToolContext, type ToolDefinition } from '../core/tools/definitions';
 import type { NavToolLocation, NavToolResult } from '../core/tools/nav-tools';
+import { ChatService } from '../server/chat';
 import { WorkspaceServer } from '../server/workspace';
 import { startMcpEndpoint, type McpHttpEndpoint } from '../mcp/main';
 import { Coordinates } from './convert';
 import { EditorLanguageServers } from './editor-servers';
 import {
+  askEventNotification,
   askRequest,
+  citationTargetRequest,
+  citedLinesRequest,
   didChangeStatusNotification,
+  sessionEventsRequest,
+  sessionsRequest,
+  useSessionRequest,
+  type AskEvent,
+  type CitationTarget,
   repoMapRequest,
   reindexRequest,
   searchRequest,
@@ -100,7 +109,7 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
   let mcp: McpHttpEndpoint | undefined;
   let clientName = 'lsp-client';
   let fallback = new Set<string>();
-  let tools = new Map<string, ToolDefinition>();
+  let chat: ChatService | undefined;
   let statusTimer: NodeJS.Timeout | undefined;
   let opening: Promise<WorkspaceServer> | undefined;
   let watchFiles = false;
@@ -150,16 +159,7 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
   };
 
   /** Runs one agent tool for the editor: recorded in the shared session like an agent's call. */
-  const callTool = async <O extends object>(name: string, input: unknown, author = clientName, signal?: AbortSignal): Promise<O> => {
-    const { ws } = ready();
-    const def = tools.get(name);
-    if (!def) throw new VltError('USAGE', `no tool named ${name.slice(0, 100)}`);
-    const ctx: ToolContext = { ...ws.ctx, author, ...(signal ? { signal } : {}) };
-    const outcome = await invokeTool(def, ctx, input);
-    ws.onCall({ tool: name, author, input, outcome });
-    if (!outcome.ok) throw outcome.error;
-    return outcome.value as O;
-  };
+  const callTool = <O extends object>(name: string, input: unknown, author = clientName, signal?: AbortSignal): Promise<O> => ready().ws.call<O>(name, input, { author, ...(signal ? { signal } : {}) });
 
   const navInput = (p: NavParams) => {
     const { coords } = ready();
@@ -207,6 +207,7 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
       hostName: `vlt lsp (${clientName})`,
       ...(init.include || init.exclude ? { deps: { configOverrides: { ...(init.include ? { include: init.include } : {}), ...(init.exclude ? { exclude: init.exclude } : {}) } } } : {}),
       restricted: init.restricted === true,
+      ...(init.session ? { session: init.session } : {}),
       ...(init.trusted !== undefined ? { trusted: init.trusted } : {}),
       headlessLanguageServers: init.headlessLanguageServers ?? !init.editorBridge,
       ...(editor ? { editorLanguageServers: editor } : {}),
@@ -216,7 +217,7 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
     });
     opening = pending.then((w) => {
       ws = w;
-      tools = new Map(w.tools(() => clientName).map((t) => [t.name, t]));
+      chat = new ChatService(w, `${clientName} chat`);
       return w;
     });
     watchFiles = params.capabilities.workspace?.didChangeWatchedFiles?.dynamicRegistration === true;
@@ -320,7 +321,26 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
       progress?.done();
     }
   }));
-  connection.onRequest(askRequest, handle(async (p, signal) => callTool<Record<string, unknown>>('ask_oracle', { question: p.question, ...(p.sources ? { sources: p.sources } : {}), ...(p.noLlm ? { no_llm: true } : {}) }, clientName, signal)));
+  // The chat: a question streamed as `vlt/askEvent` notifications, in the shared session.
+  const chatService = () => {
+    if (!chat) throw new VltError('USAGE', 'the server is not initialized');
+    return chat;
+  };
+  connection.onRequest(askRequest, handle(async (p, signal) => {
+    const { askId } = p;
+    const onEvent = (event: AskEvent) => {
+      if (askId !== undefined) void connection.sendNotification(askEventNotification, { askId, event }).catch(() => undefined);
+    };
+    return chatService().ask(p, onEvent, signal);
+  }));
+  connection.onRequest(sessionsRequest, handle(async (p) => chatService().sessions(p.limit)));
+  connection.onRequest(useSessionRequest, handle(async (p) => chatService().useSession(p.id)));
+  connection.onRequest(sessionEventsRequest, handle(async (p) => chatService().sessionEvents(p.id)));
+  connection.onRequest(citedLinesRequest, handle(async (p) => chatService().citedLines(p.items)));
+  connection.onRequest(citationTargetRequest, handle(async (p): Promise<CitationTarget> => {
+    const t = await chatService().target(p.citation);
+    return t.kind === 'file' ? { ...t, uri: ready().coords.uri(t.path) } : t;
+  }));
 
   connection.onRequest(toolRequest, handle(async (p, signal) => callTool<object>(String(p.name), p.input, p.author ? `${p.author.slice(0, 100)} via ${clientName}` : clientName, signal)));
 

@@ -128,10 +128,94 @@ export interface AskParams {
   /** Restrict the sources: code, notes, threads, git. */
   sources?: string[];
   noLlm?: boolean;
+  /** Let the model call tools in a loop (needs a tool-calling model). */
+  agent?: boolean;
+  /** Also return the retrieval trace (`explain`). */
+  explain?: boolean;
+  /** Names this question in the `vlt/askEvent` notifications that stream its progress and text. */
+  askId?: string;
+  /** The shared session to ask in; the server switches to it first when it differs. */
+  session?: string;
 }
 
-/** The oracle's answer object (the `vlt oracle --json` contract). */
-export const askRequest = new RequestType<AskParams, Record<string, unknown>, void>('vlt/ask');
+/** A code citation's lines when the answer was written: a later check marks it stale when they changed. */
+export interface CitedLines {
+  path: string;
+  start: number;
+  end: number;
+  /** A hash of the lines' text; absent when they could not be read. */
+  hash?: string;
+  /** The lines, numbered (for hovers); or why they could not be read. */
+  text: string;
+}
+
+/** The oracle's answer (the `vlt oracle --json` contract) and, per code citation, its lines then. */
+export interface ChatAnswer {
+  question: string;
+  rewritten?: string;
+  type: string;
+  mode: 'llm' | 'agent' | 'extractive';
+  answer: string;
+  noContext: boolean;
+  citations: Array<{ citation: string; source: string; path: string; line?: number }>;
+  files: string[];
+  degraded?: string;
+  model?: string;
+  usage?: { promptTokens: number; completionTokens: number };
+  timings: Record<string, number>;
+  explain?: unknown;
+  truncated?: boolean;
+  /** The session the question was asked in. */
+  session: string;
+  /** Keyed by the citation as written (`[a.go:12-20]`). */
+  cited: Record<string, CitedLines>;
+}
+
+export const askRequest = new RequestType<AskParams, ChatAnswer, void>('vlt/ask');
+
+/** What the oracle reports while it answers (the core's OracleEvent, as sent). */
+export type AskEvent =
+  | { type: 'phase'; phase: string; message: string }
+  | { type: 'step'; name: string; family: 'code' | 'notes' | 'threads' | 'git'; state: 'running' | 'ok' | 'failed' | 'timeout'; results?: number; ms?: number }
+  | { type: 'text'; text: string }
+  | { type: 'tool'; name: string; args: string };
+
+/** Streams one `vlt/ask` (with an `askId`): retrieval steps as they run and the answer's text as it is written. */
+export const askEventNotification = new NotificationType<{ askId: string; event: AskEvent }>('vlt/askEvent');
+
+export interface SessionInfo {
+  id: string;
+  title: string;
+  created_at: string;
+  updated_at: string;
+  exchanges: number;
+}
+
+/** Recent shared sessions, most recent first, and the one calls go to now. */
+export const sessionsRequest = new RequestType<{ limit?: number }, { active: string; sessions: SessionInfo[] }, void>('vlt/sessions');
+/** Switches the shared session (a new one without `id`) for every client of the server: chat, MCP agents, tools. */
+export const useSessionRequest = new RequestType<{ id?: string }, { id: string }, void>('vlt/useSession');
+
+export interface SessionEventInfo {
+  kind: 'question' | 'answer' | 'tool_call' | 'tool_result';
+  author: string;
+  tool?: string;
+  text: string;
+  created_at: string;
+}
+
+/** What a session holds verbatim, oldest first: the chat shows agents' calls from it. */
+export const sessionEventsRequest = new RequestType<{ id?: string }, { id: string; events: SessionEventInfo[] }, void>('vlt/sessionEvents');
+
+/** The current lines of code citations, to show them on hover and to mark stale ones. */
+export const citedLinesRequest = new RequestType<{ items: Array<{ path: string; start: number; end: number }> }, CitedLines[], void>('vlt/citedLines');
+
+/** Where a citation leads: a workspace file at a range, or a read-only document (a note, a thread, a commit). */
+export type CitationTarget =
+  | { kind: 'file'; path: string; uri: string; start: number; end: number }
+  | { kind: 'document'; title: string; language: 'markdown'; content: string };
+
+export const citationTargetRequest = new RequestType<{ citation: string }, CitationTarget, void>('vlt/citationTarget');
 
 export interface ToolParams {
   /** A core agent tool's name (`find_references`). */
@@ -187,6 +271,8 @@ export interface InitializationOptions {
   referencesBudgetMs?: number;
   /** Send debug lines too (the extension passes its log channel's level). */
   debug?: boolean;
+  /** The shared session to start in (the chat's last one). */
+  session?: string;
   /** Replace vlt.toml's `[index] include` / `exclude` (workspace-relative globs). */
   include?: string[];
   exclude?: string[];

@@ -24,12 +24,13 @@ import { VltError } from '../core/errors';
 import type { IndexReport } from '../core/indexer';
 import { chainLanguageServers, type LanguageServerInfo, type LanguageServers } from '../core/intel/lsp';
 import type { TagsProvider } from '../core/intel/navigate';
-import { agentIdFromClientInfo, DEFAULT_SESSION_ID, recordToolExchange, type Memory } from '../core/memory';
+import { agentIdFromClientInfo, DEFAULT_SESSION_ID, recordToolExchange, type Memory, type SessionSummary } from '../core/memory';
+import { checkSessionId, type SessionEvent } from '../core/memory/session';
 import type { Oracle } from '../core/oracle/oracle';
 import { languageForPath } from '../core/parse/languages';
 import type { Logger, ProgressSink } from '../core/ports';
 import { allTools } from '../core/tools';
-import type { ToolContext, ToolDefinition, ToolOutcome } from '../core/tools/definitions';
+import { invokeTool, type ToolContext, type ToolDefinition, type ToolOutcome } from '../core/tools/definitions';
 import { CtagsProvider } from '../node/ctags';
 import { nodeWorkspaceFs } from '../node/fs';
 import { createLanguageServers } from '../node/lsp';
@@ -80,6 +81,8 @@ export interface WorkspaceServerOptions {
   onState?: () => void;
   /** Names this host in `.vlt/queue.json`, where a writer publishes its queue for `vlt coderag status`. */
   hostName?: string;
+  /** The shared session to start in (the chat's last one); default `default`. */
+  session?: string;
 }
 
 /** What {@link WorkspaceServer.status} reports: the index, the queue, and the helpers seen. */
@@ -111,6 +114,8 @@ export class WorkspaceServer {
   private readonly tagsByEngine = new WeakMap<Engine, CtagsProvider>();
   private readonly oracles = new WeakMap<Engine, Oracle>();
   private recorded: Promise<void> = Promise.resolve();
+  /** The shared session every call is recorded in and ask_oracle reads; the chat can switch it. */
+  private activeSession: string;
   private idleFold: NodeJS.Timeout | undefined;
   private phase: WorkspaceStatus['state'] = 'starting';
   private lastError: VltError | null = null;
@@ -119,6 +124,7 @@ export class WorkspaceServer {
   private constructor(private readonly opts: WorkspaceServerOptions, root: string) {
     this.root = root;
     this.logger = opts.logger;
+    this.activeSession = opts.session !== undefined ? checkSessionId(opts.session) : DEFAULT_SESSION_ID;
     this.deps = { fs: nodeWorkspaceFs, logger: opts.logger, ...(opts.restricted ? { embeddingProvider: null } : {}), ...(this.hostTrust !== undefined ? { trusted: this.hostTrust } : {}), ...opts.deps };
     if (opts.writer) {
       this.queue = new DeltaQueue({
@@ -142,11 +148,15 @@ export class WorkspaceServer {
       }
       return Promise.resolve(o);
     };
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the context's getter reads the server's current session
+    const server = this;
     this.ctx = {
       fs: nodeWorkspaceFs,
       logger: this.logger,
       intel: (e) => this.intel(e),
-      session: DEFAULT_SESSION_ID,
+      get session() {
+        return server.activeSession;
+      },
       sessionSettled: () => this.recorded,
       getOracle,
       getEngine: () => this.getEngine(),
@@ -220,6 +230,21 @@ export class WorkspaceServer {
     );
   }
 
+  /**
+   * Runs one tool for a host's own client (the editor, the chat, a browser): with the
+   * shared context, recorded in the session like an agent's call unless `record` is false.
+   * Failures throw the tool's VltError.
+   */
+  async call<O extends object>(name: string, input: unknown, opts: { author: string; signal?: AbortSignal; onEvent?: ToolContext['onEvent']; record?: boolean }): Promise<O> {
+    const def = this.tools(() => opts.author).find((t) => t.name === name);
+    if (!def) throw new VltError('USAGE', `no tool named ${name.slice(0, 100)}`);
+    const ctx: ToolContext = { ...this.ctx, author: opts.author, ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.onEvent ? { onEvent: opts.onEvent } : {}) };
+    const outcome = await invokeTool(def, ctx, input);
+    if (opts.record !== false) this.onCall({ tool: name, author: opts.author, input, outcome });
+    if (!outcome.ok) throw outcome.error;
+    return outcome.value as O;
+  }
+
   /** A fresh MCP server over the shared context: one per stdio connection or HTTP session. */
   newMcpServer(): McpServer {
     // The author of a thread entry defaults to the client of the session that wrote it.
@@ -243,10 +268,45 @@ export class WorkspaceServer {
    * follow-up ("what calls it?") always sees the call it follows.
    */
   onCall(call: { tool: string; author: string; input: unknown; outcome: ToolOutcome<object> }): void {
+    const session = this.activeSession;
     setImmediate(() => {
-      this.recorded = this.recorded.then(() => this.record(call));
-      this.foldWhenIdle();
+      this.recorded = this.recorded.then(() => this.record(session, call));
+      this.foldWhenIdle(session);
     });
+  }
+
+  /** The shared session calls are recorded in now. */
+  get session(): string {
+    return this.activeSession;
+  }
+
+  /**
+   * Makes `id` the shared session (a new one, named by the time, without `id`): every later
+   * call of every client (the chat, MCP agents, language-model tools) is recorded there.
+   */
+  useSession(id?: string): string {
+    if (id === undefined) {
+      const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
+      id = `chat-${stamp}-${Math.random().toString(36).slice(2, 6)}`;
+    }
+    this.activeSession = checkSessionId(id);
+    this.logger.info(`session: now ${this.activeSession}`);
+    return this.activeSession;
+  }
+
+  /** Recent sessions for a picker; the current one first when it has recorded nothing yet. */
+  async listSessions(limit = 20): Promise<SessionSummary[]> {
+    await this.recorded;
+    const list = await (await this.getMemory()).listSessions(limit);
+    if (list.some((s) => s.id === this.activeSession)) return list;
+    const now = new Date().toISOString();
+    return [{ id: this.activeSession, title: '(new session)', created_at: now, updated_at: now, exchanges: 0 }, ...list];
+  }
+
+  /** The events a session holds verbatim, oldest first, once every earlier call is recorded. */
+  async sessionEvents(id: string = this.activeSession): Promise<SessionEvent[]> {
+    await this.recorded;
+    return (await this.getMemory()).session(checkSessionId(id)).events();
   }
 
   getMemory(): Promise<Memory> {
@@ -505,7 +565,7 @@ export class WorkspaceServer {
     }
   }
 
-  private foldWhenIdle(): void {
+  private foldWhenIdle(session: string): void {
     // A record is one append to the session journal; folding the journal into the store
     // (token counts, compression, a rewrite of memory.db) is work for when the server is idle,
     // so that it never lands between an agent's calls.
@@ -513,17 +573,17 @@ export class WorkspaceServer {
     this.idleFold = setTimeout(() => {
       this.recorded = this.recorded.then(() =>
         this.getMemory()
-          .then((m) => m.session(DEFAULT_SESSION_ID).settle())
+          .then((m) => m.session(session).settle())
           .catch((e: unknown) => this.logger.warn(`session: could not fold the journal: ${e instanceof Error ? e.message : String(e)}`)),
       );
     }, IDLE_FOLD_MS);
     this.idleFold.unref();
   }
 
-  private record(call: { tool: string; author: string; input: unknown; outcome: ToolOutcome<object> }): Promise<void> {
+  private record(session: string, call: { tool: string; author: string; input: unknown; outcome: ToolOutcome<object> }): Promise<void> {
     return this.getMemory()
       .then((m) =>
-        recordToolExchange(m.session(DEFAULT_SESSION_ID), {
+        recordToolExchange(m.session(session), {
           tool: call.tool,
           author: call.author,
           input: call.input,

@@ -13,13 +13,42 @@ import type { ChatModel } from '../llm/chat';
 import { PromptLibrary } from '../llm/prompts';
 import { systemClock, type Clock, type EmbeddingProvider, type Logger } from '../ports';
 import { Vault } from '../notes/vault';
-import { MemoryDb } from './db';
+import { MemoryDb, num, optStr, str } from './db';
 import { runLibrarian, type LibrarianResult } from './librarian';
 import { SessionContext, checkSessionId, foldSessionJournal } from './session';
 import { ThreadStore, oracleSessionThread, type ThreadEntry } from './threads';
 
 export { oracleSessionThread } from './threads';
 export { recordToolExchange, recordToolExchanges, type ToolExchange } from './session';
+
+/** One entry of {@link Memory.listSessions}. */
+export interface SessionSummary {
+  id: string;
+  /** The first question (or the first tool call), cut to one line. */
+  title: string;
+  created_at: string;
+  updated_at: string;
+  /** Exchanges recorded so far, compressed ones included. */
+  exchanges: number;
+}
+
+/** A session's title: its first question; an `ask_oracle` call's question; else the call; else the summary. */
+export function sessionTitle(first: { kind: string; text: string } | undefined, summary: string | undefined): string {
+  let text = first?.text ?? summary ?? '';
+  if (first?.kind === 'tool_call') {
+    const m = /^([\w.-]+)\((.*)\)$/s.exec(first.text);
+    if (m) {
+      try {
+        const args = JSON.parse(m[2] ?? '') as { question?: unknown };
+        text = typeof args.question === 'string' ? args.question : `${m[1] ?? ''} ${m[2] ?? ''}`;
+      } catch {
+        text = first.text;
+      }
+    }
+  }
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > 100 ? `${line.slice(0, 99)}…` : line || '(empty session)';
+}
 
 /** The session id hosts use when the caller names none. */
 export const DEFAULT_SESSION_ID = 'default';
@@ -129,6 +158,27 @@ export class Memory {
       ...(opts.maxTurns !== undefined ? { maxTurns: opts.maxTurns } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
+  }
+
+  /**
+   * Recent sessions, most recently updated first, each titled by its first question (for a
+   * session of agent calls only, its first call), for a host's session picker.
+   */
+  async listSessions(limit = 20): Promise<SessionSummary[]> {
+    await this.flush();
+    return this.db.read((tx) =>
+      tx.all('SELECT id, created_at, updated_at, summary, last_exchange FROM sessions ORDER BY updated_at DESC, id LIMIT ?', [Math.max(1, Math.min(200, limit))]).map((row) => {
+        const id = str(row.id);
+        const first = tx.first("SELECT kind, text FROM session_events WHERE session = ? AND kind IN ('question', 'tool_call') ORDER BY id LIMIT 1", [id]);
+        return {
+          id,
+          title: sessionTitle(first ? { kind: str(first.kind), text: str(first.text) } : undefined, optStr(row.summary)),
+          created_at: new Date(num(row.created_at)).toISOString(),
+          updated_at: new Date(num(row.updated_at)).toISOString(),
+          exchanges: num(row.last_exchange),
+        };
+      }),
+    );
   }
 
   /**

@@ -147,6 +147,11 @@ async function withTimeout<T>(ms: number, outer: AbortSignal | undefined, fn: (s
   }
 }
 
+/** The token counts an answer reports, from a model's usage when it sent any. */
+function usageOf(u: { promptTokens: number; completionTokens: number } | undefined): { usage?: { promptTokens: number; completionTokens: number } } {
+  return u ? { usage: { promptTokens: u.promptTokens, completionTokens: u.completionTokens } } : {};
+}
+
 /** Plain (non-regex) check of which index terms a text contains. */
 function termsIn(text: string): Set<string> {
   return new Set(tokenize(text));
@@ -185,11 +190,18 @@ export class Oracle {
     return this.deps.paths ? this.deps.paths(defaults) : defaults;
   }
 
-  private async runPath(p: Retriever, q: AnalyzedQuestion, sources: ReadonlySet<SourceFamily>, signal: AbortSignal | undefined): Promise<RetrieverRun> {
+  private async runPath(p: Retriever, q: AnalyzedQuestion, sources: ReadonlySet<SourceFamily>, signal: AbortSignal | undefined, emit: (e: OracleEvent) => void): Promise<RetrieverRun> {
+    const run = await this.runPathQuietly(p, q, sources, signal, emit);
+    if (run.status !== 'skipped') emit({ type: 'step', name: p.name, family: p.family, state: run.status, results: run.results.length, ms: Math.round(run.ms) });
+    return run;
+  }
+
+  private async runPathQuietly(p: Retriever, q: AnalyzedQuestion, sources: ReadonlySet<SourceFamily>, signal: AbortSignal | undefined, emit: (e: OracleEvent) => void): Promise<RetrieverRun> {
     const base = { name: p.name, family: p.family };
     if (!sources.has(p.family)) return { ...base, status: 'skipped', ms: 0, reason: 'source not selected', results: [] };
     const applies = p.applies(q);
     if (applies !== true) return { ...base, status: 'skipped', ms: 0, reason: applies, results: [] };
+    emit({ type: 'step', name: p.name, family: p.family, state: 'running' });
     const t0 = performance.now();
     const ms = this.deps.pathTimeoutMs ?? DEFAULT_PATH_TIMEOUT_MS;
     const r = await withTimeout(ms, signal, (s) => p.retrieve({ question: q, limit: PATH_LIMIT, signal: s }));
@@ -249,12 +261,12 @@ export class Oracle {
 
     // 3. Retrieval, every path in parallel.
     emit({ type: 'phase', phase: 'retrieve', message: `searching ${[...sources].join(', ')}` });
-    const runs = await Promise.all(this.paths().map((p) => this.runPath(p, q, sources, opts.signal)));
+    const runs = await Promise.all(this.paths().map((p) => this.runPath(p, q, sources, opts.signal, emit)));
     lap('retrieve');
 
     // 4. Second phase: neighbours and history of what the first phase found.
     let ranked = featureRerank(dedupeSpans(fuseRuns(runs)), q, this.clock.now());
-    runs.push(...(await Promise.all([this.expandGraph(ranked, sources, opts.signal), this.runPath(this.gitPath(ranked), q, sources, opts.signal)])));
+    runs.push(...(await Promise.all([this.expandGraph(ranked, sources, opts.signal), this.runPath(this.gitPath(ranked), q, sources, opts.signal, emit)])));
     lap('expand');
 
     // 5. Fusion over every path, then the rerankers.
@@ -280,6 +292,7 @@ export class Oracle {
     let answer: string;
     let citations: Citation[];
     let degraded: string | undefined;
+    let model: Pick<OracleAnswer, 'model' | 'usage'> = {};
     if (noContext) {
       const searched = searchedSummary(runs);
       answer = this.deps.prompts ? noContextAnswer(asked, searched, this.deps.prompts) : fallbackNoContext(searched);
@@ -288,6 +301,7 @@ export class Oracle {
       const synthesized = useModel ? await this.synthesize(text, q, ctx, conversation, opts) : undefined;
       if (synthesized && 'text' in synthesized) {
         mode = synthesized.mode;
+        model = { model: synthesized.model, ...(synthesized.usage ? { usage: synthesized.usage } : {}) };
         answer = synthesized.text;
         citations = synthesized.citations;
       } else {
@@ -310,6 +324,7 @@ export class Oracle {
       citations,
       files,
       ...(degraded ? { degraded } : {}),
+      ...model,
       sources: consulted,
       timings,
     };
@@ -459,7 +474,7 @@ export class Oracle {
     ctx: AssembledContext,
     conversation: string,
     opts: AskOptions,
-  ): Promise<{ text: string; citations: Citation[]; mode: 'llm' | 'agent' } | { degraded: string }> {
+  ): Promise<{ text: string; citations: Citation[]; mode: 'llm' | 'agent'; model: string; usage?: { promptTokens: number; completionTokens: number } } | { degraded: string }> {
     const chat = this.deps.chat!;
     const prompts = this.deps.prompts!;
     const onEvent = opts.onEvent;
@@ -471,7 +486,7 @@ export class Oracle {
           { chat, prompts, tools: await this.agentTools(opts), ...(opts.maxTurns ? { maxTurns: opts.maxTurns } : {}), ...(onEvent ? { onEvent } : {}), ...(opts.signal ? { signal: opts.signal } : {}) },
         );
         if (r.citations.length === 0) return { degraded: `${chat.model} answered without citing the evidence or what its tools found; showing the evidence instead` };
-        return { text: r.text, citations: r.citations, mode: 'agent' };
+        return { text: r.text, citations: r.citations, mode: 'agent', model: r.model, ...usageOf(r.usage) };
       }
       opts.onEvent?.({ type: 'phase', phase: 'synthesize', message: `asking ${chat.model}` });
       const r = await synthesize(
@@ -479,7 +494,7 @@ export class Oracle {
         { chat, prompts, ...(onEvent ? { onEvent } : {}), ...(opts.signal ? { signal: opts.signal } : {}) },
       );
       if (r.citations.length === 0) return { degraded: `${chat.model} answered without citing the evidence; showing the evidence instead` };
-      return { text: r.text, citations: r.citations, mode: 'llm' };
+      return { text: r.text, citations: r.citations, mode: 'llm', model: r.model, ...usageOf(r.usage) };
     } catch (e) {
       const err = toVltError(e);
       if (err.code === 'CANCELLED') throw err;

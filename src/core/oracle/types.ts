@@ -138,6 +138,8 @@ export interface AssembledContext {
 /** Progress of one oracle call, streamed to the host (CLI stderr, chat webview, MCP progress). */
 export type OracleEvent =
   | { type: 'phase'; phase: 'index' | 'analyze' | 'retrieve' | 'rerank' | 'assemble' | 'synthesize' | 'agent'; message: string }
+  /** One retrieval path started (`running`) or ended: hosts show "Searching code…", "Reading notes…". */
+  | { type: 'step'; name: string; family: 'code' | 'notes' | 'threads' | 'git'; state: 'running' | 'ok' | 'failed' | 'timeout'; results?: number; ms?: number }
   | { type: 'text'; text: string }
   | { type: 'tool'; name: string; args: string };
 
@@ -168,6 +170,10 @@ export interface OracleAnswer {
   files: string[];
   /** Why the model path was not taken or failed (no LLM configured, 429 after retries, …). */
   degraded?: string;
+  /** The model that wrote the answer (`llm` and `agent` modes). */
+  model?: string;
+  /** Tokens the model read and wrote, when the endpoint reports them. */
+  usage?: { promptTokens: number; completionTokens: number };
   /** The ids of the consulted sources, stored with the answer in the session (audit). */
   sources: string[];
   /** Wall time per phase, in ms. */

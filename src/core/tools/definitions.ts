@@ -10,6 +10,7 @@ import type { Engine, SearchHit, StatusReport } from '../engine';
 import { VltError, toVltError } from '../errors';
 import type { LanguageServers } from '../intel/lsp';
 import type { TagsProvider } from '../intel/navigate';
+import type { OracleEvent } from '../oracle/types';
 import type { Oracle } from '../oracle/oracle';
 import type { Logger, WorkspaceFs } from '../ports';
 import { LANGUAGES } from '../types';
@@ -45,6 +46,11 @@ export interface ToolContext {
   session?: string;
   /** Resolves once every earlier call is recorded in `session` (hosts that record asynchronously). */
   sessionSettled?: () => Promise<void>;
+  /**
+   * Progress of a long call, set per call by a host that streams it (the chat): ask_oracle
+   * reports its retrieval steps and the answer's text as it is written.
+   */
+  onEvent?: (e: OracleEvent) => void;
 }
 
 /**

@@ -32,6 +32,7 @@ const askOracleInput = strictArgs({
     .describe('Which sources to consult: code, notes, threads, git. Default: all of them.'),
   explain: z.boolean().default(false).describe('Also return how the answer was found: each retrieval path with its results and timing, the fusion and rerank scores, and the context with token counts.'),
   no_llm: z.boolean().default(false).describe('Answer with the extractive evidence brief even when a language model is configured: faster, and exactly the evidence.'),
+  agent: z.boolean().default(false).describe('Let the language model call the search and navigation tools in a loop before it answers (slower; for questions the first retrieval does not settle). Ignored without a tool-calling model.'),
   max_tokens: z.number().int().min(500).max(MAX_ANSWER_TOKENS).default(6000).describe('Upper bound on the size of this answer, in tokens (estimated as characters / 4).'),
 });
 
@@ -59,6 +60,8 @@ export const askOracleTool: ToolDefinition<typeof askOracleInput, AskOracleResul
       ...(input.sources ? { sources: input.sources } : {}),
       explain: input.explain,
       noLlm: input.no_llm,
+      agent: input.agent,
+      ...(ctx.onEvent ? { onEvent: ctx.onEvent } : {}),
       ...(ctx.session !== undefined ? { session: ctx.session, recordSession: false } : {}),
       ...(ctx.author ? { author: ctx.author } : {}),
       ...(ctx.signal ? { signal: ctx.signal } : {}),
