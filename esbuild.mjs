@@ -25,6 +25,8 @@ const entries = [
 ];
 if (existsSync('src/vscode/extension.ts')) entries.push({ ...node, entryPoints: { extension: 'src/vscode/extension.ts' }, outdir: out });
 if (existsSync('webview/main.ts')) entries.push({ bundle: true, platform: 'browser', format: 'iife', target: 'es2022', entryPoints: { webview: 'webview/main.ts' }, outdir: out, sourcemap: true });
+// The chat: one bundle for the VS Code view and the browser page; minified, it is measured against its size budget.
+if (existsSync('webview/chat/main.ts')) entries.push({ bundle: true, minify: true, platform: 'browser', format: 'iife', target: 'es2022', entryPoints: { chat: 'webview/chat/main.ts' }, outdir: out, sourcemap: true, legalComments: 'none' });
 
 // Grammars and runtimes: copied so that the bundles do not depend on node_modules layout.
 // Packages are located through node_modules directly: some (web-tree-sitter) do not export

@@ -49,6 +49,7 @@ import {
   citationTargetRequest,
   citedLinesRequest,
   didChangeStatusNotification,
+  modelsRequest,
   sessionEventsRequest,
   sessionsRequest,
   useSessionRequest,
@@ -336,6 +337,7 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
   connection.onRequest(sessionsRequest, handle(async (p) => chatService().sessions(p.limit)));
   connection.onRequest(useSessionRequest, handle(async (p) => chatService().useSession(p.id)));
   connection.onRequest(sessionEventsRequest, handle(async (p) => chatService().sessionEvents(p.id)));
+  connection.onRequest(modelsRequest, handle(async () => chatService().models()));
   connection.onRequest(citedLinesRequest, handle(async (p) => chatService().citedLines(p.items)));
   connection.onRequest(citationTargetRequest, handle(async (p): Promise<CitationTarget> => {
     const t = await chatService().target(p.citation);

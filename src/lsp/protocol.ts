@@ -130,6 +130,8 @@ export interface AskParams {
   noLlm?: boolean;
   /** Let the model call tools in a loop (needs a tool-calling model). */
   agent?: boolean;
+  /** Which model answers (an id from the host's model list); default the server's configured one. */
+  model?: string;
   /** Also return the retrieval trace (`explain`). */
   explain?: boolean;
   /** Names this question in the `vlt/askEvent` notifications that stream its progress and text. */
@@ -214,6 +216,9 @@ export const citedLinesRequest = new RequestType<{ items: Array<{ path: string; 
 export type CitationTarget =
   | { kind: 'file'; path: string; uri: string; start: number; end: number }
   | { kind: 'document'; title: string; language: 'markdown'; content: string };
+
+/** The model the server answers with, or why there is none. */
+export const modelsRequest = new RequestType0<{ configured: string | null; reason?: string }, void>('vlt/models');
 
 export const citationTargetRequest = new RequestType<{ citation: string }, CitationTarget, void>('vlt/citationTarget');
 

@@ -32,6 +32,8 @@ export interface ChatQuestion {
   agent?: boolean;
   explain?: boolean;
   session?: string;
+  /** `none`: the extractive brief; `configured` (or absent): the server's own model. */
+  model?: string;
 }
 
 export interface CitedLines {
@@ -65,12 +67,13 @@ export class ChatService {
 
   /** One question through ask_oracle, in the shared session, streaming `onEvent`. */
   async ask(q: ChatQuestion, onEvent: (e: OracleEvent) => void, signal?: AbortSignal): Promise<ChatAnswer> {
+    if (q.model !== undefined && q.model !== 'none' && q.model !== 'configured') throw new VltError('USAGE', `unknown model ${q.model.slice(0, 100)}: this server answers with its configured model or none`);
     if (q.session !== undefined && q.session !== this.ws.session) this.ws.useSession(q.session);
     const session = this.ws.session;
     const input = {
       question: q.question,
       ...(q.sources?.length ? { sources: q.sources } : {}),
-      ...(q.noLlm ? { no_llm: true } : {}),
+      ...(q.noLlm || q.model === 'none' ? { no_llm: true } : {}),
       ...(q.agent ? { agent: true } : {}),
       ...(q.explain ? { explain: true } : {}),
       max_tokens: 20_000,
@@ -125,6 +128,15 @@ export class ChatService {
     if (!commit) throw new VltError('NOT_FOUND', `no commit ${c.path} in this repository`);
     const content = [`# ${commit.subject}`, '', `commit ${commit.hash}  `, `${commit.author}, ${commit.date}`, '', commit.body.trim(), '', commit.files.length ? '## Files' : '', ...commit.files.map((f) => `- ${f}`)].join('\n');
     return { kind: 'document', title: `Commit ${commit.shortHash}`, language: 'markdown', content };
+  }
+
+  /** The model the server's oracle answers with (vlt.toml, the user's config or the environment), or why there is none. */
+  async models(): Promise<{ configured: string | null; reason?: string }> {
+    if (this.ws.restricted) return { configured: null, reason: 'the workspace is not trusted' };
+    const engine = await this.ws.getEngine();
+    const oracle = this.ws.ctx.getOracle ? await this.ws.ctx.getOracle(engine) : undefined;
+    const name = oracle?.modelName;
+    return name ? { configured: name } : { configured: null, reason: 'no language model is configured ([llm] in vlt.toml or the user config, or VLT_LLM_* variables)' };
   }
 
   async sessions(limit = 20): Promise<{ active: string; sessions: SessionSummary[] }> {

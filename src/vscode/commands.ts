@@ -16,6 +16,7 @@ import {
   type NavResultLocation,
   type ServerStatus,
 } from '../lsp/protocol';
+import type { ChatCommand } from './chat-view';
 import type { FolderServer } from './server-client';
 import { readSettings } from './settings';
 
@@ -28,6 +29,8 @@ export interface CommandHost {
   log: vscode.LogOutputChannel;
   repoMaps: Map<string, string>;
   repoMapChanged: vscode.EventEmitter<vscode.Uri>;
+  /** Shows the chat view and hands it a command. */
+  chat(c: ChatCommand): Promise<void>;
 }
 
 const toRange = (r: NavResultLocation['range']) => new vscode.Range(r.start.line, r.start.character, r.end.line, r.end.character);
@@ -174,5 +177,31 @@ export function commandTable(host: CommandHost): Record<string, () => Promise<un
     'vlt.sync': () => syncNow(host),
     'vlt.status': () => showStatus(host),
     'vlt.copyMcpConnection': () => copyMcpConnection(host),
+    'vlt.ask': () => host.chat({ type: 'focusInput' }),
+    'vlt.newSession': () => host.chat({ type: 'newSession' }),
+    'vlt.askAboutSelection': () => askAbout(host, 'selection'),
+    'vlt.askAboutFile': () => askAbout(host, 'file'),
   };
+}
+
+/** Most characters of a selection put into a question. */
+const MAX_SELECTION_CHARS = 4000;
+
+/** Puts the selection (or the active file) into the chat's question as context. */
+async function askAbout(host: CommandHost, what: 'selection' | 'file'): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor) throw new Error('open a file in an editor first');
+  const folder = vscode.workspace.getWorkspaceFolder(editor.document.uri);
+  const path = folder ? vscode.workspace.asRelativePath(editor.document.uri, false) : editor.document.uri.fsPath;
+  const sel = editor.selection;
+  if (what === 'selection' && !sel.isEmpty) {
+    const text = editor.document.getText(sel);
+    await host.chat({
+      type: 'addContext',
+      item: { kind: 'selection', path, startLine: sel.start.line + 1, endLine: sel.end.line + 1, text: text.length > MAX_SELECTION_CHARS ? `${text.slice(0, MAX_SELECTION_CHARS)}\n…` : text, language: editor.document.languageId },
+      question: 'What does this do?',
+    });
+    return;
+  }
+  await host.chat({ type: 'addContext', item: { kind: 'file', path }, question: what === 'file' ? 'How does this file work?' : 'What does this do?' });
 }

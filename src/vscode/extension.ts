@@ -3,7 +3,7 @@
  * `vlt lsp` server process per workspace folder (src/lsp), started from this extension's own
  * bundle, so that indexing never blocks or bloats the extension host that every extension
  * shares. Here: one LogOutputChannel, the servers, the palette commands, the status bar, the
- * search view, the language-model tools and the MCP server definition, and workspace trust
+ * chat view, the search view, the language-model tools and the MCP server definition, and workspace trust
  * (an untrusted folder gets a restricted server; granting trust restarts it unrestricted).
  */
 import * as vscode from 'vscode';
@@ -11,6 +11,7 @@ import { agentsManifestTools } from './manifest';
 import { registerLanguageModelTools, registerMcpProvider } from './agents';
 import { commandTable, REPO_MAP_SCHEME, type CommandHost } from './commands';
 import { searchRequest, type ServerStatus } from '../lsp/protocol';
+import { ChatViewProvider, CITATION_SCHEME } from './chat-view';
 import { SearchViewProvider } from './search-view';
 import { FolderServer } from './server-client';
 import { StatusBar } from './status-bar';
@@ -102,7 +103,15 @@ export function activate(context: vscode.ExtensionContext): VltOracleApi {
     repoMapChanged,
     vscode.workspace.registerTextDocumentContentProvider(REPO_MAP_SCHEME, { onDidChange: repoMapChanged.event, provideTextDocumentContent: (uri) => repoMaps.get(uri.toString()) ?? '' }),
   );
-  const host: CommandHost = { serverFor, log, repoMaps, repoMapChanged };
+  const documents = new Map<string, string>();
+  const documentsChanged = new vscode.EventEmitter<vscode.Uri>();
+  context.subscriptions.push(
+    documentsChanged,
+    vscode.workspace.registerTextDocumentContentProvider(CITATION_SCHEME, { onDidChange: documentsChanged.event, provideTextDocumentContent: (uri) => documents.get(uri.toString()) ?? '' }),
+  );
+  const chat = new ChatViewProvider(context.extensionUri, { serverFor, log, state: context.workspaceState, documents, documentsChanged });
+  context.subscriptions.push(vscode.window.registerWebviewViewProvider(ChatViewProvider.viewType, chat, { webviewOptions: { retainContextWhenHidden: false } }));
+  const host: CommandHost = { serverFor, log, repoMaps, repoMapChanged, chat: (c) => chat.command(c) };
   for (const [id, fn] of Object.entries(commandTable(host))) context.subscriptions.push(vscode.commands.registerCommand(id, guarded(id, fn)));
 
   const view = new SearchViewProvider(context.extensionUri, {

@@ -7,6 +7,7 @@
 import * as vscode from 'vscode';
 import { DidSaveTextDocumentNotification, LanguageClient, TransportKind, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
 import { didChangeStatusNotification, statusRequest, type InitializationOptions, type ServerStatus } from '../lsp/protocol';
+import { CHAT_SESSION_KEY } from './chat-view';
 import { languageProviders, registerEditorBridge, VSCODE_LANGUAGE_IDS } from './editor-bridge';
 import { readSettings } from './settings';
 
@@ -40,6 +41,7 @@ export class FolderServer implements vscode.Disposable {
       fallbackLanguages: this.fallbackLanguages,
       restricted,
       trusted: vscode.workspace.isTrusted,
+      ...(context.workspaceState.get<string>(CHAT_SESSION_KEY) ? { session: context.workspaceState.get<string>(CHAT_SESSION_KEY)! } : {}),
       headlessLanguageServers: settings.headlessLanguageServers,
       mcp: { enabled: settings.mcpEnabled && !restricted, port: settings.mcpPort },
       queue: settings.queue,

@@ -450,7 +450,8 @@ export async function foldSessionJournal(db: MemoryDb, budgetTokens: number, ext
       if (!isSessionRecord(record)) continue;
       if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
       const { text, tokens } = capText(record.x, Math.floor(budgetTokens * EVENT_SHARE), tokenizer);
-      out.push({ record, text, tokens, mentions: extractMentions(record.t ? `${record.t} ${record.x}` : record.x) });
+      const plain = proseOf(record.x);
+      out.push({ record, text, tokens, mentions: extractMentions(record.t ? `${record.t} ${plain}` : plain) });
     }
     return out;
   };
@@ -528,6 +529,31 @@ export async function recordToolExchanges(session: SessionContext, calls: readon
     events.push({ kind: 'tool_result', tool: call.tool, author: call.tool, text: result });
   }
   await session.record(events, opts);
+}
+
+/**
+ * The words of an event for mention extraction: a tool result recorded as JSON gives its
+ * string values, one per line, so that escapes (`\n` in an answer) do not glue words into
+ * names such as `nSearched`. A tool call `name({...})` gives its arguments' strings.
+ */
+export function proseOf(text: string): string {
+  const call = /^([\w.-]+)\((\{.*\})\)$/s.exec(text);
+  const json = call ? call[2]! : text;
+  if (!/^\s*[{[]/.test(json)) return text;
+  try {
+    const out: string[] = [];
+    const walk = (v: unknown, depth: number): void => {
+      if (out.length > 2000 || depth > 8) return;
+      if (typeof v === 'string') out.push(v);
+      else if (Array.isArray(v)) for (const x of v) walk(x, depth + 1);
+      else if (v && typeof v === 'object') for (const x of Object.values(v)) walk(x, depth + 1);
+    };
+    walk(JSON.parse(json), 0);
+    return call ? `${call[1]} ${out.join('\n')}` : out.join('\n');
+  } catch {
+    // Cut to fit the budget, a JSON text no longer parses: its words as they are.
+    return text.replace(/\\[nrt]/g, ' ');
+  }
 }
 
 function defaultAuthor(input: SessionEventInput): string {

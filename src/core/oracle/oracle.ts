@@ -217,6 +217,11 @@ export class Oracle {
     return { ...base, status: 'failed', ms: took, reason: `${err.code}: ${err.message}`, results: [] };
   }
 
+  /** The model that writes answers, when one is configured; without one answers are extractive. */
+  get modelName(): string | undefined {
+    return this.deps.chat && this.deps.prompts ? this.deps.chat.model : undefined;
+  }
+
   async ask(question: string, opts: AskOptions = {}): Promise<OracleAnswer> {
     const raw = question.trim();
     if (!raw) throw new VltError('USAGE', 'the question is empty');
@@ -574,6 +579,8 @@ function askedSymbols(events: readonly SessionEvent[]): string[] {
           const v = parsed[k];
           if (typeof v === 'string' && /^[A-Za-z_$][\w$.:#]*$/.test(v)) add(v);
         }
+        // An ask_oracle call (the chat's questions, an agent's) is a question like any other.
+        if (typeof parsed.question === 'string') for (const s of analyzeQuestion(parsed.question).symbols.slice(0, 2)) add(s);
       } catch {
         // A tool call recorded with arguments that are not JSON names nothing.
       }

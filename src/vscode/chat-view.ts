@@ -1,0 +1,205 @@
+/**
+ * The Oracle chat view: the webview (`webview/chat/`, bundled as dist/chat.js) under a strict
+ * Content-Security-Policy, and the extension's end of its bridge. Requests from the view go to
+ * the folder's `vlt lsp` server (`vlt/ask` and its `vlt/askEvent` stream, sessions, citations);
+ * a Stop cancels the LSP request, which aborts the model and every retrieval path on the
+ * server. Citations open in the editor beside the view; notes, threads and commits open as
+ * read-only documents.
+ */
+import * as vscode from 'vscode';
+import { randomBytes } from 'node:crypto';
+import {
+  askEventNotification,
+  askRequest,
+  citationTargetRequest,
+  citedLinesRequest,
+  modelsRequest,
+  sessionEventsRequest,
+  sessionsRequest,
+  useSessionRequest,
+  type AskEvent,
+  type AskParams,
+} from '../lsp/protocol';
+import type { FolderServer } from './server-client';
+
+/** The scheme of the read-only documents a citation opens (notes, threads, commits). */
+export const CITATION_SCHEME = 'vlt-oracle';
+/** Where the chat's session id is kept, so that a window reload continues it. */
+export const CHAT_SESSION_KEY = 'vlt.chat.session';
+const MODEL_KEY = 'vlt.chat.model';
+
+type ViewMessage =
+  | { type: 'request'; id: number; method: string; params?: unknown }
+  | { type: 'cancel'; askId: string }
+  | { type: 'openExternal'; url: string }
+  | { type: 'log'; level: 'info' | 'warn' | 'error'; message: string }
+  | { type: 'ready' };
+
+/** What the view asks the extension to do (palette commands, editor menus). */
+export type ChatCommand =
+  | { type: 'newSession' }
+  | { type: 'refresh' }
+  | { type: 'focusInput' }
+  | { type: 'ask'; question: string }
+  | { type: 'addContext'; item: { kind: 'selection' | 'file'; path: string; startLine?: number; endLine?: number; text?: string; language?: string }; question?: string };
+
+export interface ChatViewDeps {
+  serverFor(uri?: vscode.Uri): FolderServer;
+  log: vscode.LogOutputChannel;
+  state: vscode.Memento;
+  documents: Map<string, string>;
+  documentsChanged: vscode.EventEmitter<vscode.Uri>;
+}
+
+export class ChatViewProvider implements vscode.WebviewViewProvider {
+  static readonly viewType = 'vlt.chatView';
+  private view: vscode.WebviewView | undefined;
+  private ready = false;
+  private readonly queued: ChatCommand[] = [];
+  private readonly asks = new Map<string, vscode.CancellationTokenSource>();
+  private readonly listening = new WeakSet<FolderServer>();
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly deps: ChatViewDeps,
+  ) {}
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    this.ready = false;
+    const webview = view.webview;
+    webview.options = { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, 'media'), vscode.Uri.joinPath(this.extensionUri, 'dist')] };
+    const nonce = randomBytes(16).toString('base64');
+    const script = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'chat.js'));
+    const style = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', 'chat.css'));
+    // No remote loads of any kind: an answer is model output over repository text, and an
+    // image or stylesheet URL in it would be a way to send what the model read elsewhere.
+    webview.html = `<!DOCTYPE html><html lang="en"><head><meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${webview.cspSource}; script-src 'nonce-${nonce}'; img-src ${webview.cspSource}; font-src ${webview.cspSource}; connect-src 'none'; form-action 'none'; base-uri 'none';">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${style}"><title>Oracle Chat</title></head>
+<body><div id="app"></div><script nonce="${nonce}" src="${script}"></script></body></html>`;
+    view.onDidDispose(() => {
+      if (this.view === view) this.view = undefined;
+      for (const c of this.asks.values()) c.cancel();
+      this.asks.clear();
+    });
+    webview.onDidReceiveMessage((msg: ViewMessage) => void this.onMessage(webview, msg));
+  }
+
+  /** Shows the view and hands it a command (queued until the view has loaded). */
+  async command(c: ChatCommand): Promise<void> {
+    await vscode.commands.executeCommand(`${ChatViewProvider.viewType}.focus`);
+    if (this.view && this.ready) await this.view.webview.postMessage({ type: 'command', command: c });
+    else this.queued.push(c);
+  }
+
+  private async onMessage(webview: vscode.Webview, msg: ViewMessage): Promise<void> {
+    if (msg.type === 'ready') {
+      this.ready = true;
+      for (const c of this.queued.splice(0)) await webview.postMessage({ type: 'command', command: c });
+      return;
+    }
+    if (msg.type === 'cancel') {
+      this.asks.get(msg.askId)?.cancel();
+      return;
+    }
+    if (msg.type === 'openExternal') {
+      // VS Code asks the user before it opens a link to a site they have not trusted.
+      if (/^https?:\/\//i.test(msg.url)) await vscode.env.openExternal(vscode.Uri.parse(msg.url));
+      return;
+    }
+    if (msg.type === 'log') {
+      this.deps.log[msg.level](`chat view: ${String(msg.message).slice(0, 500)}`);
+      return;
+    }
+    try {
+      const result = await this.handle(webview, msg.method, msg.params);
+      await webview.postMessage({ type: 'response', id: msg.id, result });
+    } catch (e) {
+      const message = e instanceof Error ? e.message : String(e);
+      if (!/CANCELLED/.test(message)) this.deps.log.error(`chat ${msg.method}: ${message}`);
+      await webview.postMessage({ type: 'response', id: msg.id, error: message });
+    }
+  }
+
+  private server(): FolderServer {
+    const server = this.deps.serverFor(vscode.window.activeTextEditor?.document.uri);
+    if (!this.listening.has(server)) {
+      this.listening.add(server);
+      server.client.onNotification(askEventNotification, (p: { askId: string; event: AskEvent }) => {
+        if (this.asks.has(p.askId)) void this.view?.webview.postMessage({ type: 'askEvent', askId: p.askId, event: p.event });
+      });
+    }
+    return server;
+  }
+
+  private async handle(_webview: vscode.Webview, method: string, params: unknown): Promise<unknown> {
+    const p = (params ?? {}) as Record<string, unknown>;
+    const client = this.server().client;
+    switch (method) {
+      case 'ask': {
+        const ask = p as unknown as AskParams;
+        const askId = String(ask.askId ?? '');
+        const cts = new vscode.CancellationTokenSource();
+        this.asks.set(askId, cts);
+        try {
+          const answer = await client.sendRequest(askRequest, ask, cts.token);
+          await this.deps.state.update(CHAT_SESSION_KEY, answer.session);
+          return answer;
+        } finally {
+          this.asks.delete(askId);
+          cts.dispose();
+        }
+      }
+      case 'sessions':
+        return client.sendRequest(sessionsRequest, {});
+      case 'useSession': {
+        const r = await client.sendRequest(useSessionRequest, typeof p.id === 'string' ? { id: p.id } : {});
+        await this.deps.state.update(CHAT_SESSION_KEY, r.id);
+        return r;
+      }
+      case 'sessionEvents':
+        return client.sendRequest(sessionEventsRequest, typeof p.id === 'string' ? { id: p.id } : {});
+      case 'citedLines':
+        return client.sendRequest(citedLinesRequest, { items: Array.isArray(p.items) ? (p.items as Array<{ path: string; start: number; end: number }>) : [] });
+      case 'openCitation':
+        await this.openCitation(String(p.citation ?? ''));
+        return null;
+      case 'models':
+        return this.models();
+      case 'selectModel': {
+        const info = await this.models();
+        const id = String(p.id ?? '');
+        if (!info.choices.some((c) => c.id === id)) throw new Error(`no model ${id}`);
+        await this.deps.state.update(MODEL_KEY, id);
+        return { ...info, active: id };
+      }
+      default:
+        throw new Error(`unknown request ${method}`);
+    }
+  }
+
+  private async models(): Promise<{ choices: Array<{ id: string; label: string }>; active: string }> {
+    const m = await this.server().client.sendRequest(modelsRequest);
+    const choices = [...(m.configured ? [{ id: 'configured', label: m.configured }] : []), { id: 'none', label: m.configured ? 'No model (evidence brief)' : `No model (evidence brief)${m.reason ? `: ${m.reason}` : ''}` }];
+    const saved = this.deps.state.get<string>(MODEL_KEY);
+    const active = choices.some((c) => c.id === saved) ? saved! : choices[0]!.id;
+    return { choices, active };
+  }
+
+  private async openCitation(citation: string): Promise<void> {
+    const t = await this.server().client.sendRequest(citationTargetRequest, { citation });
+    if (t.kind === 'file') {
+      const range = new vscode.Range(Math.max(0, t.start - 1), 0, Math.max(0, t.end - 1), 0);
+      await vscode.window.showTextDocument(vscode.Uri.parse(t.uri), { viewColumn: vscode.ViewColumn.Beside, selection: range, preview: true });
+      return;
+    }
+    const uri = vscode.Uri.from({ scheme: CITATION_SCHEME, path: `/${t.title.replace(/[\\/:*?"<>|#]+/g, '-')}.md` });
+    this.deps.documents.set(uri.toString(), t.content);
+    this.deps.documentsChanged.fire(uri);
+    const doc = await vscode.workspace.openTextDocument(uri);
+    await vscode.languages.setTextDocumentLanguage(doc, 'markdown');
+    await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * The chat's bridge inside a VS Code webview: requests are `{type: 'request', id, method,
+ * params}` messages answered by `{type: 'response', id, result | error}`; a question's progress
+ * arrives as `{type: 'askEvent', askId, event}`; the extension's commands as `{type: 'command'}`.
+ * The extension (`src/vscode/chat-view.ts`) is the other end.
+ */
+import type { AskEvent, AskHandle, AskParams, Bridge, ChatAnswer, HostCommand } from './bridge';
+
+interface VsCodeApi {
+  postMessage(msg: unknown): void;
+  getState(): unknown;
+  setState(s: unknown): void;
+}
+
+type Incoming =
+  | { type: 'response'; id: number; result?: unknown; error?: string }
+  | { type: 'askEvent'; askId: string; event: AskEvent }
+  | { type: 'command'; command: HostCommand };
+
+export function vscodeBridge(api: VsCodeApi): Bridge {
+  let next = 1;
+  const pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
+  const streams = new Map<string, (e: AskEvent) => void>();
+  let onCommand: (c: HostCommand) => void = () => {};
+
+  window.addEventListener('message', (ev: MessageEvent<Incoming>) => {
+    const msg = ev.data;
+    if (msg.type === 'response') {
+      const p = pending.get(msg.id);
+      pending.delete(msg.id);
+      if (!p) return;
+      if (msg.error !== undefined) p.reject(new Error(msg.error));
+      else p.resolve(msg.result);
+    } else if (msg.type === 'askEvent') {
+      streams.get(msg.askId)?.(msg.event);
+    } else if (msg.type === 'command') {
+      onCommand(msg.command);
+    }
+  });
+
+  const request = <T>(method: string, params?: unknown): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const id = next++;
+      pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      api.postMessage({ type: 'request', id, method, params });
+    });
+
+  return {
+    kind: 'vscode',
+    ask(params: AskParams, onEvent): AskHandle {
+      const askId = params.askId ?? `ask-${Date.now()}-${next}`;
+      streams.set(askId, onEvent);
+      const answer = request<ChatAnswer>('ask', { ...params, askId }).finally(() => streams.delete(askId));
+      return { answer, cancel: () => api.postMessage({ type: 'cancel', askId }) };
+    },
+    sessions: () => request('sessions'),
+    useSession: (id) => request('useSession', id !== undefined ? { id } : {}),
+    sessionEvents: (id) => request('sessionEvents', id !== undefined ? { id } : {}),
+    citedLines: (items) => request('citedLines', { items }),
+    openCitation: async (citation) => {
+      await request('openCitation', { citation });
+      return null;
+    },
+    openExternal: (url) => api.postMessage({ type: 'openExternal', url }),
+    models: () => request('models'),
+    selectModel: (id) => request('selectModel', { id }),
+    loadState: () => Promise.resolve(api.getState()),
+    saveState: (s) => api.setState(s),
+    onCommand: (fn) => {
+      onCommand = fn;
+      api.postMessage({ type: 'ready' });
+    },
+    log: (level, message) => api.postMessage({ type: 'log', level, message }),
+  };
+}
