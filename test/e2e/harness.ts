@@ -32,6 +32,8 @@ import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { chromium, type Browser, type BrowserServer, type Page } from 'playwright-core';
 
+export type { Page };
+
 const execFileP = promisify(execFile);
 
 /**
@@ -99,6 +101,11 @@ export interface RunSuiteOptions {
   timeoutMs?: number;
   /** Failure artifacts (screenshot, logs) and the suite's own files (VLT_E2E_ARTIFACTS). */
   artifactsDir: string;
+  /**
+   * Drives the workbench page as a user would (Playwright), while the suite runs in the
+   * extension host; its failure fails the run. The run ends when both are done.
+   */
+  drive?: (page: Page) => Promise<void>;
 }
 
 export interface RunSuiteResult {
@@ -264,8 +271,15 @@ export async function runSuiteInCodeServer(opts: RunSuiteOptions): Promise<RunSu
     phase('browser');
 
     // The runner writes the result file (atomically) when the suite is done.
+    const driven = opts.drive
+      ? opts.drive(page).then(
+          () => phase('drive'),
+          (e: unknown) => void (failure ??= `driving the page failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`),
+        )
+      : Promise.resolve();
     outcome = await pollResult(resultFile, deadline, () => serverGone);
-    if (!outcome) failure = serverGone ?? `timed out after ${timeoutMs} ms waiting for the suite's result`;
+    await driven;
+    if (!outcome) failure ??= serverGone ?? `timed out after ${timeoutMs} ms waiting for the suite's result`;
     else phase('suite');
   } catch (e) {
     failure = e instanceof Error ? e.message : String(e);

@@ -99,6 +99,8 @@ export interface FakeOpenAI {
   readonly maxInFlight: Record<FakeEndpoint, number>;
   /** Delay before every reply, in milliseconds; may be changed between requests. */
   delayMs: number;
+  /** Delay between the chunks of a streamed reply, in milliseconds (a slow model); default 0. */
+  chunkDelayMs: number;
   /** Required bearer token, or undefined for none; may be changed between requests. */
   requireKey: string | undefined;
   /** Scripted chat replies, consumed in order; an empty script echoes the last user message. */
@@ -211,6 +213,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     inFlight: emptyCounters(),
     maxInFlight: emptyCounters(),
     delayMs: opts.delayMs ?? 0,
+    chunkDelayMs: 0,
     requireKey: opts.requireKey,
     script: { chat: [] as FakeChatScriptEntry[] },
   };
@@ -290,7 +293,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
         embeddings(res, body);
         return;
       case 'chat':
-        chat(res, body as FakeChatRequest);
+        await chat(res, body as FakeChatRequest);
         return;
       case 'models':
         sendJson(res, 200, {
@@ -389,7 +392,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     return { content: contentText(lastUser?.content) };
   };
 
-  const chat = (res: ServerResponse, req: FakeChatRequest): void => {
+  const chat = async (res: ServerResponse, req: FakeChatRequest): Promise<void> => {
     const reply = nextReply(req);
     const id = `chatcmpl-fake-${++completionSeq}`;
     const model = typeof req.model === 'string' ? req.model : 'fake-chat';
@@ -437,7 +440,11 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     };
     chunk({ role: 'assistant', content: '' });
     // Content is streamed word by word so that clients must really reassemble deltas.
-    for (const piece of (content ?? '').match(/\s*\S+\s*/g) ?? []) chunk({ content: piece });
+    for (const piece of (content ?? '').match(/\s*\S+\s*/g) ?? []) {
+      if (state.chunkDelayMs > 0) await sleep(state.chunkDelayMs);
+      if (res.destroyed) return;
+      chunk({ content: piece });
+    }
     toolCalls?.forEach((tc, index) => {
       chunk({ tool_calls: [{ index, id: tc.id, type: 'function', function: { name: tc.function.name, arguments: '' } }] });
       const args = tc.function.arguments;
@@ -486,6 +493,12 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     },
     set delayMs(ms: number) {
       state.delayMs = ms;
+    },
+    get chunkDelayMs() {
+      return state.chunkDelayMs;
+    },
+    set chunkDelayMs(ms: number) {
+      state.chunkDelayMs = ms;
     },
     get requireKey() {
       return state.requireKey;

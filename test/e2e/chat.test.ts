@@ -1,0 +1,173 @@
+/**
+ * The Oracle chat in a real VS Code (code-server 4.100.3 in Debian's chromium), driven as a
+ * user drives it: type a question, watch the steps and the answer stream in, check that a
+ * hostile answer (`<script>`, `<img onerror>`, a `javascript:` link) is neutralised in the
+ * real webview, click a citation and see the editor open beside the view at that line, Stop
+ * a slow answer with Esc, and reload the window to find the conversation still there. The
+ * model is the scripted fake OpenAI server in this process; the extension host half of the
+ * test is test/vscode/suite/chat.ts.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import * as fs from 'node:fs/promises';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import type { Frame } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai';
+import { buildSuite, CHROMIUM, codeServerBin, REPO_ROOT, runSuiteInCodeServer, type Page } from './harness';
+
+const missing = [codeServerBin(), CHROMIUM].filter((p) => !existsSync(p)).join(', ');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+/** The chat webview's inner frame (code-server nests each webview in two iframes). */
+function chatFrame(page: Page): Promise<Frame> {
+  return waitFor('the chat view', async () => {
+    for (const f of page.frames()) if (await f.$('#input').catch(() => null)) return f;
+    return undefined;
+  });
+}
+
+const HOSTILE = [
+  'Two numbers are added by `add`, which returns their sum [math.ts:1-4].',
+  '',
+  '<script>window.__pwned = 1</script>',
+  '',
+  '<img src="x" onerror="window.__pwned = 2">',
+  '',
+  '[click me](javascript:window.__pwned=3)',
+  '',
+  '```ts',
+  'const three = add(1, 2);',
+  '```',
+].join('\n');
+
+describe.skipIf(Boolean(missing))(missing ? `e2e: the chat in code-server (skipped: ${missing} missing; run test/e2e/install.sh)` : 'e2e: the chat in code-server', () => {
+  let tmp = '';
+  let vsix = '';
+  let suite = '';
+  let fake: FakeOpenAI;
+  const artifacts = path.join(REPO_ROOT, '.e2e/artifacts/chat');
+
+  beforeAll(async () => {
+    tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'vlt-e2e-chat-'));
+    fake = await startFakeOpenAI();
+    await promisify(execFile)(process.execPath, ['esbuild.mjs'], { cwd: REPO_ROOT });
+    vsix = path.join(tmp, 'vlt-oracle.vsix');
+    await promisify(execFile)(process.execPath, [path.join(REPO_ROOT, 'node_modules/@vscode/vsce/vsce'), 'package', '--no-dependencies', '--allow-missing-repository', '--skip-license', '--no-rewrite-relative-links', '--out', vsix], { cwd: REPO_ROOT });
+    suite = await buildSuite(path.join(REPO_ROOT, 'test/vscode/suite/chat.ts'), path.join(tmp, 'suite/chat.js'));
+    await fs.rm(artifacts, { recursive: true, force: true });
+  }, 120_000);
+
+  afterAll(async () => {
+    await fake?.close();
+    if (tmp && !process.env.VLT_E2E_KEEP) await fs.rm(tmp, { recursive: true, force: true });
+  });
+
+  it('streams an answer, neutralises hostile markdown, opens citations beside, stops, and survives a reload', async () => {
+    const workspace = path.join(tmp, 'ws');
+    await fs.cp(path.join(REPO_ROOT, 'test/fixtures/lsp/ts-project'), workspace, { recursive: true });
+    const marks = path.join(artifacts, 'run');
+    await fs.mkdir(marks, { recursive: true });
+    const file = (name: string) => path.join(marks, name);
+    const findings: string[] = [];
+
+    const drive = async (page: Page) => {
+      await waitFor('the suite', () => existsSync(file('suite-ready')) || undefined, 180_000);
+      let chat = await chatFrame(page);
+
+      // 1. A question; the answer streams in (a slow model), then settles.
+      fake.chunkDelayMs = 60;
+      fake.script.chat.push(...Array.from({ length: 6 }, () => ({ content: HOSTILE })));
+      await chat.fill('#input', 'How does add work?');
+      await chat.press('#input', 'Enter');
+      await chat.waitForSelector('.msg.user .question', { timeout: 10_000 });
+      const partial = await waitFor('streamed text', async () => {
+        const t = await chat.$eval('.msg.assistant', (e) => (e.classList.contains('streaming') ? (e.querySelector('.answer')?.textContent ?? '') : null)).catch(() => null);
+        return t ? t : undefined;
+      });
+      findings.push(`partial: ${partial.length} chars`);
+      await chat.waitForSelector('.msg.assistant.done', { timeout: 60_000 });
+      const answer = await chat.$eval('.msg.assistant .answer', (e) => e.textContent ?? '');
+      expect(answer).toContain('Two numbers are added');
+      expect(partial.length).toBeLessThan(answer.length);
+      expect(await chat.$eval('.msg.assistant .footer', (e) => e.textContent ?? '')).toContain('fake-chat');
+
+      // 2. Hostile markdown is text: no script or image elements, no javascript: link, nothing ran.
+      expect(await chat.$$eval('.msg.assistant .answer script, .msg.assistant .answer img, .msg.assistant .answer [onerror]', (els) => els.length)).toBe(0);
+      expect(answer).toContain('<script>');
+      expect(await chat.$$eval('.msg.assistant .answer a[href^="javascript"]', (els) => els.length)).toBe(0);
+      const link = await chat.$('.msg.assistant .answer a:not(.cite)');
+      if (link) await link.click();
+      await sleep(300);
+      expect(await chat.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+      expect(await chat.evaluate(() => document.body.dataset.cspViolations ?? '0')).toBe('0');
+      expect(await chat.$$eval('.msg.assistant pre code .hljs-keyword', (els) => els.length)).toBeGreaterThan(0);
+
+      // 3. The citation opens math.ts beside the view at line 1.
+      await chat.click('.msg.assistant a.cite');
+      const opened = await waitFor('math.ts in the editor', () => {
+        const editors = existsSync(file('editors.json')) ? (JSON.parse(readFileSync(file('editors.json'), 'utf8')) as Array<{ path: string; line: number; column: number }>) : [];
+        return editors.find((e) => e.path === 'math.ts');
+      });
+      expect(opened.line).toBe(1);
+
+      // 4. Stop: Esc during a slow answer; nothing more arrives.
+      fake.reset();
+      fake.chunkDelayMs = 150;
+      const long = `${Array.from({ length: 120 }, (_, i) => `word${i}`).join(' ')} [math.ts:1-4]`;
+      fake.script.chat.push(...Array.from({ length: 6 }, () => ({ content: long })));
+      await chat.fill('#input', 'What does add return for two numbers?');
+      await chat.press('#input', 'Enter');
+      await waitFor('the second answer to start', async () => ((await chat.$$eval('.msg.assistant.streaming .answer', (els) => els.map((e) => e.textContent ?? '').join(''))).includes('word3') ? true : undefined));
+      await chat.press('#input', 'Escape');
+      await chat.waitForSelector('.msg.assistant.stopped', { timeout: 10_000 });
+      const stoppedText = await chat.$eval('.msg.assistant.stopped .answer', (e) => e.textContent ?? '');
+      await sleep(1500);
+      expect(await chat.$eval('.msg.assistant.stopped .answer', (e) => e.textContent ?? '')).toBe(stoppedText);
+      expect(await chat.textContent('#send')).toBe('Send');
+      findings.push(`stopped after ${stoppedText.split(/\s+/).length} words`);
+
+      // 5. A window reload keeps the conversation.
+      await fs.rm(file('suite-ready'), { force: true });
+      await page.reload();
+      await waitFor('the suite after the reload', () => existsSync(file('suite-ready')) || undefined, 180_000);
+      chat = await chatFrame(page);
+      await chat.waitForSelector('.msg.user', { timeout: 30_000 });
+      const questions = await chat.$$eval('.msg.user .question', (els) => els.map((e) => e.textContent ?? ''));
+      expect(questions).toEqual(['How does add work?', 'What does add return for two numbers?']);
+      expect(await chat.$$eval('.msg.assistant.done', (els) => els.length)).toBe(1);
+      await fs.writeFile(file('drive-done'), '1');
+    };
+
+    const r = await runSuiteInCodeServer({
+      workspace,
+      extensions: [vsix],
+      suite,
+      trusted: true,
+      env: { VLT_LLM_BASE_URL: fake.baseURL, VLT_LLM_API_KEY: 'test-key', VLT_LLM_MODEL: 'fake-chat' },
+      timeoutMs: 300_000,
+      artifactsDir: marks,
+      drive: async (page) => {
+        try {
+          await drive(page);
+        } finally {
+          await fs.writeFile(file('drive-done'), '1');
+        }
+      },
+    });
+    console.log(`chat e2e: ${r.ok ? 'ok' : 'FAILED'} in ${r.durationMs} ms ${JSON.stringify(r.timings)} ${findings.join('; ')}\n  ${r.log.join('\n  ')}`);
+    expect(r.ok, [r.error ?? 'failed', r.stack, ...r.log, `--- artifacts: ${marks}`].filter(Boolean).join('\n')).toBe(true);
+  }, 360_000);
+});
