@@ -476,7 +476,7 @@ export function buildProgram(): Command {
 
   program
     .command('serve')
-    .description('serve the agent tools over MCP Streamable HTTP (bearer token, loopback only); prints {"url",...} as one JSON line on stdout')
+    .description('serve the agent tools over MCP Streamable HTTP and the chat in a browser (bearer token, loopback only); prints {"url","chat_url",...} as one JSON line on stdout')
     .option('--mcp-port <n>', 'port of the MCP endpoint (default 7457; 0 picks a free one)', (v: string) => {
       const n = Number(v);
       if (!Number.isInteger(n) || n < 0 || n > 65_535) throw new InvalidArgumentError('expected a port number, 0-65535');
@@ -484,7 +484,8 @@ export function buildProgram(): Command {
     })
     .option('--host <address>', 'address to listen on (default 127.0.0.1; non-loopback needs --allow-remote)')
     .option('--allow-remote', 'permit a --host other machines can reach (anyone with the token can then read the code)')
-    .action(async (o: { mcpPort?: number; host?: string; allowRemote?: boolean }) => {
+    .option('--no-chat', 'do not serve the browser chat at /chat/ (its one-time login link is printed as chat_url)')
+    .action(async (o: { mcpPort?: number; host?: string; allowRemote?: boolean; chat?: boolean }) => {
       const { logger, progress } = wiring(globals());
       const { runMcpHttp } = await import('../mcp/main');
       await runMcpHttp({
@@ -494,7 +495,8 @@ export function buildProgram(): Command {
         ...(o.mcpPort !== undefined ? { port: o.mcpPort } : {}),
         ...(o.host !== undefined ? { host: o.host } : {}),
         allowRemote: Boolean(o.allowRemote),
-        onListening: (l) => out(JSON.stringify({ url: l.url, token_file: l.token_file, pid: l.pid })),
+        chat: o.chat !== false,
+        onListening: (l) => out(JSON.stringify({ url: l.url, token_file: l.token_file, pid: l.pid, ...(l.chat_url ? { chat_url: l.chat_url } : {}) })),
       });
     });
 

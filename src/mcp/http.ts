@@ -59,6 +59,11 @@ export interface McpHttpServerOptions {
   newSession: () => McpServer;
   logger: Logger;
   limits?: Partial<McpHttpLimits>;
+  /**
+   * Other routes on the same server (the browser chat), asked after the Host and Origin checks
+   * and before the bearer token's: they authenticate themselves. True when one answered.
+   */
+  routes?: (req: http.IncomingMessage, res: http.ServerResponse, pathname: string) => Promise<boolean>;
 }
 
 export interface McpHttpServer {
@@ -324,6 +329,8 @@ export async function startMcpHttpServer(opts: McpHttpServerOptions): Promise<Mc
       res.end('{"ok":true}');
       return;
     }
+
+    if (opts.routes && (await opts.routes(req, res, pathname))) return;
 
     // 3. The token.
     if (!authorized(req.headers.authorization)) {

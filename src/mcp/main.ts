@@ -10,6 +10,7 @@ import { format } from 'node:util';
 import type { EngineDeps } from '../core/engine';
 import type { Logger, ProgressSink } from '../core/ports';
 import { allTools } from '../core/tools';
+import { createWebChat } from '../server/web-chat';
 import { WorkspaceServer } from '../server/workspace';
 import { DEFAULT_MCP_HOST, DEFAULT_MCP_PORT, resolveBindHost, startMcpHttpServer, type McpHttpLimits } from './http';
 import { loadOrCreateToken, removeServerRecord, writeServerRecord } from './token';
@@ -38,6 +39,8 @@ export interface McpHttpOptions extends McpStdioOptions {
   /** Permits a non-loopback `host`: anyone who can reach the port and holds the token can read the code. */
   allowRemote?: boolean;
   limits?: Partial<McpHttpLimits>;
+  /** Serve the chat UI at /chat/ too (`vlt serve`; default true). */
+  chat?: boolean;
   /** Called once the server listens; the CLI prints it as one line of JSON on stdout. */
   onListening?: (info: McpHttpListening) => void;
 }
@@ -50,6 +53,8 @@ export interface McpHttpListening {
   /** Absolute path of the token file, or null when the token comes from VLT_MCP_TOKEN. */
   token_file: string | null;
   pid: number;
+  /** The browser chat's one-time login link (`vlt serve`), when the chat is served. */
+  chat_url?: string;
 }
 
 /** A running Streamable HTTP endpoint over a workspace server. */
@@ -65,13 +70,23 @@ export interface McpHttpEndpoint extends McpHttpListening {
  */
 export async function startMcpEndpoint(
   ws: WorkspaceServer,
-  opts: { host?: string; port?: number; allowRemote?: boolean; limits?: Partial<McpHttpLimits>; logger: Logger },
+  opts: { host?: string; port?: number; allowRemote?: boolean; limits?: Partial<McpHttpLimits>; logger: Logger; chat?: boolean },
 ): Promise<McpHttpEndpoint> {
   const { logger } = opts;
   const allowRemote = opts.allowRemote ?? false;
   const bindHost = resolveBindHost(opts.host ?? DEFAULT_MCP_HOST, allowRemote);
   const token = await loadOrCreateToken(ws.root, logger);
-  const http = await startMcpHttpServer({ host: bindHost, port: opts.port ?? DEFAULT_MCP_PORT, token: token.token, allowRemote, newSession: () => ws.newMcpServer(), logger, ...(opts.limits ? { limits: opts.limits } : {}) });
+  const chat = opts.chat ? createWebChat(ws, logger) : undefined;
+  const http = await startMcpHttpServer({
+    host: bindHost,
+    port: opts.port ?? DEFAULT_MCP_PORT,
+    token: token.token,
+    allowRemote,
+    newSession: () => ws.newMcpServer(),
+    logger,
+    ...(opts.limits ? { limits: opts.limits } : {}),
+    ...(chat ? { routes: (req, res, pathname) => chat.handle(req, res, pathname) } : {}),
+  });
   try {
     if (allowRemote) {
       logger.warn(`mcp: WARNING: listening on ${bindHost}, not only on this machine (--allow-remote).`);
@@ -91,6 +106,7 @@ export async function startMcpEndpoint(
     token: token.token,
     token_file: token.source.kind === 'file' ? token.source.path : null,
     pid: process.pid,
+    ...(chat ? { chat_url: `${http.url.replace(/\/mcp$/, '')}${chat.loginPath()}` } : {}),
     async close() {
       await http.close();
       await removeServerRecord(ws.root);
@@ -193,9 +209,11 @@ export async function runMcpHttp(opts: McpHttpOptions): Promise<void> {
       ...(opts.port !== undefined ? { port: opts.port } : {}),
       ...(opts.allowRemote !== undefined ? { allowRemote: opts.allowRemote } : {}),
       ...(opts.limits ? { limits: opts.limits } : {}),
+      chat: opts.chat !== false && !host.restricted,
     });
     try {
       const { token: _token, close: _close, ...listening } = endpoint;
+      if (listening.chat_url) logger.info(`chat: open ${listening.chat_url} in a browser (a one-time link; the session cookie it sets keeps you in)`);
       opts.onListening?.(listening);
       // A server is started ahead of its clients: open the index now (building it when there is
       // none), so that the first call does not wait. A failure is logged and retried on a call.

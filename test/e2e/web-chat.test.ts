@@ -1,0 +1,106 @@
+/**
+ * The chat in a browser: the built `vlt serve` as a user starts it, Debian's chromium through
+ * playwright-core. The page needs the one-time link (a second use is refused), asks, streams
+ * the answer from the scripted fake model, and opens a citation as a read-only file view with
+ * the cited lines marked.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { CLI, copyFixture } from '../helpers/cli';
+import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai';
+import { CHROMIUM } from './harness';
+
+const missing = [CHROMIUM, CLI].filter((p) => !existsSync(p)).join(', ');
+
+interface Served {
+  child: ChildProcess;
+  url: string;
+  chatUrl: string;
+  cleanup(): void;
+}
+
+function serve(env: Record<string, string>): Promise<Served> {
+  const { dir, cleanup } = copyFixture('test/fixtures/lsp/ts-project');
+  const child = spawn(process.execPath, [CLI, 'serve', '--mcp-port', '0'], { cwd: dir, env: { PATH: process.env.PATH ?? '', HOME: dir, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const t = setTimeout(() => reject(new Error(`vlt serve printed nothing in 60 s: ${stderr}`)), 60_000);
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+      const line = out.split('\n').find((l) => l.startsWith('{'));
+      if (!line) return;
+      clearTimeout(t);
+      const info = JSON.parse(line) as { url: string; chat_url?: string };
+      if (!info.chat_url) return reject(new Error(`no chat_url in ${line}`));
+      resolve({ child, url: info.url, chatUrl: info.chat_url, cleanup });
+    });
+    child.once('exit', (code) => reject(new Error(`vlt serve exited (${code}): ${stderr}`)));
+  });
+}
+
+describe.skipIf(Boolean(missing))(missing ? `e2e: the browser chat (skipped: ${missing} missing)` : 'e2e: the browser chat', () => {
+  let fake: FakeOpenAI;
+  let browser: Browser;
+  const running: Served[] = [];
+
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await fake?.close();
+  });
+  afterEach(async () => {
+    for (const s of running.splice(0)) {
+      s.child.kill('SIGTERM');
+      await new Promise((r) => s.child.once('exit', r));
+      s.cleanup();
+    }
+  });
+
+  it('needs the one-time link, streams an answer and opens a citation in a file view', async () => {
+    const s = await serve({ VLT_LLM_BASE_URL: fake.baseURL, VLT_LLM_API_KEY: 'test-key', VLT_LLM_MODEL: 'fake-chat' });
+    running.push(s);
+    const origin = new URL(s.chatUrl).origin;
+    const page = await browser.newPage();
+    try {
+      // No cookie: refused, and the API too.
+      const denied = await page.goto(`${origin}/chat/`);
+      expect(denied?.status()).toBe(401);
+      expect((await page.request.post(`${origin}/chat/api/sessions`, { data: {} })).status()).toBe(401);
+
+      // The link logs in once; the bearer token is never in a URL.
+      const token = (await page.request.get(`${origin}/mcp`)).status();
+      expect(token).toBe(401);
+      await page.goto(s.chatUrl);
+      expect(new URL(page.url()).pathname).toBe('/chat/');
+      await page.waitForSelector('#input');
+      const again = await (await browser.newPage()).goto(s.chatUrl);
+      expect(again?.status()).toBe(403);
+
+      fake.chunkDelayMs = 40;
+      fake.script.chat.push(...Array.from({ length: 6 }, () => ({ content: 'Numbers are added by `add` [math.ts:2-4], which `main.ts` calls.' })));
+      await page.fill('#input', 'How does add work?');
+      await page.press('#input', 'Enter');
+      await page.waitForSelector('.msg.assistant.streaming');
+      await page.waitForSelector('.msg.assistant.done', { timeout: 60_000 });
+      expect(await page.textContent('.msg.assistant .answer')).toContain('Numbers are added by');
+      expect(await page.textContent('.msg.assistant .footer')).toContain('fake-chat');
+
+      await page.click('.msg.assistant a.cite');
+      await page.waitForSelector('#overlay:not([hidden]) .line.hit');
+      const hit = await page.$$eval('#overlay .line.hit', (els) => els.map((e) => e.textContent ?? ''));
+      expect(hit.length).toBe(3);
+      expect(hit[0]).toContain('export function add');
+      await page.keyboard.press('Escape');
+      expect(await page.$eval('#overlay', (e) => (e as HTMLElement).hidden)).toBe(true);
+    } finally {
+      await page.close();
+    }
+  }, 120_000);
+});
