@@ -9,7 +9,6 @@
 import * as vscode from 'vscode';
 import { randomBytes } from 'node:crypto';
 import {
-  askEventNotification,
   askRequest,
   citationTargetRequest,
   citedLinesRequest,
@@ -17,7 +16,6 @@ import {
   sessionEventsRequest,
   sessionsRequest,
   useSessionRequest,
-  type AskEvent,
   type AskParams,
 } from '../lsp/protocol';
 import type { FolderServer } from './server-client';
@@ -57,7 +55,6 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   private ready = false;
   private readonly queued: ChatCommand[] = [];
   private readonly asks = new Map<string, vscode.CancellationTokenSource>();
-  private readonly listening = new WeakSet<FolderServer>();
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -124,14 +121,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   }
 
   private server(): FolderServer {
-    const server = this.deps.serverFor(vscode.window.activeTextEditor?.document.uri);
-    if (!this.listening.has(server)) {
-      this.listening.add(server);
-      server.client.onNotification(askEventNotification, (p: { askId: string; event: AskEvent }) => {
-        if (this.asks.has(p.askId)) void this.view?.webview.postMessage({ type: 'askEvent', askId: p.askId, event: p.event });
-      });
-    }
-    return server;
+    return this.deps.serverFor(vscode.window.activeTextEditor?.document.uri);
   }
 
   private async handle(_webview: vscode.Webview, method: string, params: unknown): Promise<unknown> {
@@ -143,11 +133,13 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
         const askId = String(ask.askId ?? '');
         const cts = new vscode.CancellationTokenSource();
         this.asks.set(askId, cts);
+        const stream = this.server().onAskEvent(askId, (event) => void this.view?.webview.postMessage({ type: 'askEvent', askId, event }));
         try {
           const answer = await client.sendRequest(askRequest, ask, cts.token);
           await this.deps.state.update(CHAT_SESSION_KEY, answer.session);
           return answer;
         } finally {
+          stream.dispose();
           this.asks.delete(askId);
           cts.dispose();
         }

@@ -3,7 +3,7 @@
  * `vlt lsp` server process per workspace folder (src/lsp), started from this extension's own
  * bundle, so that indexing never blocks or bloats the extension host that every extension
  * shares. Here: one LogOutputChannel, the servers, the palette commands, the status bar, the
- * chat view, the search view, the language-model tools and the MCP server definition, and workspace trust
+ * chat view, the `@oracle` chat participant, the search view, the language-model tools and the MCP server definition, and workspace trust
  * (an untrusted folder gets a restricted server; granting trust restarts it unrestricted).
  */
 import * as vscode from 'vscode';
@@ -12,6 +12,7 @@ import { registerLanguageModelTools, registerMcpProvider } from './agents';
 import { commandTable, REPO_MAP_SCHEME, type CommandHost } from './commands';
 import { searchRequest, type ServerStatus } from '../lsp/protocol';
 import { ChatViewProvider, CITATION_SCHEME } from './chat-view';
+import { registerChatParticipant } from './participant';
 import { SearchViewProvider } from './search-view';
 import { FolderServer } from './server-client';
 import { StatusBar } from './status-bar';
@@ -129,6 +130,7 @@ export function activate(context: vscode.ExtensionContext): VltOracleApi {
   });
   context.subscriptions.push(vscode.window.registerWebviewViewProvider(SearchViewProvider.viewType, view));
 
+  context.subscriptions.push(...registerChatParticipant(context.extensionUri, serverFor, log));
   context.subscriptions.push(...registerLanguageModelTools(agentsManifestTools(context.extension.packageJSON), serverFor, log));
   context.subscriptions.push(...registerMcpProvider(() => [...servers.values()], serversChanged.event, log));
 

@@ -6,7 +6,7 @@
  */
 import * as vscode from 'vscode';
 import { DidSaveTextDocumentNotification, LanguageClient, TransportKind, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
-import { didChangeStatusNotification, statusRequest, type InitializationOptions, type ServerStatus } from '../lsp/protocol';
+import { askEventNotification, didChangeStatusNotification, statusRequest, type AskEvent, type InitializationOptions, type ServerStatus } from '../lsp/protocol';
 import { CHAT_SESSION_KEY } from './chat-view';
 import { languageProviders, registerEditorBridge, VSCODE_LANGUAGE_IDS } from './editor-bridge';
 import { readSettings } from './settings';
@@ -21,6 +21,7 @@ export class FolderServer implements vscode.Disposable {
   /** Languages this server answers definition/references/hover for in this window. */
   readonly fallbackLanguages: string[];
   private readonly names: Record<string, string>;
+  private readonly askListeners = new Map<string, (e: AskEvent) => void>();
 
   constructor(
     readonly folder: vscode.WorkspaceFolder,
@@ -80,7 +81,15 @@ export class FolderServer implements vscode.Disposable {
         this.status = s;
         this.statusEmitter.fire(this);
       }),
+      // One handler for every question's stream (a method has one handler per client), routed by its id.
+      this.client.onNotification(askEventNotification, (p) => this.askListeners.get(p.askId)?.(p.event)),
     );
+  }
+
+  /** Streams the `vlt/askEvent` notifications of one question to `fn` until disposed. */
+  onAskEvent(askId: string, fn: (e: AskEvent) => void): vscode.Disposable {
+    this.askListeners.set(askId, fn);
+    return { dispose: () => void this.askListeners.delete(askId) };
   }
 
   async start(): Promise<void> {

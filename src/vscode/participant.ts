@@ -1,0 +1,84 @@
+/**
+ * `@oracle` in VS Code's own chat: the same pipeline as the chat view (`vlt/ask` on the
+ * folder's server, in the shared session), answering with streamed markdown, progress steps,
+ * and anchors for the cited locations. `/where` asks where a symbol is used, `/why` why code
+ * changed, `/map` shows the repository map. Cancelling the chat request cancels the question on
+ * the server.
+ */
+import * as vscode from 'vscode';
+import { askRequest, repoMapRequest, type AskEvent } from '../lsp/protocol';
+import type { FolderServer } from './server-client';
+
+export const PARTICIPANT_ID = 'vlt.oracle';
+
+/** What the participant sends as the question for a command (the prompt as written otherwise). */
+export function questionFor(command: string | undefined, prompt: string): string {
+  const p = prompt.trim();
+  if (command === 'where') return /\?$/.test(p) || /\bwhere\b/i.test(p) ? p : `Where is ${p} used?`;
+  if (command === 'why') return /\?$/.test(p) || /\bwhy\b/i.test(p) ? p : `Why did ${p} change?`;
+  return p;
+}
+
+function progressLabel(e: AskEvent): string | undefined {
+  if (e.type === 'step' && e.state === 'running') return e.family === 'code' ? (e.name === 'navigation' ? 'Asking the language servers…' : 'Searching code…') : e.family === 'notes' ? 'Reading notes…' : e.family === 'threads' ? 'Reading threads…' : 'Reading git history…';
+  if (e.type === 'phase' && (e.phase === 'synthesize' || e.phase === 'agent')) return 'Writing the answer…';
+  if (e.type === 'tool') return `Calling ${e.name}…`;
+  return undefined;
+}
+
+export function registerChatParticipant(extensionUri: vscode.Uri, serverFor: (uri?: vscode.Uri) => FolderServer, log: vscode.LogOutputChannel): vscode.Disposable[] {
+  // Older hosts (and hosts without a chat) have no participant API: the view still works.
+  if (typeof vscode.chat?.createChatParticipant !== 'function') {
+    log.info('@oracle: this VS Code has no chat participant API');
+    return [];
+  }
+  let seq = 0;
+  const handler: vscode.ChatRequestHandler = async (request, _context, stream, token) => {
+    const server = serverFor(vscode.window.activeTextEditor?.document.uri);
+    if (request.command === 'map') {
+      stream.progress('Ranking the repository…');
+      const map = await server.client.sendRequest(repoMapRequest, { tokens: 1500 }, token);
+      stream.markdown(`\`\`\`text\n${map.text}\n\`\`\``);
+      return {};
+    }
+    const question = questionFor(request.command, request.prompt);
+    if (!question) {
+      stream.markdown('Ask a question about this codebase, for example `@oracle how does authentication work?` or `@oracle /where UserService`.');
+      return {};
+    }
+    const askId = `participant-${Date.now()}-${++seq}`;
+    let streamed = '';
+    const sub = server.onAskEvent(askId, (e) => {
+      if (e.type === 'text') {
+        streamed += e.text;
+        stream.markdown(e.text);
+      } else {
+        const label = progressLabel(e);
+        if (label) stream.progress(label);
+      }
+    });
+    try {
+      const ans = await server.client.sendRequest(askRequest, { question, askId, ...(request.command === 'why' ? { sources: ['git', 'threads', 'notes', 'code'] } : {}) }, token);
+      // The model's text was streamed; the evidence brief (no model, or a degraded answer) comes whole.
+      if (ans.answer !== streamed) stream.markdown(streamed ? `\n\n---\n${ans.degraded ? `*${ans.degraded}*\n\n` : ''}${ans.answer}` : ans.answer);
+      for (const c of ans.citations.slice(0, 20)) {
+        if (c.source !== 'code' && c.source !== 'test' && c.source !== 'lsp') continue;
+        const uri = vscode.Uri.joinPath(server.folder.uri, c.path);
+        const line = Math.max(0, (c.line ?? 1) - 1);
+        stream.reference(new vscode.Location(uri, new vscode.Position(line, 0)));
+      }
+      return { metadata: { session: ans.session, mode: ans.mode } };
+    } catch (e) {
+      const message = e instanceof Error ? e.message : String(e);
+      if (token.isCancellationRequested) return {};
+      log.error(`@oracle: ${message}`);
+      return { errorDetails: { message: message.replace(/^[A-Z_]+: /, '') } };
+    } finally {
+      sub.dispose();
+    }
+  };
+  const participant = vscode.chat.createChatParticipant(PARTICIPANT_ID, handler);
+  participant.iconPath = vscode.Uri.joinPath(extensionUri, 'media', 'icon.svg');
+  log.info('@oracle: registered in VS Code chat');
+  return [participant];
+}
