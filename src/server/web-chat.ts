@@ -143,6 +143,10 @@ export function createWebChat(ws: WorkspaceServer, logger: Logger): WebChat {
     },
 
     async handle(req, res, pathname) {
+      if (pathname === '/favicon.ico') {
+        send(res, 404, 'text/plain; charset=utf-8', '');
+        return true;
+      }
       if (pathname !== '/chat' && !pathname.startsWith(CHAT_PREFIX)) return false;
       const method = req.method ?? 'GET';
       if (pathname === `${CHAT_PREFIX}login` && method === 'GET') {

@@ -101,6 +101,8 @@ export interface FakeOpenAI {
   delayMs: number;
   /** Delay between the chunks of a streamed reply, in milliseconds (a slow model); default 0. */
   chunkDelayMs: number;
+  /** When (Date.now()) the last streamed reply's first text chunk was written; for latency benchmarks. */
+  readonly firstChunkAt: number | undefined;
   /** Required bearer token, or undefined for none; may be changed between requests. */
   requireKey: string | undefined;
   /** Scripted chat replies, consumed in order; an empty script echoes the last user message. */
@@ -214,6 +216,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     maxInFlight: emptyCounters(),
     delayMs: opts.delayMs ?? 0,
     chunkDelayMs: 0,
+    firstChunkAt: undefined as number | undefined,
     requireKey: opts.requireKey,
     script: { chat: [] as FakeChatScriptEntry[] },
   };
@@ -440,9 +443,12 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     };
     chunk({ role: 'assistant', content: '' });
     // Content is streamed word by word so that clients must really reassemble deltas.
+    let first = true;
     for (const piece of (content ?? '').match(/\s*\S+\s*/g) ?? []) {
       if (state.chunkDelayMs > 0) await sleep(state.chunkDelayMs);
       if (res.destroyed) return;
+      if (first) state.firstChunkAt = Date.now();
+      first = false;
       chunk({ content: piece });
     }
     toolCalls?.forEach((tc, index) => {
@@ -493,6 +499,9 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     },
     set delayMs(ms: number) {
       state.delayMs = ms;
+    },
+    get firstChunkAt() {
+      return state.firstChunkAt;
     },
     get chunkDelayMs() {
       return state.chunkDelayMs;

@@ -124,6 +124,36 @@ export function applyStep(steps: readonly Step[], e: AskEvent): Step[] {
   return [...steps];
 }
 
+/**
+ * How much of a streaming markdown text is settled: up to its last paragraph break (a blank
+ * line) that is not inside a fenced code block, and never less than `from`. What follows can
+ * still change meaning as more text arrives; what precedes cannot.
+ */
+export function settledLength(text: string, from: number): number {
+  let inFence = false;
+  let fence = '';
+  let settled = from;
+  let lineStart = 0;
+  while (lineStart < text.length) {
+    const nl = text.indexOf('\n', lineStart);
+    if (nl < 0) break;
+    const line = text.slice(lineStart, nl);
+    const m = /^ {0,3}(`{3,}|~{3,})/.exec(line);
+    if (m) {
+      if (!inFence) {
+        inFence = true;
+        fence = m[1]!;
+      } else if (m[1]!.startsWith(fence[0]!) && m[1]!.length >= fence.length && line.trim() === m[1]) {
+        inFence = false;
+      }
+    } else if (!inFence && line.trim() === '' && nl + 1 > settled) {
+      settled = nl + 1;
+    }
+    lineStart = nl + 1;
+  }
+  return settled;
+}
+
 /** Every running step ended with the answer. */
 export function settleSteps(steps: readonly Step[]): Step[] {
   return steps.map((s) => (s.state === 'running' ? { ...s, state: 'ok' } : s));

@@ -9,7 +9,7 @@
  */
 import type { AskHandle, Bridge, CitationTarget, CitedLines, ContextItem, HostCommand, ModelInfo } from './bridge';
 import type { MarkdownRenderer } from './markdown';
-import { applyStep, composeQuestion, emptyState, mergeActivity, persistable, restoreState, settleSteps, SOURCES, transcriptOf, type ChatState, type Message } from './state';
+import { applyStep, settledLength, composeQuestion, emptyState, mergeActivity, persistable, restoreState, settleSteps, SOURCES, transcriptOf, type ChatState, type Message } from './state';
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...children: Array<Node | string>): HTMLElementTagNameMap[K] {
   const e = document.createElement(tag);
@@ -116,6 +116,7 @@ export class ChatView {
   private renderAll(): void {
     for (const sync of this.syncToggles) sync();
     this.nodes.clear();
+    this.bodies.clear();
     this.log.replaceChildren(...this.state.messages.map((m) => this.messageNode(m)));
     if (this.state.messages.length === 0) this.log.append(el('p', { class: 'empty' }, 'Ask how something works, where a symbol is used, or why code changed. Answers cite files, notes, threads and commits.'));
     this.renderChips();
@@ -147,9 +148,8 @@ export class ChatView {
       parts.push(el('ul', { class: 'steps', 'aria-label': 'Progress' }, ...m.steps.map((s) => el('li', { class: s.state }, s.label))));
     }
     if (m.answer?.noContext) parts.push(el('div', { class: 'badge' }, 'No relevant context in this workspace'));
-    const body = el('div', { class: 'answer markdown' });
+    const body = this.answerBody(m);
     body.setAttribute('aria-busy', m.status === 'streaming' ? 'true' : 'false');
-    body.innerHTML = this.md.render(m.text);
     this.decorate(body, m);
     parts.push(body);
     if (m.error) parts.push(el('div', { class: 'error', role: 'alert' }, m.error));
@@ -158,19 +158,57 @@ export class ChatView {
     node.replaceChildren(...parts);
   }
 
+  /** Rendered answers by message id: the text they show, and while streaming, how much of it is settled. */
+  private readonly bodies = new Map<string, { el: HTMLElement; text: string; settled: number; tail: HTMLElement }>();
+
+  /**
+   * The answer's rendered markdown. While it streams, the text up to the last paragraph break
+   * outside a code block is settled: each settled stretch is rendered once and kept, and only
+   * the tail after it is rendered again on the next frame, so a long answer costs the same per
+   * frame at its end as at its start. A finished answer whose text is what was streamed keeps
+   * that DOM; any other text (the evidence brief replacing a model's answer) is rendered whole.
+   */
+  private answerBody(m: Message): HTMLElement {
+    let b = this.bodies.get(m.id);
+    if (m.status === 'streaming') {
+      if (!b || !m.text.startsWith(b.text.slice(0, b.settled))) {
+        const tail = el('div', { class: 'seg' });
+        b = { el: el('div', { class: 'answer markdown' }, tail), text: '', settled: 0, tail };
+        this.bodies.set(m.id, b);
+      }
+      const cut = settledLength(m.text, b.settled);
+      if (cut > b.settled) {
+        const seg = el('div', { class: 'seg' });
+        seg.innerHTML = this.md.render(m.text.slice(b.settled, cut));
+        b.el.insertBefore(seg, b.tail);
+        b.settled = cut;
+      }
+      if (b.text !== m.text) b.tail.innerHTML = this.md.render(m.text.slice(b.settled));
+      b.text = m.text;
+      return b.el;
+    }
+    if (!b || b.text !== m.text) {
+      const body = el('div', { class: 'answer markdown' });
+      body.innerHTML = this.md.render(m.text);
+      b = { el: body, text: m.text, settled: m.text.length, tail: body };
+      this.bodies.set(m.id, b);
+    }
+    return b.el;
+  }
+
   /** Copy buttons on code blocks; citation states (stale, hover text) from what the answer recorded. */
   private decorate(body: HTMLElement, m: Message): void {
     for (const pre of body.querySelectorAll('pre')) {
-      const copy = el('button', { type: 'button', class: 'copy', title: 'Copy', 'aria-label': 'Copy code' }, 'Copy');
-      pre.prepend(copy);
+      if (pre.querySelector(':scope > button.copy')) continue;
+      pre.prepend(el('button', { type: 'button', class: 'copy', title: 'Copy', 'aria-label': 'Copy code' }, 'Copy'));
     }
     for (const a of body.querySelectorAll<HTMLAnchorElement>('a.cite')) {
+      const key = `${m.id}|${a.dataset.cite ?? ''}`;
       const cited = m.answer?.cited[a.dataset.cite ?? ''];
-      if (cited?.text) a.title = cited.text;
-      if (a.dataset.cite && this.stale.has(`${m.id}|${a.dataset.cite}`)) {
-        a.classList.add('stale');
-        a.title = `Changed since this answer. Now:\n${this.stale.get(`${m.id}|${a.dataset.cite}`) ?? ''}`;
-      }
+      const now = this.stale.get(key);
+      a.classList.toggle('stale', now !== undefined);
+      if (now !== undefined) a.title = `Changed since this answer. Now:\n${now}`;
+      else if (cited?.text) a.title = cited.text;
     }
   }
 
