@@ -31,12 +31,26 @@ async function waitFor<T>(what: string, fn: () => Promise<T | undefined> | T | u
   }
 }
 
-/** The chat webview's inner frame (code-server nests each webview in two iframes). */
-function chatFrame(page: Page): Promise<Frame> {
-  return waitFor('the chat view', async () => {
+/**
+ * The chat webview's inner frame (code-server nests each webview in two iframes). On a loaded
+ * machine the workbench sometimes leaves a restored view blank after a reload; collapsing and
+ * expanding it (as a user would) makes it load, and `reopened` says it was needed.
+ */
+async function chatFrame(page: Page, reopened: () => void = () => {}): Promise<Frame> {
+  const find = async () => {
     for (const f of page.frames()) if (await f.$('#input').catch(() => null)) return f;
     return undefined;
-  });
+  };
+  try {
+    return await waitFor('the chat view', find, 45_000);
+  } catch {
+    reopened();
+    const header = page.locator('.pane-header').filter({ has: page.locator('h3.title', { hasText: /^chat$/i }) }).first();
+    await header.click();
+    await sleep(500);
+    await header.click();
+    return waitFor('the chat view, reopened', find, 60_000);
+  }
 }
 
 const HOSTILE = [
@@ -143,7 +157,7 @@ describe.skipIf(Boolean(missing))(missing ? `e2e: the chat in code-server (skipp
       await fs.rm(file('suite-ready'), { force: true });
       await page.reload();
       await waitFor('the suite after the reload', () => existsSync(file('suite-ready')) || undefined, 180_000);
-      chat = await chatFrame(page);
+      chat = await chatFrame(page, () => findings.push('after the reload the view was blank until reopened'));
       await chat.waitForSelector('.msg.user', { timeout: 30_000 });
       const questions = await chat.$$eval('.msg.user .question', (els) => els.map((e) => e.textContent ?? ''));
       expect(questions).toEqual(['How does add work?', 'What does add return for two numbers?']);
