@@ -39,6 +39,7 @@ import { languageForPath } from '../core/parse/languages';
 import type { Logger, ProgressSink } from '../core/ports';
 import type { NavToolLocation, NavToolResult } from '../core/tools/nav-tools';
 import { ChatService } from '../server/chat';
+import { EditorLanguageModels } from './editor-models';
 import { WorkspaceServer } from '../server/workspace';
 import { startMcpEndpoint, type McpHttpEndpoint } from '../mcp/main';
 import { Coordinates } from './convert';
@@ -46,6 +47,7 @@ import { EditorLanguageServers } from './editor-servers';
 import {
   askEventNotification,
   askRequest,
+  editorChatDeltaNotification,
   citationTargetRequest,
   citedLinesRequest,
   didChangeStatusNotification,
@@ -200,6 +202,8 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
     coords = new Coordinates(root);
     fallback = new Set(init.fallbackLanguages ?? []);
     const editor = init.editorBridge ? new EditorLanguageServers({ connection: { sendRequest: (method, params, token) => connection.sendRequest(method, params, token) }, coords, fallback, names: init.editorServers ?? {}, ...(init.editorTimeoutMs ? { timeoutMs: init.editorTimeoutMs } : {}) }) : undefined;
+    const editorModels = init.editorModels ? new EditorLanguageModels({ sendRequest: (method, params, token) => connection.sendRequest(method, params, token) }) : undefined;
+    if (editorModels) connection.onNotification(editorChatDeltaNotification, (p) => editorModels.onDelta(p));
     // Opening the workspace server only checks the folder; the engine opens in onInitialized.
     const pending = WorkspaceServer.open({
       workspace: root,
@@ -218,7 +222,7 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
     });
     opening = pending.then((w) => {
       ws = w;
-      chat = new ChatService(w, `${clientName} chat`);
+      chat = new ChatService(w, `${clientName} chat`, editorModels);
       return w;
     });
     watchFiles = params.capabilities.workspace?.didChangeWatchedFiles?.dynamicRegistration === true;

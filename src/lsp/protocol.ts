@@ -217,8 +217,23 @@ export type CitationTarget =
   | { kind: 'file'; path: string; uri: string; start: number; end: number }
   | { kind: 'document'; title: string; language: 'markdown'; content: string };
 
-/** The model the server answers with, or why there is none. */
-export const modelsRequest = new RequestType0<{ configured: string | null; reason?: string }, void>('vlt/models');
+/** A model the chat can answer with: `configured` (the server's own), `editor:<id>` (the editor's), `none` (the evidence brief). */
+export interface ModelChoice {
+  id: string;
+  label: string;
+  /** Where it comes from, for the picker's tooltip. */
+  detail?: string;
+}
+
+/** Every model the chat can answer with, the one to preselect, and why a kind is missing. */
+export interface ModelsResult {
+  choices: ModelChoice[];
+  default: string;
+  /** Why there is no configured model (or no model at all), when there is none. */
+  reason?: string;
+}
+
+export const modelsRequest = new RequestType0<ModelsResult, void>('vlt/models');
 
 export const citationTargetRequest = new RequestType<{ citation: string }, CitationTarget, void>('vlt/citationTarget');
 
@@ -253,6 +268,53 @@ export const editorHoverRequest = new RequestType<EditorPositionParams, EditorAn
 export const editorDiagnosticsRequest = new RequestType<{ uri: string }, EditorAnswer<Array<{ range: Range; severity: number; message: string; code?: string; source?: string }>>, void>('vlt/editor.diagnostics');
 export const editorDocumentSymbolsRequest = new RequestType<{ uri: string }, EditorAnswer<Array<{ name: string; kind: number; range: Range; containerName?: string }>>, void>('vlt/editor.documentSymbols');
 
+// -- server → client: the editor's language models ---------------------------------------------
+
+/** A chat model the editor offers (VS Code's Language Model API: Copilot and others). */
+export interface EditorChatModelInfo {
+  id: string;
+  name: string;
+  vendor: string;
+  family: string;
+  maxInputTokens: number;
+}
+
+export const editorChatModelsRequest = new RequestType0<EditorAnswer<EditorChatModelInfo[]>, void>('vlt/editor.chatModels');
+
+/** The engine's chat messages as sent (the core's ChatMessage). */
+export type EditorChatMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: string | null; toolCalls?: Array<{ id: string; name: string; arguments: string }> }
+  | { role: 'tool'; toolCallId: string; content: string };
+
+export interface EditorChatParams {
+  /** Names this completion in its `vlt/editor.chatDelta` notifications. */
+  requestId: string;
+  /** An id from `vlt/editor.chatModels`. */
+  model: string;
+  messages: EditorChatMessage[];
+  tools?: Array<{ name: string; description: string; parameters: Record<string, unknown> }>;
+  maxTokens?: number;
+  /** Shown in the editor's consent prompt: why the extension wants the model. */
+  justification?: string;
+}
+
+export interface EditorChatResult {
+  text: string;
+  toolCalls: Array<{ id: string; name: string; arguments: string }>;
+  finishReason: string;
+  usage?: { promptTokens: number; completionTokens: number; totalTokens: number };
+}
+
+/**
+ * One completion by an editor model. The reply's text streams as `vlt/editor.chatDelta`
+ * notifications, all sent before the response; cancelling the request cancels the model's.
+ * A refusal (no consent, quota, model gone) is `ok: false` with the editor's reason.
+ */
+export const editorChatRequest = new RequestType<EditorChatParams, EditorAnswer<EditorChatResult>, void>('vlt/editor.chat');
+export const editorChatDeltaNotification = new NotificationType<{ requestId: string; text: string }>('vlt/editor.chatDelta');
+
 /** What the client passes in `initialize`'s `initializationOptions`. */
 export interface InitializationOptions {
   /** The client answers the `vlt/editor.*` requests with its live language servers. */
@@ -265,6 +327,8 @@ export interface InitializationOptions {
   restricted?: boolean;
   /** The editor trusts the workspace: its vlt.toml may choose endpoints and keys, its own TypeScript may run (absent: `vlt trust` decides). */
   trusted?: boolean;
+  /** The client answers `vlt/editor.chatModels` and `vlt/editor.chat` with the editor's language models. */
+  editorModels?: boolean;
   /** Spawn headless language servers too (off inside an editor that has its own). */
   headlessLanguageServers?: boolean;
   /** Start the MCP endpoint on loopback (port 0: any free port). */

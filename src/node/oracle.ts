@@ -61,7 +61,9 @@ export function createNodeOracle(opts: NodeOracleOptions): Oracle {
     ...(opts.restricted ? {} : { git: new NodeGitHistory(engine.root, { logger }) }),
     ...(memory ? { memory } : {}),
     ...(opts.intel ? { intel: opts.intel } : {}),
-    ...(chat && promptsDir ? { chat, prompts: new PromptLibrary(promptsDir) } : {}),
+    // The templates even without a configured model: a question may bring its own (the editor's).
+    ...(promptsDir ? { prompts: new PromptLibrary(promptsDir) } : {}),
+    ...(chat && promptsDir ? { chat } : {}),
     ...(rerank ? { reranker: new HttpReranker({ baseUrl: rerank.baseUrl, model: rerank.model, apiKey: rerank.apiKey, logger }) } : {}),
     pathTimeoutMs: engine.config.oracle.pathTimeoutMs,
     llmRerank: engine.config.oracle.llmRerank,

@@ -11,6 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { VltError, toVltError } from '../core/errors';
+import type { ChatModel } from '../core/llm/chat';
 import type { SessionSummary } from '../core/memory';
 import type { OracleEvent } from '../core/oracle/types';
 import { parseCitations } from '../core/oracle/citations';
@@ -56,6 +57,30 @@ export interface ChatSessionEvent {
   created_at: string;
 }
 
+/** A model the editor offers (VS Code's Language Model API), as its host lists it. */
+export interface EditorModelInfo {
+  id: string;
+  name: string;
+  vendor: string;
+  family: string;
+}
+
+/** The editor's language models, where the host runs inside an editor that offers them. */
+export interface EditorModels {
+  /** The models the editor offers now; throws `LLM_FAILED` when it cannot say. */
+  list(): Promise<EditorModelInfo[]>;
+  model(info: EditorModelInfo): ChatModel;
+}
+
+export interface ModelChoice {
+  /** `configured`, `editor:<id>` or `none`. */
+  id: string;
+  label: string;
+  detail?: string;
+}
+
+const EDITOR_PREFIX = 'editor:';
+
 export class ChatService {
   private git: NodeGitHistory | undefined;
 
@@ -63,11 +88,12 @@ export class ChatService {
     private readonly ws: WorkspaceServer,
     /** Who asks, as recorded in the session (`vscode-chat`, `browser-chat`). */
     private readonly author: string,
+    private readonly editorModels?: EditorModels,
   ) {}
 
   /** One question through ask_oracle, in the shared session, streaming `onEvent`. */
   async ask(q: ChatQuestion, onEvent: (e: OracleEvent) => void, signal?: AbortSignal): Promise<ChatAnswer> {
-    if (q.model !== undefined && q.model !== 'none' && q.model !== 'configured') throw new VltError('USAGE', `unknown model ${q.model.slice(0, 100)}: this server answers with its configured model or none`);
+    const chat = await this.modelFor(q.model);
     if (q.session !== undefined && q.session !== this.ws.session) this.ws.useSession(q.session);
     const session = this.ws.session;
     const input = {
@@ -78,7 +104,7 @@ export class ChatService {
       ...(q.explain ? { explain: true } : {}),
       max_tokens: 20_000,
     };
-    const ans = await this.ws.call<AskOracleResult>('ask_oracle', input, { author: this.author, onEvent, ...(signal ? { signal } : {}) });
+    const ans = await this.ws.call<AskOracleResult>('ask_oracle', input, { author: this.author, onEvent, ...(chat ? { chat } : {}), ...(signal ? { signal } : {}) });
     const cited: Record<string, CitedLines> = {};
     const code = parseCitations(ans.answer).filter((c) => c.source === 'code' && c.line !== undefined).slice(0, MAX_CITED);
     const lines = await this.citedLines(code.map((c) => spanOf(c.citation, c.path, c.line!)));
@@ -130,13 +156,39 @@ export class ChatService {
     return { kind: 'document', title: `Commit ${commit.shortHash}`, language: 'markdown', content };
   }
 
-  /** The model the server's oracle answers with (vlt.toml, the user's config or the environment), or why there is none. */
-  async models(): Promise<{ configured: string | null; reason?: string }> {
-    if (this.ws.restricted) return { configured: null, reason: 'the workspace is not trusted' };
+  /**
+   * Every model a question can name: the server's configured one (vlt.toml, the user's config,
+   * the environment or the extension's settings), the editor's, and none (the evidence brief).
+   * The default is the configured model, else the editor's first, else none.
+   */
+  async models(): Promise<{ choices: ModelChoice[]; default: string; reason?: string }> {
+    const none: ModelChoice = { id: 'none', label: 'No model (evidence brief)', detail: 'ranked evidence with citations, no model' };
+    if (this.ws.restricted) return { choices: [none], default: 'none', reason: 'the workspace is not trusted: no model reads it' };
     const engine = await this.ws.getEngine();
     const oracle = this.ws.ctx.getOracle ? await this.ws.ctx.getOracle(engine) : undefined;
     const name = oracle?.modelName;
-    return name ? { configured: name } : { configured: null, reason: 'no language model is configured ([llm] in vlt.toml or the user config, or VLT_LLM_* variables)' };
+    const choices: ModelChoice[] = name ? [{ id: 'configured', label: name, detail: `configured (${engine.config.llm.baseUrl})` }] : [];
+    const reasons: string[] = name ? [] : ['no language model is configured ([llm] in vlt.toml or the user config, VLT_LLM_* variables, or the extension settings)'];
+    if (this.editorModels) {
+      try {
+        for (const m of await this.editorModels.list()) choices.push({ id: `${EDITOR_PREFIX}${m.id}`, label: m.name, detail: `${m.vendor}, through the editor` });
+      } catch (e) {
+        reasons.push(`the editor's models are unavailable: ${toVltError(e).message}`);
+      }
+    }
+    choices.push(none);
+    return { choices, default: choices[0]!.id, ...(reasons.length ? { reason: reasons.join('; ') } : {}) };
+  }
+
+  /** The model a question names: undefined for the configured one or none (ask_oracle decides), the editor's model otherwise. */
+  private async modelFor(id: string | undefined): Promise<ChatModel | undefined> {
+    if (id === undefined || id === 'none' || id === 'configured') return undefined;
+    if (!id.startsWith(EDITOR_PREFIX) || !this.editorModels) throw new VltError('USAGE', `unknown model ${id.slice(0, 100)}: this server answers with its configured model${this.editorModels ? ", the editor's (editor:<id>)" : ''} or none`);
+    if (this.ws.restricted) throw new VltError('RESTRICTED', "the workspace is not trusted: no model reads it, the editor's included");
+    const wanted = id.slice(EDITOR_PREFIX.length);
+    const info = (await this.editorModels.list()).find((m) => m.id === wanted);
+    if (!info) throw new VltError('NOT_FOUND', `the editor offers no model ${wanted.slice(0, 100)} now; pick another one`);
+    return this.editorModels.model(info);
   }
 
   async sessions(limit = 20): Promise<{ active: string; sessions: SessionSummary[] }> {

@@ -101,10 +101,9 @@ export function createWebChat(ws: WorkspaceServer, logger: Logger): WebChat {
       case 'models':
       case 'selectModel': {
         const m = await chat.models();
-        const choices = [...(m.configured ? [{ id: 'configured', label: m.configured }] : []), { id: 'none', label: `No model (evidence brief)${!m.configured && m.reason ? `: ${m.reason}` : ''}` }];
-        const wanted = method === 'selectModel' ? String(body.id ?? '') : choices[0]!.id;
-        if (!choices.some((c) => c.id === wanted)) throw new VltError('USAGE', `no model ${wanted.slice(0, 100)}`);
-        return { choices, active: wanted };
+        const wanted = method === 'selectModel' ? String(body.id ?? '') : m.default;
+        if (!m.choices.some((c) => c.id === wanted)) throw new VltError('USAGE', `no model ${wanted.slice(0, 100)}`);
+        return { choices: m.choices, active: wanted, ...(m.reason ? { reason: m.reason } : {}) };
       }
       default:
         throw new VltError('USAGE', `no chat request ${method.slice(0, 50)}`);

@@ -235,10 +235,10 @@ export class WorkspaceServer {
    * shared context, recorded in the session like an agent's call unless `record` is false.
    * Failures throw the tool's VltError.
    */
-  async call<O extends object>(name: string, input: unknown, opts: { author: string; signal?: AbortSignal; onEvent?: ToolContext['onEvent']; record?: boolean }): Promise<O> {
+  async call<O extends object>(name: string, input: unknown, opts: { author: string; signal?: AbortSignal; onEvent?: ToolContext['onEvent']; chat?: ToolContext['chat']; record?: boolean }): Promise<O> {
     const def = this.tools(() => opts.author).find((t) => t.name === name);
     if (!def) throw new VltError('USAGE', `no tool named ${name.slice(0, 100)}`);
-    const ctx: ToolContext = { ...this.ctx, author: opts.author, ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.onEvent ? { onEvent: opts.onEvent } : {}) };
+    const ctx: ToolContext = { ...this.ctx, author: opts.author, ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.onEvent ? { onEvent: opts.onEvent } : {}), ...(opts.chat ? { chat: opts.chat } : {}) };
     const outcome = await invokeTool(def, ctx, input);
     if (opts.record !== false) this.onCall({ tool: name, author: opts.author, input, outcome });
     if (!outcome.ok) throw outcome.error;

@@ -13,11 +13,13 @@ import {
   citationTargetRequest,
   citedLinesRequest,
   modelsRequest,
+  type ModelChoice,
   sessionEventsRequest,
   sessionsRequest,
   useSessionRequest,
   type AskParams,
 } from '../lsp/protocol';
+import type { ChatStateStore } from './chat-state-store';
 import type { FolderServer } from './server-client';
 
 /** The scheme of the read-only documents a citation opens (notes, threads, commits). */
@@ -31,6 +33,7 @@ type ViewMessage =
   | { type: 'cancel'; askId: string }
   | { type: 'openExternal'; url: string }
   | { type: 'log'; level: 'info' | 'warn' | 'error'; message: string }
+  | { type: 'saveState'; state: unknown }
   | { type: 'ready' };
 
 /** What the view asks the extension to do (palette commands, editor menus). */
@@ -38,6 +41,7 @@ export type ChatCommand =
   | { type: 'newSession' }
   | { type: 'refresh' }
   | { type: 'focusInput' }
+  | { type: 'modelsChanged' }
   | { type: 'ask'; question: string }
   | { type: 'addContext'; item: { kind: 'selection' | 'file'; path: string; startLine?: number; endLine?: number; text?: string; language?: string }; question?: string };
 
@@ -45,6 +49,8 @@ export interface ChatViewDeps {
   serverFor(uri?: vscode.Uri): FolderServer;
   log: vscode.LogOutputChannel;
   state: vscode.Memento;
+  /** The view's state, kept by the extension too (a window reload cannot lose it). */
+  store: ChatStateStore;
   documents: Map<string, string>;
   documentsChanged: vscode.EventEmitter<vscode.Uri>;
 }
@@ -91,6 +97,11 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     else this.queued.push(c);
   }
 
+  /** Tells a loaded view something changed (the editor's models), without showing it. */
+  async notify(c: ChatCommand): Promise<void> {
+    if (this.view && this.ready) await this.view.webview.postMessage({ type: 'command', command: c });
+  }
+
   private async onMessage(webview: vscode.Webview, msg: ViewMessage): Promise<void> {
     if (msg.type === 'ready') {
       this.ready = true;
@@ -104,6 +115,10 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     if (msg.type === 'openExternal') {
       // VS Code asks the user before it opens a link to a site they have not trusted.
       if (/^https?:\/\//i.test(msg.url)) await vscode.env.openExternal(vscode.Uri.parse(msg.url));
+      return;
+    }
+    if (msg.type === 'saveState') {
+      await this.deps.store.save(msg.state);
       return;
     }
     if (msg.type === 'log') {
@@ -126,6 +141,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
 
   private async handle(_webview: vscode.Webview, method: string, params: unknown): Promise<unknown> {
     const p = (params ?? {}) as Record<string, unknown>;
+    if (method === 'loadState') return (await this.deps.store.load()) ?? null;
     const client = this.server().client;
     switch (method) {
       case 'ask': {
@@ -172,12 +188,12 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     }
   }
 
-  private async models(): Promise<{ choices: Array<{ id: string; label: string }>; active: string }> {
+  /** The server's models; the one picked last in this workspace while it is still offered. */
+  private async models(): Promise<{ choices: ModelChoice[]; active: string; reason?: string }> {
     const m = await this.server().client.sendRequest(modelsRequest);
-    const choices = [...(m.configured ? [{ id: 'configured', label: m.configured }] : []), { id: 'none', label: m.configured ? 'No model (evidence brief)' : `No model (evidence brief)${m.reason ? `: ${m.reason}` : ''}` }];
     const saved = this.deps.state.get<string>(MODEL_KEY);
-    const active = choices.some((c) => c.id === saved) ? saved! : choices[0]!.id;
-    return { choices, active };
+    const active = m.choices.some((c) => c.id === saved) ? saved! : m.default;
+    return { choices: m.choices, active, ...(m.reason ? { reason: m.reason } : {}) };
   }
 
   private async openCitation(citation: string): Promise<void> {

@@ -31,7 +31,12 @@ export interface CommandHost {
   repoMapChanged: vscode.EventEmitter<vscode.Uri>;
   /** Shows the chat view and hands it a command. */
   chat(c: ChatCommand): Promise<void>;
+  /** Where "Oracle: Set API Key" keeps the key; the wiring file restarts the servers when it changes. */
+  secrets: vscode.SecretStorage;
 }
+
+/** The secret-storage key of the user's endpoint key (`vlt.llm.baseUrl`). */
+export const API_KEY_SECRET = 'vlt.llm.apiKey';
 
 const toRange = (r: NavResultLocation['range']) => new vscode.Range(r.start.line, r.start.character, r.end.line, r.end.character);
 const toLocation = (l: NavResultLocation) => new vscode.Location(vscode.Uri.parse(l.uri), toRange(l.range));
@@ -177,6 +182,7 @@ export function commandTable(host: CommandHost): Record<string, () => Promise<un
     'vlt.sync': () => syncNow(host),
     'vlt.status': () => showStatus(host),
     'vlt.copyMcpConnection': () => copyMcpConnection(host),
+    'vlt.setApiKey': () => setApiKey(host),
     'vlt.ask': () => host.chat({ type: 'focusInput' }),
     'vlt.newSession': () => host.chat({ type: 'newSession' }),
     'vlt.askAboutSelection': () => askAbout(host, 'selection'),
@@ -204,4 +210,18 @@ async function askAbout(host: CommandHost, what: 'selection' | 'file'): Promise<
     return;
   }
   await host.chat({ type: 'addContext', item: { kind: 'file', path }, question: what === 'file' ? 'How does this file work?' : 'What does this do?' });
+}
+
+/** Asks for the endpoint's key and keeps it in the secret storage (empty removes it). */
+async function setApiKey(host: CommandHost): Promise<void> {
+  const value = await vscode.window.showInputBox({
+    title: 'Oracle: Set API Key',
+    prompt: "The key of your OpenAI-compatible endpoint (the vlt.llm.baseUrl setting; default OpenRouter). It is kept in VS Code's secret storage, never in settings or vlt.toml. Empty removes it.",
+    password: true,
+    ignoreFocusOut: true,
+  });
+  if (value === undefined) return;
+  if (value.trim()) await host.secrets.store(API_KEY_SECRET, value.trim());
+  else await host.secrets.delete(API_KEY_SECRET);
+  void vscode.window.showInformationMessage(value.trim() ? 'Vlt Oracle: API key saved; the servers restart with it.' : 'Vlt Oracle: API key removed.');
 }

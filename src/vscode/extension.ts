@@ -3,15 +3,17 @@
  * `vlt lsp` server process per workspace folder (src/lsp), started from this extension's own
  * bundle, so that indexing never blocks or bloats the extension host that every extension
  * shares. Here: one LogOutputChannel, the servers, the palette commands, the status bar, the
- * chat view, the `@oracle` chat participant, the search view, the language-model tools and the MCP server definition, and workspace trust
- * (an untrusted folder gets a restricted server; granting trust restarts it unrestricted).
+ * chat view, the `@oracle` chat participant, the search view, the language-model tools and the
+ * MCP server definition, the API key in the secret storage, and workspace trust (an untrusted
+ * folder gets a restricted server; granting trust restarts it unrestricted).
  */
 import * as vscode from 'vscode';
 import { agentsManifestTools } from './manifest';
 import { registerLanguageModelTools, registerMcpProvider } from './agents';
-import { commandTable, REPO_MAP_SCHEME, type CommandHost } from './commands';
+import { API_KEY_SECRET, commandTable, REPO_MAP_SCHEME, type CommandHost } from './commands';
 import { searchRequest, type ServerStatus } from '../lsp/protocol';
 import { ChatViewProvider, CITATION_SCHEME } from './chat-view';
+import { ChatStateStore } from './chat-state-store';
 import { registerChatParticipant } from './participant';
 import { SearchViewProvider } from './search-view';
 import { FolderServer } from './server-client';
@@ -31,7 +33,12 @@ function serverFor(uri?: vscode.Uri): FolderServer {
 
 async function startFolder(folder: vscode.WorkspaceFolder, context: vscode.ExtensionContext, bar: StatusBar): Promise<void> {
   if (folder.uri.scheme !== 'file' || servers.has(folder.uri.toString())) return;
-  const server = new FolderServer(folder, context, log, !vscode.workspace.isTrusted);
+  const apiKey = await context.secrets.get(API_KEY_SECRET).then(
+    (k) => k,
+    (e: unknown) => void log.warn(`the API key could not be read from the secret storage: ${e instanceof Error ? e.message : String(e)}`),
+  );
+  if (servers.has(folder.uri.toString())) return;
+  const server = new FolderServer(folder, context, log, !vscode.workspace.isTrusted, apiKey ?? undefined);
   servers.set(folder.uri.toString(), server);
   server.onDidChangeStatus(() => {
     const key = folder.uri.toString();
@@ -110,9 +117,11 @@ export function activate(context: vscode.ExtensionContext): VltOracleApi {
     documentsChanged,
     vscode.workspace.registerTextDocumentContentProvider(CITATION_SCHEME, { onDidChange: documentsChanged.event, provideTextDocumentContent: (uri) => documents.get(uri.toString()) ?? '' }),
   );
-  const chat = new ChatViewProvider(context.extensionUri, { serverFor, log, state: context.workspaceState, documents, documentsChanged });
+  const chat = new ChatViewProvider(context.extensionUri, { serverFor, log, state: context.workspaceState, store: new ChatStateStore(context.storageUri, log), documents, documentsChanged });
   context.subscriptions.push(vscode.window.registerWebviewViewProvider(ChatViewProvider.viewType, chat, { webviewOptions: { retainContextWhenHidden: false } }));
-  const host: CommandHost = { serverFor, log, repoMaps, repoMapChanged, chat: (c) => chat.command(c) };
+  // A model provider that starts later (Copilot signing in) reaches the picker at once.
+  if (typeof vscode.lm?.onDidChangeChatModels === 'function') context.subscriptions.push(vscode.lm.onDidChangeChatModels(() => void chat.notify({ type: 'modelsChanged' })));
+  const host: CommandHost = { serverFor, log, repoMaps, repoMapChanged, chat: (c) => chat.command(c), secrets: context.secrets };
   for (const [id, fn] of Object.entries(commandTable(host))) context.subscriptions.push(vscode.commands.registerCommand(id, guarded(id, fn)));
 
   const view = new SearchViewProvider(context.extensionUri, {
@@ -144,6 +153,13 @@ export function activate(context: vscode.ExtensionContext): VltOracleApi {
     // Trust granted: the restricted servers restart with models, helpers and the MCP endpoint.
     vscode.workspace.onDidGrantWorkspaceTrust(async () => {
       log.info('workspace trusted: restarting the servers without restrictions');
+      for (const key of [...servers.keys()]) await stopFolder(key);
+      for (const f of vscode.workspace.workspaceFolders ?? []) await startFolder(f, context, bar);
+    }),
+    // A key set or removed (here or in another window): the servers restart with it.
+    context.secrets.onDidChange(async (e) => {
+      if (e.key !== API_KEY_SECRET) return;
+      log.info('the API key changed: restarting the servers');
       for (const key of [...servers.keys()]) await stopFolder(key);
       for (const f of vscode.workspace.workspaceFolders ?? []) await startFolder(f, context, bar);
     }),

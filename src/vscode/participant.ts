@@ -1,7 +1,8 @@
 /**
  * `@oracle` in VS Code's own chat: the same pipeline as the chat view (`vlt/ask` on the
  * folder's server, in the shared session), answering with streamed markdown, progress steps,
- * and anchors for the cited locations. `/where` asks where a symbol is used, `/why` why code
+ * and anchors for the cited locations, written by the model picked in VS Code's chat (through
+ * the server's `vlt/editor.chat`). `/where` asks where a symbol is used, `/why` why code
  * changed, `/map` shows the repository map. Cancelling the chat request cancels the question on
  * the server.
  */
@@ -58,7 +59,9 @@ export function registerChatParticipant(extensionUri: vscode.Uri, serverFor: (ur
       }
     });
     try {
-      const ans = await server.client.sendRequest(askRequest, { question, askId, ...(request.command === 'why' ? { sources: ['git', 'threads', 'notes', 'code'] } : {}) }, token);
+      // The model picked in VS Code's chat writes the answer (a restricted server uses none).
+      const model = request.model && !server.status?.restricted ? { model: `editor:${request.model.id}` } : {};
+      const ans = await server.client.sendRequest(askRequest, { question, askId, ...model, ...(request.command === 'why' ? { sources: ['git', 'threads', 'notes', 'code'] } : {}) }, token);
       // The model's text was streamed; the evidence brief (no model, or a degraded answer) comes whole.
       if (ans.answer !== streamed) stream.markdown(streamed ? `\n\n---\n${ans.degraded ? `*${ans.degraded}*\n\n` : ''}${ans.answer}` : ans.answer);
       for (const c of ans.citations.slice(0, 20)) {

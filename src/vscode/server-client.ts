@@ -9,6 +9,7 @@ import { DidSaveTextDocumentNotification, LanguageClient, TransportKind, type La
 import { askEventNotification, didChangeStatusNotification, statusRequest, type AskEvent, type InitializationOptions, type ServerStatus } from '../lsp/protocol';
 import { CHAT_SESSION_KEY } from './chat-view';
 import { languageProviders, registerEditorBridge, VSCODE_LANGUAGE_IDS } from './editor-bridge';
+import { registerLanguageModels } from './language-models';
 import { readSettings } from './settings';
 
 export class FolderServer implements vscode.Disposable {
@@ -28,15 +29,18 @@ export class FolderServer implements vscode.Disposable {
     context: vscode.ExtensionContext,
     private readonly log: vscode.LogOutputChannel,
     restricted: boolean,
+    /** The key of the user's endpoint, from the editor's secret storage ("Oracle: Set API Key"). */
+    apiKey: string | undefined,
   ) {
     const settings = readSettings(folder);
     this.names = languageProviders();
     this.fallbackLanguages = settings.fallbackLanguages ?? Object.keys(VSCODE_LANGUAGE_IDS).filter((l) => !this.names[l]);
     const serverModule = context.asAbsolutePath('dist/cli.js');
-    const run = { module: serverModule, transport: TransportKind.stdio, args: ['lsp'], options: { cwd: folder.uri.fsPath, env: serverEnv(restricted) } };
+    const run = { module: serverModule, transport: TransportKind.stdio, args: ['lsp'], options: { cwd: folder.uri.fsPath, env: serverEnv(restricted, { ...settings.llm, ...(apiKey ? { apiKey } : {}) }) } };
     const serverOptions: ServerOptions = { run, debug: { ...run, options: { ...run.options, execArgv: ['--nolazy', '--inspect=6019'] } } };
     const init: InitializationOptions = {
       editorBridge: true,
+      editorModels: !restricted,
       debug: log.logLevel !== vscode.LogLevel.Off && log.logLevel <= vscode.LogLevel.Debug,
       editorServers: this.names,
       fallbackLanguages: this.fallbackLanguages,
@@ -68,6 +72,7 @@ export class FolderServer implements vscode.Disposable {
     };
     this.client = new LanguageClient('vlt', `Vlt Oracle (${folder.name})`, serverOptions, clientOptions);
     this.disposables.push(...registerEditorBridge(this.client, () => this.names));
+    if (!restricted) this.disposables.push(...registerLanguageModels(this.client, log));
     // A save reaches the delta queue at once, whatever the language: the file watcher's events
     // come later (hundreds of milliseconds), and the client syncs only the documents it serves.
     this.disposables.push(
@@ -110,13 +115,19 @@ export class FolderServer implements vscode.Disposable {
 
 /**
  * The server's environment. In an untrusted workspace it gets no API keys at all: whatever the
- * workspace's vlt.toml says, the server has nothing to send to an endpoint it names.
+ * workspace's vlt.toml says, the server has nothing to send to an endpoint it names. Otherwise
+ * the user's endpoint settings and key go in as `VLT_LLM_*`, which the server's configuration
+ * prefers to every file: the key never touches the disk.
  */
-function serverEnv(restricted: boolean): NodeJS.ProcessEnv {
+function serverEnv(restricted: boolean, llm: { baseUrl?: string; model?: string; apiKey?: string }): NodeJS.ProcessEnv {
   const env = { ...process.env };
   if (restricted) {
     for (const k of Object.keys(env)) if (/KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL/i.test(k)) delete env[k];
     env.VLT_EMBEDDINGS = 'off';
+    return env;
   }
+  if (llm.baseUrl) env.VLT_LLM_BASE_URL = llm.baseUrl;
+  if (llm.model) env.VLT_LLM_MODEL = llm.model;
+  if (llm.apiKey) env.VLT_LLM_API_KEY = llm.apiKey;
   return env;
 }

@@ -18,6 +18,8 @@ export interface ExtensionSettings {
   include: string[] | undefined;
   exclude: string[] | undefined;
   whereUsedPresentation: 'peek' | 'quickPick';
+  /** The user's OpenAI-compatible endpoint and model (user settings only; empty: the config files'). */
+  llm: { baseUrl?: string; model?: string };
 }
 
 export function readSettings(scope?: vscode.ConfigurationScope): ExtensionSettings {
@@ -33,6 +35,12 @@ export function readSettings(scope?: vscode.ConfigurationScope): ExtensionSettin
   const isSet = (key: string): boolean => {
     const i = c.inspect(key);
     return i !== undefined && [i.globalValue, i.workspaceValue, i.workspaceFolderValue].some((v) => v !== undefined);
+  };
+  // Where the key goes is the user's choice alone: a workspace's settings cannot set these
+  // (the manifest scopes them to the application, and only the user's value is read).
+  const userString = <K extends string>(key: string, name: K): { [P in K]?: string } => {
+    const v = c.inspect<string>(key)?.globalValue;
+    return (typeof v === 'string' && v.trim() ? { [name]: v.trim() } : {}) as { [P in K]?: string };
   };
   const include = list('index.include');
   const exclude = list('index.exclude');
@@ -51,5 +59,6 @@ export function readSettings(scope?: vscode.ConfigurationScope): ExtensionSettin
     include: include && include.length > 0 ? include : undefined,
     exclude: exclude && exclude.length > 0 ? exclude : undefined,
     whereUsedPresentation: c.get<string>('whereUsed.presentation') === 'quickPick' ? 'quickPick' : 'peek',
+    llm: { ...userString('llm.baseUrl', 'baseUrl'), ...userString('llm.model', 'model') },
   };
 }

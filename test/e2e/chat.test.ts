@@ -3,9 +3,11 @@
  * user drives it: type a question, watch the steps and the answer stream in, check that a
  * hostile answer (`<script>`, `<img onerror>`, a `javascript:` link) is neutralised in the
  * real webview, click a citation and see the editor open beside the view at that line, Stop
- * a slow answer with Esc, and reload the window to find the conversation still there. The
- * model is the scripted fake OpenAI server in this process; the extension host half of the
- * test is test/vscode/suite/chat.ts.
+ * a slow answer with Esc, reload the window to find the conversation still there, and pick the
+ * editor's own language model (VS Code's LM API, as Copilot) to answer, and set the endpoint's
+ * key with "Oracle: Set API Key" (the secret storage, then a restart). The configured model
+ * is the scripted fake OpenAI server in this process; the editor's model is registered by the
+ * extension host half of the test, test/vscode/suite/chat.ts.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -162,6 +164,57 @@ describe.skipIf(Boolean(missing))(missing ? `e2e: the chat in code-server (skipp
       const questions = await chat.$$eval('.msg.user .question', (els) => els.map((e) => e.textContent ?? ''));
       expect(questions).toEqual(['How does add work?', 'What does add return for two numbers?']);
       expect(await chat.$$eval('.msg.assistant.done', (els) => els.length)).toBe(1);
+
+      // 6. The editor's language model (VS Code's LM API, as Copilot) is in the picker and answers.
+      const labels = await waitFor('the editor model in the picker', async () => {
+        const l = await chat.$$eval('#model option', (els) => els.map((e) => e.textContent ?? ''));
+        return l.includes('Vlt E2E Model') ? l : undefined;
+      });
+      expect(labels).toEqual(['fake-chat', 'Vlt E2E Model', 'No model (evidence brief)']);
+      await chat.selectOption('#model', { label: 'Vlt E2E Model' });
+      await chat.fill('#input', 'What does add return?');
+      await chat.press('#input', 'Enter');
+      await waitFor('the editor model answer', async () => ((await chat.$$eval('.msg.assistant.done', (els) => els.length)) === 2 ? true : undefined));
+      const last = chat.locator('.msg.assistant.done').last();
+      expect(await last.locator('.answer').textContent()).toContain('The editor model says');
+      expect(await last.locator('.footer').textContent()).toContain('Vlt E2E Model');
+      const sent = JSON.parse(readFileSync(file('lm-requests.json'), 'utf8')) as Array<{ extensionId: string; text: string }>;
+      expect(sent.at(-1)?.extensionId).toBe('vlt-oracle.vlt-oracle');
+      expect(sent.at(-1)?.text).toContain('What does add return?');
+      expect(sent.at(-1)?.text).toContain('math.ts');
+
+      // 7. "Oracle: Set API Key" from the palette: the key goes to the secret storage, the
+      // servers restart with it, and the configured endpoint now gets that key (no other works).
+      const KEY = 'key-from-secret-storage';
+      await page.keyboard.press('F1');
+      const palette = page.locator('.quick-input-widget input');
+      await palette.waitFor({ timeout: 10_000 });
+      await palette.fill('>Oracle: Set API Key');
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Set API Key' }).first().waitFor({ timeout: 10_000 });
+      await palette.press('Enter');
+      await page.locator('.quick-input-widget input[type="password"]').waitFor({ timeout: 10_000 });
+      await page.keyboard.type(KEY);
+      await page.keyboard.press('Enter');
+      fake.reset();
+      fake.chunkDelayMs = 0;
+      fake.requireKey = KEY;
+      fake.script.chat.push(...Array.from({ length: 6 }, () => ({ content: 'With the stored key: `add` returns a + b [math.ts:1-4].' })));
+      await chat.selectOption('#model', { label: 'fake-chat' });
+      // The restart takes a moment: ask until the restarted server answers with the model.
+      const keyed = await waitFor(
+        'an answer written with the stored key',
+        async () => {
+          const before = await chat.$$eval('.msg.assistant', (els) => els.length);
+          await chat.fill('#input', 'What does add return?');
+          await chat.press('#input', 'Enter');
+          await waitFor('the answer', async () => ((await chat.$$eval('.msg.assistant', (els) => els.length)) > before && (await chat.$$eval('.msg.assistant.streaming', (els) => els.length)) === 0 ? true : undefined), 60_000);
+          const text = (await chat.locator('.msg.assistant').last().locator('.answer').textContent()) ?? '';
+          return text.includes('With the stored key') ? text : undefined;
+        },
+        90_000,
+      );
+      expect(keyed).toContain('With the stored key');
+      expect(fake.calls.filter((c) => c.endpoint === 'chat').at(-1)?.headers.authorization).toBe(`Bearer ${KEY}`);
       await fs.writeFile(file('drive-done'), '1');
     };
 

@@ -54,6 +54,8 @@ function findRepoRoot(): string {
   }
 }
 const RUNNER_DIR = path.join(REPO_ROOT, 'test/vscode/runner');
+/** The runner extension's id (publisher.name in test/vscode/runner/package.json). */
+const RUNNER_ID = 'vlt-oracle-test.vlt-e2e-runner';
 const VSCE = path.join(REPO_ROOT, 'node_modules/@vscode/vsce/vsce');
 export const CHROMIUM = process.env.VLT_CHROMIUM ?? '/usr/bin/chromium';
 // Flags from /work/shared/recipes/vscode-e2e.md: no sandbox (root, containers), no network chatter.
@@ -238,7 +240,9 @@ export async function runSuiteInCodeServer(opts: RunSuiteOptions): Promise<RunSu
     });
     phase('install');
 
-    const args = [...common, '--disable-telemetry', '--disable-update-check', '--ignore-last-opened'];
+    // The runner may use proposed APIs (a suite registers a fake language model with
+    // `vscode.lm.registerChatModelProvider`, VS Code 1.100's proposal): test-only, never the extension.
+    const args = [...common, '--disable-telemetry', '--disable-update-check', '--ignore-last-opened', '--enable-proposed-api', RUNNER_ID];
     if (trusted) args.push('--disable-workspace-trust');
     const out = await fs.open(serverLog, 'w');
     try {

@@ -59,7 +59,8 @@ describe('the chat over vlt lsp', () => {
     const s = await ready(FIXTURE);
     const events = collect(s);
     const models = await s.conn.sendRequest(modelsRequest);
-    expect(models.configured).toBeNull();
+    expect(models.choices.map((c) => c.id)).toEqual(['none']);
+    expect(models.default).toBe('none');
     expect(models.reason).toMatch(/no language model/);
 
     const ans = await s.conn.sendRequest(askRequest, { question: 'How are access tokens verified?', askId: 'a1' });
@@ -109,7 +110,12 @@ describe('the chat over vlt lsp', () => {
   it('with a model: the text streams in order, the footer facts come back, and a 429 is retried', async () => {
     const s = await ready(FIXTURE, llmEnv());
     const events = collect(s);
-    expect((await s.conn.sendRequest(modelsRequest)).configured).toBe('fake-chat');
+    const models = await s.conn.sendRequest(modelsRequest);
+    expect(models.choices.map((c) => [c.id, c.label])).toEqual([
+      ['configured', 'fake-chat'],
+      ['none', 'No model (evidence brief)'],
+    ]);
+    expect(models.default).toBe('configured');
     const reply = 'Tokens are verified by `verifyToken`, which checks the HMAC signature and the expiry [src/auth/tokens.ts:17-28].';
     fake.fail('chat', '429', 1);
     fake.script.chat.push(...Array.from({ length: 4 }, () => ({ content: reply })));

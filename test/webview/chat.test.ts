@@ -7,7 +7,7 @@ import createDOMPurify from 'dompurify';
 import { JSDOM } from 'jsdom';
 import { describe, expect, it } from 'vitest';
 import { createMarkdownRenderer } from '../../webview/chat/markdown';
-import { applyStep, composeQuestion, mergeActivity, restoreState, settledLength, transcriptOf } from '../../webview/chat/state';
+import { applyStep, composeQuestion, emptyState, mergeActivity, newerState, persistable, restoreState, settledLength, transcriptOf } from '../../webview/chat/state';
 
 const window = new JSDOM('').window;
 const md = createMarkdownRenderer(createDOMPurify(window as unknown as Parameters<typeof createDOMPurify>[0]));
@@ -62,6 +62,19 @@ describe('chat markdown', () => {
 });
 
 describe('chat state', () => {
+  it('of the webview\'s copy and the extension\'s, the newer one is restored', () => {
+    const older = persistable({ ...emptyState(), draft: 'older' }, 1000);
+    const newer = persistable({ ...emptyState(), draft: 'newer' }, 2000);
+    expect(newerState(older, newer)).toBe(newer);
+    expect(newerState(newer, older)).toBe(newer);
+    expect(newerState(undefined, older)).toBe(older);
+    expect(newerState(older, null)).toBe(older);
+    // A copy saved before states carried a time loses to one that has it.
+    const untimed = { ...emptyState(), draft: 'untimed' };
+    expect(newerState(untimed, older)).toBe(older);
+    expect(restoreState(newerState(older, newer)).draft).toBe('newer');
+  });
+
   it('settles streaming text at paragraph breaks outside code blocks', () => {
     const text = 'First paragraph.\n\nSecond, still';
     expect(settledLength(text, 0)).toBe('First paragraph.\n\n'.length);

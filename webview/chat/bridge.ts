@@ -3,19 +3,16 @@
  * extension through `postMessage` (`vscode-bridge.ts`); the browser page talks to `vlt serve`
  * over HTTP and Server-Sent Events (`http-bridge.ts`). The UI (`view.ts`) sees only this.
  */
-import type { AskEvent, AskParams, ChatAnswer, CitationTarget, CitedLines, SessionEventInfo, SessionInfo } from '../../src/lsp/protocol';
+import type { AskEvent, AskParams, ChatAnswer, CitationTarget, CitedLines, ModelChoice, SessionEventInfo, SessionInfo } from '../../src/lsp/protocol';
 
-export type { AskEvent, AskParams, ChatAnswer, CitationTarget, CitedLines, SessionEventInfo, SessionInfo };
+export type { AskEvent, AskParams, ChatAnswer, CitationTarget, CitedLines, ModelChoice, SessionEventInfo, SessionInfo };
 
-/** A model the chat can answer with; `none` is the extractive evidence brief. */
-export interface ModelChoice {
-  id: string;
-  label: string;
-}
-
+/** The models the server offers (`none` is the extractive evidence brief) and the one in use. */
 export interface ModelInfo {
   choices: ModelChoice[];
   active: string;
+  /** Why a kind of model is missing (none configured, the editor's unavailable). */
+  reason?: string;
 }
 
 /** Something the user put into the question: a selection, a file. */
@@ -30,7 +27,7 @@ export interface ContextItem {
 }
 
 /** What the host asks of the view (a palette command, a menu). */
-export type HostCommand = { type: 'newSession' } | { type: 'addContext'; item: ContextItem; question?: string } | { type: 'ask'; question: string } | { type: 'focusInput' } | { type: 'refresh' };
+export type HostCommand = { type: 'newSession' } | { type: 'addContext'; item: ContextItem; question?: string } | { type: 'ask'; question: string } | { type: 'focusInput' } | { type: 'refresh' } | { type: 'modelsChanged' };
 
 export interface AskHandle {
   answer: Promise<ChatAnswer>;

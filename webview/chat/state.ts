@@ -55,6 +55,8 @@ export interface ChatState {
   history: string[];
   draft: string;
   context: ContextItem[];
+  /** When it was persisted (ms since the epoch): of two copies (the webview's, the host's), the newer wins. */
+  savedAt?: number;
 }
 
 export function emptyState(): ChatState {
@@ -70,8 +72,16 @@ export function restoreState(raw: unknown): ChatState {
 }
 
 /** The state to persist: bounded in size. */
-export function persistable(s: ChatState): ChatState {
-  return { ...s, messages: s.messages.slice(-MAX_MESSAGES), history: s.history.slice(-MAX_HISTORY) };
+export function persistable(s: ChatState, now = Date.now()): ChatState {
+  return { ...s, messages: s.messages.slice(-MAX_MESSAGES), history: s.history.slice(-MAX_HISTORY), savedAt: now };
+}
+
+/** Of two persisted copies of the state, the newer (a copy without a time is the older). */
+export function newerState(a: unknown, b: unknown): unknown {
+  const at = (x: unknown) => (x && typeof x === 'object' && typeof (x as { savedAt?: unknown }).savedAt === 'number' ? (x as { savedAt: number }).savedAt : -1);
+  if (!a) return b;
+  if (!b) return a;
+  return at(b) > at(a) ? b : a;
 }
 
 /** The question as sent: the user's words, then each context item as a cited block. */

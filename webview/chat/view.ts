@@ -26,7 +26,8 @@ const isCancel = (e: unknown): boolean => /CANCELLED|cancel|abort/i.test(e insta
 
 export class ChatView {
   private state: ChatState = emptyState();
-  private models: ModelInfo = { choices: [], active: 'none' };
+  /** `active` is empty until the server has listed its models. */
+  private models: ModelInfo = { choices: [], active: '' };
   private running: { id: string; handle: AskHandle } | undefined;
   private renderQueued = new Set<string>();
   private frame = 0;
@@ -298,7 +299,8 @@ export class ChatView {
         ...(this.state.sources.length && this.state.sources.length < SOURCES.length ? { sources: this.state.sources } : {}),
         ...(this.state.explain ? { explain: true } : {}),
         ...(this.state.agent ? { agent: true } : {}),
-        ...(none ? { noLlm: true } : { model: this.models.active }),
+        // Before the list has loaded (or when it could not be), the server's default answers.
+        ...(none ? { noLlm: true } : this.models.active ? { model: this.models.active } : {}),
         ...(this.state.session ? { session: this.state.session } : {}),
       },
       (e) => {
@@ -494,8 +496,9 @@ export class ChatView {
     } catch (e) {
       this.bridge.log('warn', `models: ${errorText(e)}`);
     }
-    this.modelSelect.replaceChildren(...this.models.choices.map((c) => el('option', { value: c.id }, c.label)));
+    this.modelSelect.replaceChildren(...this.models.choices.map((c) => el('option', { value: c.id, ...(c.detail ? { title: c.detail } : {}) }, c.label)));
     this.modelSelect.value = this.models.active;
+    this.modelSelect.title = this.models.reason ? `Which model answers. ${this.models.reason}` : 'Which model answers';
   }
 
   private async selectModel(id: string): Promise<void> {
@@ -555,6 +558,7 @@ export class ChatView {
   private async command(c: HostCommand): Promise<void> {
     if (c.type === 'newSession') await this.newSession();
     else if (c.type === 'refresh') await this.refresh();
+    else if (c.type === 'modelsChanged') await this.loadModels();
     else if (c.type === 'focusInput') this.input.focus();
     else if (c.type === 'addContext') {
       this.addContext(c.item);

@@ -5,6 +5,7 @@
  * The extension (`src/vscode/chat-view.ts`) is the other end.
  */
 import type { AskEvent, AskHandle, AskParams, Bridge, ChatAnswer, HostCommand } from './bridge';
+import { newerState } from './state';
 
 interface VsCodeApi {
   postMessage(msg: unknown): void;
@@ -64,8 +65,13 @@ export function vscodeBridge(api: VsCodeApi): Bridge {
     openExternal: (url) => api.postMessage({ type: 'openExternal', url }),
     models: () => request('models'),
     selectModel: (id) => request('selectModel', { id }),
-    loadState: () => Promise.resolve(api.getState()),
-    saveState: (s) => api.setState(s),
+    // Two copies: the webview's own state, and the extension's file, which a window reload
+    // cannot lose (a browser workbench may not flush the webview's state before it unloads).
+    loadState: async () => newerState(api.getState(), await request<unknown>('loadState').catch(() => undefined)),
+    saveState: (s) => {
+      api.setState(s);
+      api.postMessage({ type: 'saveState', state: s });
+    },
     onCommand: (fn) => {
       onCommand = fn;
       api.postMessage({ type: 'ready' });

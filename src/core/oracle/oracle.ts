@@ -122,6 +122,11 @@ export interface AskOptions {
   recordSession?: boolean;
   signal?: AbortSignal;
   onEvent?: (e: OracleEvent) => void;
+  /**
+   * The model for this question instead of the configured one (the editor's models, chosen in
+   * the chat). Used only when the oracle has its prompt templates; `noLlm` still wins.
+   */
+  chat?: ChatModel;
 }
 
 /** Runs `fn` with its own abort signal that fires after `ms` or when `outer` aborts. */
@@ -236,7 +241,8 @@ export class Oracle {
       mark = now;
     };
     const sources = new Set<SourceFamily>(opts.sources?.length ? opts.sources : SOURCE_FAMILIES);
-    const useModel = Boolean(this.deps.chat && this.deps.prompts && !opts.noLlm);
+    const chat = this.deps.prompts && !opts.noLlm ? (opts.chat ?? this.deps.chat) : undefined;
+    const useModel = chat !== undefined;
 
     // 1. Conversational rewriting: a follow-up becomes a standalone question.
     const memory = opts.session !== undefined ? await this.memory() : undefined;
@@ -249,7 +255,7 @@ export class Oracle {
       const recent = events.slice(-6).map((e) => ({ role: e.kind === 'question' ? ('user' as const) : e.kind === 'answer' ? ('assistant' as const) : ('tool' as const), text: e.text.slice(0, 1500) }));
       const asked_ = askedSymbols(events);
       const symbols = [...focus.symbols.filter((s) => !asked_.includes(s)), ...asked_];
-      const rw = await rewriteQuestion(asked, { recent, focus: { symbols, files: focus.files } }, { ...(useModel ? { chat: this.deps.chat, prompts: this.deps.prompts } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
+      const rw = await rewriteQuestion(asked, { recent, focus: { symbols, files: focus.files } }, { ...(chat && this.deps.prompts ? { chat, prompts: this.deps.prompts } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
       if (rw.rewritten) {
         text = rw.text;
         rewritten = rw.text;
@@ -310,7 +316,7 @@ export class Oracle {
         answer = synthesized.text;
         citations = synthesized.citations;
       } else {
-        degraded = synthesized?.degraded ?? (this.deps.chat && opts.noLlm ? 'a model is configured but --no-llm was given' : undefined);
+        degraded = synthesized?.degraded ?? ((opts.chat ?? this.deps.chat) && opts.noLlm ? 'a model is configured but --no-llm was given' : undefined);
         answer = extractiveBrief({ question: q, context: ctx, runs, ...(degraded ? { degraded } : {}) });
         citations = ctx.items.filter((i) => i.evidence).map((i) => citationOf(i.evidence!.result));
       }
@@ -480,7 +486,7 @@ export class Oracle {
     conversation: string,
     opts: AskOptions,
   ): Promise<{ text: string; citations: Citation[]; mode: 'llm' | 'agent'; model: string; usage?: { promptTokens: number; completionTokens: number } } | { degraded: string }> {
-    const chat = this.deps.chat!;
+    const chat = (opts.chat ?? this.deps.chat)!;
     const prompts = this.deps.prompts!;
     const onEvent = opts.onEvent;
     try {

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import type { Engine, SearchHit, StatusReport } from '../engine';
 import { VltError, toVltError } from '../errors';
 import type { LanguageServers } from '../intel/lsp';
+import type { ChatModel } from '../llm/chat';
 import type { TagsProvider } from '../intel/navigate';
 import type { OracleEvent } from '../oracle/types';
 import type { Oracle } from '../oracle/oracle';
@@ -51,6 +52,8 @@ export interface ToolContext {
    * reports its retrieval steps and the answer's text as it is written.
    */
   onEvent?: (e: OracleEvent) => void;
+  /** The model ask_oracle answers with instead of the configured one, set per call (the chat's picker). */
+  chat?: ChatModel;
 }
 
 /**

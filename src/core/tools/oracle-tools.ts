@@ -62,6 +62,7 @@ export const askOracleTool: ToolDefinition<typeof askOracleInput, AskOracleResul
       noLlm: input.no_llm,
       agent: input.agent,
       ...(ctx.onEvent ? { onEvent: ctx.onEvent } : {}),
+      ...(ctx.chat ? { chat: ctx.chat } : {}),
       ...(ctx.session !== undefined ? { session: ctx.session, recordSession: false } : {}),
       ...(ctx.author ? { author: ctx.author } : {}),
       ...(ctx.signal ? { signal: ctx.signal } : {}),
