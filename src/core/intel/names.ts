@@ -1,0 +1,70 @@
+/**
+ * Definitions by name: how kinds rank, the names close to one that does not exist, and names
+ * qualified by their package or module.
+ */
+import type { IndexStore, SymbolRow } from '../store/store';
+
+/** Types first, then functions, methods, constants and variables: what a reader most likely means by a name. */
+export const KIND_RANK: Record<string, number> = { class: 0, interface: 0, struct: 0, trait: 0, enum: 0, type: 1, function: 1, method: 2, module: 2, constant: 3, field: 3, variable: 4, heading: 9 };
+
+function levenshtein(a: string, b: string, max: number): number {
+  if (Math.abs(a.length - b.length) > max) return max + 1;
+  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    let best = i;
+    for (let j = 1; j <= b.length; j++) {
+      const v = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      cur.push(v);
+      if (v < best) best = v;
+    }
+    if (best > max) return max + 1;
+    prev = cur;
+  }
+  return prev[b.length]!;
+}
+
+/** Up to five existing names like `name`: prefix matches, then small edit distances. */
+export function suggestNames(store: IndexStore, allNames: readonly string[], name: string): string[] {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const s of store.findSymbols(name, { prefix: true, limit: 20 })) {
+    if (!seen.has(s.name)) {
+      seen.add(s.name);
+      out.push(s.name);
+    }
+  }
+  if (out.length < 5) {
+    const max = name.length <= 4 ? 1 : 2;
+    const scored: Array<[number, string]> = [];
+    for (const s of allNames) {
+      if (seen.has(s)) continue;
+      const d = levenshtein(name.toLowerCase(), s.toLowerCase(), max);
+      if (d <= max) scored.push([d, s]);
+    }
+    scored.sort((a, b) => a[0] - b[0] || a[1].length - b[1].length || (a[1] < b[1] ? -1 : 1));
+    for (const [, s] of scored) {
+      if (out.length >= 5) break;
+      seen.add(s);
+      out.push(s);
+    }
+  }
+  return out.slice(0, 5);
+}
+
+/**
+ * `http.Error`, `os.path.join`, `utils.parse`: a top-level definition qualified by its package
+ * or module (a Go package directory, a Python module, a TS/JS file stem) rather than by a type.
+ */
+export function packageQualified(store: IndexStore, name: string): SymbolRow[] {
+  const parts = name.split(/[.:#]+/).filter(Boolean);
+  const last = parts.pop();
+  const pkg = parts.pop();
+  if (!last || !pkg) return [];
+  return store.findSymbols(last, { limit: 200 }).filter((s) => {
+    if (s.name !== last || s.container) return false;
+    const dir = s.path.includes('/') ? s.path.slice(0, s.path.lastIndexOf('/')) : '';
+    const stem = s.path.slice(s.path.lastIndexOf('/') + 1).replace(/\.[^.]+$/, '');
+    return dir === pkg || dir.endsWith(`/${pkg}`) || stem === pkg;
+  });
+}
