@@ -7,6 +7,14 @@ import type { IndexStore, SymbolRow } from '../store/store';
 /** Types first, then functions, methods, constants and variables: what a reader most likely means by a name. */
 export const KIND_RANK: Record<string, number> = { class: 0, interface: 0, struct: 0, trait: 0, enum: 0, type: 1, function: 1, method: 2, module: 2, constant: 3, field: 3, variable: 4, heading: 9 };
 
+/**
+ * Test code by the conventions of the indexed languages: Go `_test.go`, Python `test_x.py` and
+ * `x_test.py`, JS/TS `.test.`/`.spec.`, and folders named test, tests, __tests__ or testdata.
+ */
+export function isTestFile(p: string): boolean {
+  return /(^|\/)(tests?|__tests__|testdata)\/|_test\.go$|(^|\/)test_[^/]*\.py$|_test\.py$|\.(test|spec)\.[cm]?[jt]sx?$/.test(p);
+}
+
 function levenshtein(a: string, b: string, max: number): number {
   if (Math.abs(a.length - b.length) > max) return max + 1;
   let prev = Array.from({ length: b.length + 1 }, (_, i) => i);

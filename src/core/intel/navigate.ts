@@ -24,9 +24,9 @@ import type { LanguageId } from '../types';
 import type { CodeGraph } from './graph';
 import type { LanguageServers, SourceRange } from './lsp';
 import { KIND_RANK, packageQualified, suggestNames } from './names';
-import { gatherReferences } from './references';
+import { gatherReferences, rankReferences } from './references';
 import { IndexResolver } from './resolution';
-import { SourceFiles, type FileFacts, type Loc } from './sources';
+import { SourceFiles, type FileFacts, type Loc, type TreeCache } from './sources';
 
 export type Provenance = 'lsp' | 'ctags' | 'graph' | 'search';
 
@@ -66,7 +66,42 @@ export interface NavAnswer {
   providers: ProviderRun[];
   /** For references: the definition they were gathered for. */
   definition?: NavLocation;
+  /** More exist than are listed, or the search stopped before the end (notes say which). */
   truncated?: boolean;
+  /** For references: how many there are in all, when every candidate file was searched. */
+  total?: number;
+  /** Why there are no locations; set whenever `locations` is empty. */
+  reason?: NavReason;
+}
+
+/**
+ * Why an answer lists nothing. Never silent: every empty answer carries one.
+ * - `not-defined`: the name (or the identifier at the position) has no definition in the workspace;
+ * - `no-uses`: the definition exists and no candidate file uses it;
+ * - `budget`: the time budget ran out before any use was found;
+ * - `lsp-failed`: the language server failed and the index found nothing either.
+ * (No identifier at a position is a `USAGE` error, not an answer.)
+ */
+export interface NavReason {
+  code: 'not-defined' | 'no-uses' | 'budget' | 'lsp-failed';
+  message: string;
+}
+
+/**
+ * An answer as it leaves the navigator: an empty one always says why, in `reason` and in its
+ * notes (which every host already shows).
+ */
+function withReason(a: NavAnswer): NavAnswer {
+  if (a.locations.length > 0) return a;
+  a.reason ??= { code: 'not-defined', message: `nothing named ${a.symbol || a.query} was found in the workspace` };
+  if (!a.notes.includes(a.reason.message)) a.notes.push(a.reason.message);
+  return a;
+}
+
+/** The reason for an empty answer, naming a language server that failed first. */
+function emptyReason(code: 'not-defined' | 'no-uses', message: string, providers: readonly ProviderRun[]): NavReason {
+  const failed = providers.find((p) => p.provider === 'lsp' && p.status === 'failed');
+  return failed ? { code: 'lsp-failed', message: `the language server failed (${failed.reason ?? 'no reason given'}), and ${message}` } : { code, message };
 }
 
 /** A Universal Ctags tag, as the ctags port returns it. */
@@ -91,6 +126,8 @@ export interface NavigatorDeps {
   store: IndexStore;
   graph(): Promise<CodeGraph>;
   parser(): Promise<CodeParser>;
+  /** The host's syntax-tree cache, kept across calls; without one, trees live for one call. */
+  trees?: TreeCache;
   logger: Logger;
   lsp?: LanguageServers;
   tags?: TagsProvider;
@@ -175,7 +212,7 @@ export class Navigator {
   async definition(query: string, opts: NavOptions = {}): Promise<NavAnswer> {
     this.reset();
     try {
-      return await this.definitionInner(query, opts);
+      return withReason(await this.definitionInner(query, opts));
     } finally {
       if (!this.keep) this.reset();
     }
@@ -240,7 +277,11 @@ export class Navigator {
       notes.push(`no definition of ${name} is indexed; these are search hits`);
       return answer(name, hits);
     }
-    return { ...answer(name, []), suggestions: this.suggestions(name) };
+    return {
+      ...answer(name, []),
+      suggestions: this.suggestions(name),
+      reason: emptyReason('not-defined', `${name} at ${file}:${q.line}:${q.col} is not defined in the workspace (${r.how}; no indexed definition or search hit has this name)`, providers),
+    };
   }
 
   private mergeCandidates(rows: readonly SymbolRow[], tags: readonly Tag[]): NavLocation[] {
@@ -375,7 +416,7 @@ export class Navigator {
     const hits = await this.searchStep(name, providers);
     const out: NavAnswer = { query, symbol: name, locations: hits, ambiguous: false, notes, providers, suggestions: this.suggestions(name) };
     if (hits.length > 0) notes.push(`no definition named ${name} is indexed; these are search hits`);
-    else notes.push(`no definition named ${name} is indexed`);
+    else out.reason = emptyReason('not-defined', `no definition named ${name} is indexed in the workspace`, providers);
     return out;
   }
 
@@ -383,7 +424,7 @@ export class Navigator {
     this.reset();
     this.keep = true;
     try {
-      return await this.referencesInner(query, opts);
+      return withReason(await this.referencesInner(query, opts));
     } finally {
       this.keep = false;
       this.reset();
@@ -403,19 +444,23 @@ export class Navigator {
       if (facts && def.locations[0]?.provenance === 'lsp') {
         const refs = await this.lspStep('references', file, facts.language, q.line, q.col, opts, providers, notes);
         if (refs && refs.length > 0) {
-          const locs = refs.slice(0, limit).map((r) => this.describe({ path: r.path, line: r.startLine, col: r.startCol }, 'lsp', true, 'high', 'language server'));
+          const all = rankReferences(
+            refs.map((r) => this.describe({ path: r.path, line: r.startLine, col: r.startCol }, 'lsp', true, 'high', 'language server')),
+            def.locations[0].path,
+          );
           if (isTsFamily(facts.language) && !(await this.hasTsProject(file))) {
             notes.push(
               `no tsconfig.json or jsconfig.json covers ${file}: the language server's project holds only the files it opened and what they import, so uses in other files can be missing (add a tsconfig.json, or ask with --no-lsp for the index's answer)`,
             );
           }
-          return { ...base, locations: locs, definition: def.locations[0], truncated: refs.length > limit };
+          return { ...base, locations: all.slice(0, limit), total: all.length, definition: def.locations[0], truncated: all.length > limit };
         }
       }
     }
     const target = def.locations[0];
     if (!target || def.locations.every((l) => l.provenance === 'search')) {
-      return { ...base, locations: [], ...(def.suggestions ? { suggestions: def.suggestions } : {}) };
+      const reason = def.reason ?? emptyReason('not-defined', `no definition of ${def.symbol || query} is indexed (search finds the name only in text), so its uses cannot be resolved`, providers);
+      return { ...base, locations: [], reason, ...(def.suggestions ? { suggestions: def.suggestions } : {}) };
     }
     if (def.ambiguous) notes.push(`references are gathered for the first candidate, ${target.path}:${target.line}`);
     const t0 = performance.now();
@@ -423,14 +468,29 @@ export class Navigator {
     // Uses are identifiers: `strings.TrimSpace`, `Server.Serve` and `Type::method` are used as
     // `TrimSpace`, `Serve` and `method`, resolved back to the definition one by one.
     const bare = def.symbol.split(/[.:#]+/).filter(Boolean).pop() ?? def.symbol;
-    const { locs, truncated, budget } = await gatherReferences({ deps: this.deps, files: this.files, resolver: this.resolver }, bare, target, limit, opts.signal, deadline);
-    providers.push({ provider: 'graph', status: locs.length > 0 ? 'answered' : 'empty', reason: 'uses in the files that can see the definition, each resolved', ms: performance.now() - t0 });
-    if (budget) {
+    const found = await gatherReferences({ deps: this.deps, files: this.files, resolver: this.resolver }, bare, target, { limit, ...(opts.signal ? { signal: opts.signal } : {}), ...(deadline !== undefined ? { deadline } : {}) });
+    const { locs, stopped } = found;
+    providers.push({
+      provider: 'graph',
+      status: locs.length > 0 ? 'answered' : 'empty',
+      reason: `uses in the files that can see the definition, each resolved (${found.files.candidates} candidate files from the index, ${found.files.parsed} parsed)`,
+      ms: performance.now() - t0,
+    });
+    const answer: NavAnswer = { ...base, locations: locs.slice(0, limit), definition: target, truncated: !found.complete || locs.length > limit };
+    if (found.complete) answer.total = locs.length;
+    if (stopped?.by === 'budget') {
       notes.push(
-        `partial: the index resolved the uses in ${budget.searched} of ${budget.files} files that mention ${def.symbol} (nearest to the definition first) before its ${((opts.budgetMs ?? 0) / 1000).toFixed(1)} s budget ran out; a language server for this language answers in full`,
+        `partial: the index resolved the uses in ${stopped.searched} of ${stopped.files} files that could use ${def.symbol} (nearest to the definition first) before its ${((opts.budgetMs ?? 0) / 1000).toFixed(1)} s budget ran out; give a larger budget for the rest, or a language server for this language answers in full`,
       );
+    } else if (stopped?.by === 'limit') {
+      notes.push(`partial: the search stopped at the limit of ${limit} uses after ${stopped.searched} of ${stopped.files} files; raise the limit for the rest and an exact total`);
     }
-    return { ...base, locations: locs, definition: target, truncated };
+    if (locs.length === 0) {
+      answer.reason = stopped?.by === 'budget'
+        ? { code: 'budget', message: `no uses found before the ${((opts.budgetMs ?? 0) / 1000).toFixed(1)} s budget ran out (${stopped.searched} of ${stopped.files} candidate files searched); give a larger budget to search the rest` }
+        : emptyReason('no-uses', `${def.symbol} is defined at ${target.path}:${target.line}:${target.col}, and none of the ${found.files.candidates} files that could use it does`, providers);
+    }
+    return answer;
   }
 
   /** Whether a `tsconfig.json` or `jsconfig.json` sits in the file's directory or one above it, up to the root. */
