@@ -76,3 +76,60 @@ export function packageQualified(store: IndexStore, name: string): SymbolRow[] {
     return dir === pkg || dir.endsWith(`/${pkg}`) || stem === pkg;
   });
 }
+
+/** A qualified name split at `.`, `::` and `#`: the qualifiers, then the name itself. */
+export interface QualifiedName {
+  quals: string[];
+  name: string;
+}
+
+/** `pkg.Type.Method` → quals [pkg, Type], name Method; undefined for a bare name. */
+export function splitQualified(q: string): QualifiedName | undefined {
+  const parts = q.split(/::|[.#]/).filter(Boolean);
+  const name = parts.pop();
+  return name && parts.length > 0 && parts.every((p) => /^[\p{L}\p{N}_$]+$/u.test(p)) && /^[\p{L}\p{N}_$]+$/u.test(name) ? { quals: parts, name } : undefined;
+}
+
+/** Stems that name their folder's module rather than one of their own. */
+const FOLDER_MODULES = new Set(['__init__', 'index', 'mod', 'lib', 'main']);
+
+/**
+ * The module path a definition lives under, as a qualified name writes it: a Go package is its
+ * folder (`net/http` → net, http); elsewhere the file is a module too (`django/db/models.py` →
+ * django, db, models; `src/util/index.ts` → src, util).
+ */
+function modulePath(p: string): string[] {
+  const parts = p.split('/');
+  const file = parts.pop() ?? '';
+  if (file.endsWith('.go')) return parts;
+  const stem = file.replace(/\.[^.]+$/, '');
+  return FOLDER_MODULES.has(stem) ? parts : [...parts, stem];
+}
+
+/**
+ * Whether `quals` name the owner of `row`: they end with its container (`Server` for the method
+ * `Serve` of `Server`; all of it or its last parts for a nested class), and whatever precedes
+ * the container is the end of its module path. A top-level definition has no container, so
+ * its qualifiers are all module path: `Server.Serve` never means a package-level `func Serve`.
+ */
+export function qualifies(row: SymbolRow, quals: readonly string[]): boolean {
+  const container = row.container ? row.container.split(/::|[.#]/).filter(Boolean) : [];
+  const shared = Math.min(quals.length, container.length);
+  for (let i = 1; i <= shared; i++) if (quals[quals.length - i] !== container[container.length - i]) return false;
+  if (quals.length <= container.length) return container.length > 0 || quals.length === 0;
+  const rest = quals.slice(0, quals.length - container.length);
+  const mod = modulePath(row.path);
+  if (rest.length > mod.length) return false;
+  return rest.every((q, i) => q === mod[mod.length - rest.length + i]);
+}
+
+/** Definitions by name, most likely first: types and functions before variables, non-test files first, shorter paths first. */
+export function rankDefinitions(rows: SymbolRow[]): SymbolRow[] {
+  return rows.sort(
+    (a, b) =>
+      (KIND_RANK[a.kind] ?? 5) - (KIND_RANK[b.kind] ?? 5) ||
+      Number(/_test\.|\.test\.|\.spec\.|(^|\/)tests?\//.test(a.path)) - Number(/_test\.|\.test\.|\.spec\.|(^|\/)tests?\//.test(b.path)) ||
+      a.path.length - b.path.length ||
+      (a.path < b.path ? -1 : 1),
+  );
+}

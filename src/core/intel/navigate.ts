@@ -23,10 +23,11 @@ import type { IndexStore, SymbolRow } from '../store/store';
 import type { LanguageId } from '../types';
 import type { CodeGraph } from './graph';
 import type { LanguageServers, SourceRange } from './lsp';
-import { KIND_RANK, packageQualified, suggestNames } from './names';
+import { KIND_RANK, packageQualified, qualifies, rankDefinitions, splitQualified, suggestNames, type QualifiedName } from './names';
 import { gatherReferences, rankReferences } from './references';
-import { IndexResolver } from './resolution';
-import { SourceFiles, type FileFacts, type Loc, type TreeCache } from './sources';
+import { IndexResolver, MAX_DEPTH } from './resolution';
+import { nameCol, SourceFiles, type FileFacts, type Loc, type TreeCache } from './sources';
+import { classAt, classInfo } from './syntax';
 
 export type Provenance = 'lsp' | 'ctags' | 'graph' | 'search';
 
@@ -388,19 +389,22 @@ export class Navigator {
     const notes: string[] = [];
     const tags = await this.ctagsStep(name.split(/[.:#]/).pop() ?? name, providers);
     const t0 = performance.now();
-    let rows = this.deps.store.findSymbols(name, { limit: 200 });
-    // A qualified name (`Writer.Close`) matches by suffix in the store; a bare name exactly.
-    if (!/[.:#]/.test(name)) rows = rows.filter((s) => s.name === name);
-    else if (rows.length === 0) rows = packageQualified(this.deps.store, name);
-    const ranked = rows.sort(
-      (a, b) =>
-        (KIND_RANK[a.kind] ?? 5) - (KIND_RANK[b.kind] ?? 5) ||
-        Number(/_test\.|\.test\.|\.spec\.|(^|\/)tests?\//.test(a.path)) - Number(/_test\.|\.test\.|\.spec\.|(^|\/)tests?\//.test(b.path)) ||
-        a.path.length - b.path.length ||
-        (a.path < b.path ? -1 : 1),
-    );
+    const qualified = splitQualified(name);
+    // A qualified name means the members of that type (or its bases) or the top-level
+    // definitions of that package or module, and nothing else named like its last part.
+    const members = qualified ? await this.qualifiedDefinitions(qualified, 0) : [];
+    let rows: SymbolRow[];
+    if (members.length > 0) rows = members;
+    else {
+      rows = this.deps.store.findSymbols(name, { limit: 200 });
+      // A qualified name (`Writer.Close`) matches by suffix in the store; a bare name exactly.
+      if (!/[.:#]/.test(name)) rows = rows.filter((s) => s.name === name);
+      else if (rows.length === 0) rows = packageQualified(this.deps.store, name);
+    }
+    const ranked = rankDefinitions(rows);
     providers.push({ provider: 'graph', status: ranked.length > 0 ? 'answered' : 'empty', reason: `${ranked.length} indexed definitions`, ms: performance.now() - t0 });
-    const merged = this.mergeCandidates(ranked, tags ?? []);
+    // Ctags knows names only: its tags join the index's rows unless the qualifiers chose those.
+    const merged = await this.atNames(this.mergeCandidates(ranked, members.length > 0 ? [] : (tags ?? [])), qualified?.name ?? name);
     if (merged.length > 0) {
       const unique = merged.length === 1;
       if (!unique) notes.push(`${merged.length} definitions are named ${name}; all are listed, most likely first (types and functions before variables, non-test files first)`);
@@ -418,6 +422,55 @@ export class Navigator {
     if (hits.length > 0) notes.push(`no definition named ${name} is indexed; these are search hits`);
     else out.reason = emptyReason('not-defined', `no definition named ${name} is indexed in the workspace`, providers);
     return out;
+  }
+
+  /**
+   * Definitions of `q.name` whose owner the qualifiers name (see `qualifies`); when the type
+   * named last has no such member, the members of its bases and embedded types, nearest first.
+   */
+  private async qualifiedDefinitions(q: QualifiedName, depth: number): Promise<SymbolRow[]> {
+    const rows = this.deps.store.findSymbols(q.name, { limit: 1000 }).filter((s) => s.name === q.name);
+    const direct = rows.filter((s) => qualifies(s, q.quals));
+    if (direct.length > 0 || depth > MAX_DEPTH || q.quals.length === 0) return direct;
+    const typeName = q.quals[q.quals.length - 1]!;
+    const owners = this.deps.store
+      .findSymbols(typeName, { limit: 200 })
+      .filter((s) => s.name === typeName && (KIND_RANK[s.kind] ?? 5) <= 1 && qualifies(s, q.quals.slice(0, -1)));
+    const out: SymbolRow[] = [];
+    for (const owner of owners) {
+      for (const base of await this.basesOf(owner)) {
+        // A base in the owner's own package or module comes first; a base named alone may be anywhere.
+        const inherited = await this.qualifiedDefinitions({ quals: [base], name: q.name }, depth + 1);
+        const near = inherited.filter((s) => s.path.slice(0, s.path.lastIndexOf('/') + 1) === owner.path.slice(0, owner.path.lastIndexOf('/') + 1));
+        out.push(...(near.length > 0 ? near : inherited));
+      }
+    }
+    return out;
+  }
+
+  /** The base classes, implemented interfaces and embedded types a type's declaration names. */
+  private async basesOf(owner: SymbolRow): Promise<string[]> {
+    const names = new Set<string>();
+    for (const r of this.deps.store.getRefs(owner.fileId)) {
+      if (r.kind === 'inherit' && r.line >= owner.startLine && r.line <= owner.endLine) names.add(r.name);
+    }
+    const facts = await this.files.fileFacts(owner.path);
+    if (facts && facts.language !== 'go') {
+      const node = classAt((await this.files.syntax(owner.path, facts)).root, owner.startLine, owner.name);
+      for (const b of (node && classInfo(node)?.bases) ?? []) names.add(b.name);
+    }
+    names.delete(owner.name);
+    return [...names];
+  }
+
+  /** Index locations at the column of the definition's name, as the position form gives them. */
+  private async atNames(locs: NavLocation[], name: string): Promise<NavLocation[]> {
+    for (const l of locs) {
+      if (l.col !== 1) continue;
+      const facts = await this.files.fileFacts(l.path);
+      if (facts) l.col = nameCol(facts, l.line, name);
+    }
+    return locs;
   }
 
   async references(query: string, opts: NavOptions = {}): Promise<NavAnswer> {
