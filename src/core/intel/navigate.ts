@@ -99,6 +99,13 @@ function withReason(a: NavAnswer): NavAnswer {
   return a;
 }
 
+/**
+ * Uses resolved on syntax trees (the costly way) before a reference search stops, unless a
+ * larger limit is asked for: enough to count every use of all but the most used methods
+ * exactly, few enough that a name like `String` or `Len` answers in seconds, not minutes.
+ */
+const TREE_USES_CAP = 2000;
+
 /** The reason for an empty answer, naming a language server that failed first. */
 function emptyReason(code: 'not-defined' | 'no-uses', message: string, providers: readonly ProviderRun[]): NavReason {
   const failed = providers.find((p) => p.provider === 'lsp' && p.status === 'failed');
@@ -143,7 +150,7 @@ export interface NavOptions {
   noLsp?: boolean;
   /** Upper bound for the LSP step. */
   lspTimeoutMs?: number;
-  /** For references: the most locations returned. */
+  /** For references: the most locations listed (the total still counts every use found). */
   limit?: number;
   /**
    * For references resolved by the index: stop after this long and answer with what was found,
@@ -521,7 +528,7 @@ export class Navigator {
     // Uses are identifiers: `strings.TrimSpace`, `Server.Serve` and `Type::method` are used as
     // `TrimSpace`, `Serve` and `method`, resolved back to the definition one by one.
     const bare = def.symbol.split(/[.:#]+/).filter(Boolean).pop() ?? def.symbol;
-    const found = await gatherReferences({ deps: this.deps, files: this.files, resolver: this.resolver }, bare, target, { limit, ...(opts.signal ? { signal: opts.signal } : {}), ...(deadline !== undefined ? { deadline } : {}) });
+    const found = await gatherReferences({ deps: this.deps, files: this.files, resolver: this.resolver }, bare, target, { limit: Math.max(limit, TREE_USES_CAP), ...(opts.signal ? { signal: opts.signal } : {}), ...(deadline !== undefined ? { deadline } : {}) });
     const { locs, stopped } = found;
     providers.push({
       provider: 'graph',
@@ -536,7 +543,7 @@ export class Navigator {
         `partial: the index resolved the uses in ${stopped.searched} of ${stopped.files} files that could use ${def.symbol} (nearest to the definition first) before its ${((opts.budgetMs ?? 0) / 1000).toFixed(1)} s budget ran out; give a larger budget for the rest, or a language server for this language answers in full`,
       );
     } else if (stopped?.by === 'limit') {
-      notes.push(`partial: the search stopped at the limit of ${limit} uses after ${stopped.searched} of ${stopped.files} files; raise the limit for the rest and an exact total`);
+      notes.push(`partial: the search stopped after resolving ${Math.max(limit, TREE_USES_CAP)} uses on syntax trees, in ${stopped.searched} of ${stopped.files} files; a larger limit, or a language server, finds the rest and an exact total`);
     }
     if (locs.length === 0) {
       answer.reason = stopped?.by === 'budget'

@@ -38,8 +38,8 @@ export interface GatheredReferences {
  * 1. Candidate files, from what the index knows at commit time: the files whose indexed
  *    references name it, the definition's package, and the files that import the definer
  *    (through re-exports). A Go package-level name is used outside its package only as
- *    `pkg.Name`, always an indexed reference, so only the files that both import the package
- *    and name it are candidates there.
+ *    `pkg.Name`, always an indexed reference, and a Go method through a value of its type: in
+ *    Go, only the files that both import the package and name it are candidates outside it.
  * 2. Each use resolved back to the definition. A Go `pkg.Name` use outside the package is
  *    settled from the indexed reference, the line's qualifier and the file's imports, without
  *    a syntax tree; every other use is resolved by the index's resolver over the file's tree,
@@ -75,6 +75,11 @@ export async function gatherReferences(
   const full = new Set<string>([target.path, ...packageFiles]);
   if (goPackageLevel) {
     for (const f of mentioning) if (!full.has(f) && visible.has(f)) quick.push(f);
+  } else if (defFile?.language === 'go') {
+    // A Go method or field is reached through a value of its type, which a file outside the
+    // package almost always names by importing the package: those files, and the package's own.
+    // (A value passed on by a third package is missed; a language server finds those.)
+    for (const f of mentioning) if (visible.has(f)) full.add(f);
   } else {
     for (const f of visible) full.add(f);
     for (const f of mentioning) full.add(f);
