@@ -21,6 +21,7 @@ import { registerTrustCommands } from './trust-commands';
 import { SOURCE_FAMILIES, type SourceFamily } from '../core/oracle/oracle';
 import type { OracleExplain } from '../core/oracle/types';
 import type { ToolContext } from '../core/tools/definitions';
+import { decodeCursor, encodeCursor, requestFingerprint } from '../core/tools/budget';
 import { openMemory } from '../node/memory';
 import { createNodeOracle } from '../node/oracle';
 
@@ -71,17 +72,24 @@ async function openForQuery(root: string, g: GlobalOpts): Promise<Engine> {
   return writer;
 }
 
-function formatNavAnswer(a: NavAnswer, what: 'definition' | 'references', explain: boolean): string {
+function formatNavAnswer(a: NavAnswer & { next_cursor?: string; offset?: number }, what: 'definition' | 'references', explain: boolean): string {
   const lines: string[] = [];
   const head = what === 'definition' ? `definition of ${a.symbol || a.query}` : `references to ${a.symbol || a.query}`;
-  lines.push(`${head}${a.ambiguous ? ' (ambiguous: every candidate listed)' : ''}: ${a.locations.length}${a.truncated ? '+' : ''}`);
+  const count =
+    a.locations.length === 0 && a.reason
+      ? `none (${a.reason.message})`
+      : a.total !== undefined && a.total !== a.locations.length
+        ? `${a.total} in all, ${(a.offset ?? 0) + 1}-${(a.offset ?? 0) + a.locations.length} listed`
+        : `${a.locations.length}${a.truncated ? '+' : ''}`;
+  lines.push(`${head}${a.ambiguous ? ' (ambiguous: every candidate listed)' : ''}: ${count}`);
   if (a.definition && what === 'references') lines.push(`  defined at ${a.definition.path}:${a.definition.line}:${a.definition.col}`);
   for (const l of a.locations) {
     const tag = `${l.provenance}${l.exact ? ', exact' : `, ${l.confidence}`}`;
     lines.push(`  ${l.path}:${l.line}:${l.col}  ${l.kind ?? ''}${l.signature ? `  ${l.signature}` : ''}  (${tag})`.replace(/ {3,}\(/, '  ('));
   }
   if (a.locations.length === 0 && a.suggestions?.length) lines.push(`  did you mean: ${a.suggestions.join(', ')}?`);
-  for (const n of a.notes) lines.push(`note: ${n}`);
+  for (const n of a.notes) if (n !== a.reason?.message) lines.push(`note: ${n}`);
+  if (a.next_cursor) lines.push(`more: continue with --cursor ${a.next_cursor}`);
   if (explain) {
     lines.push('providers:');
     for (const p of a.providers) lines.push(`  ${p.provider.padEnd(6)} ${p.status.padEnd(8)} ${p.ms.toFixed(1).padStart(8)} ms  ${p.reason ?? ''}`);
@@ -396,16 +404,23 @@ export function buildProgram(): Command {
     .command('refs')
     .description('where a symbol is used: language server first, then the index resolving each use')
     .argument('<target>', 'a symbol name or FILE:LINE:COL')
-    .option('-k, --limit <n>', 'most references listed', parsePositiveInt, 200)
+    .option('-k, --limit <n>', 'most references listed on this page (the total counts them all)', parsePositiveInt, 200)
+    .option('--cursor <cursor>', 'the next page: the cursor a previous answer printed, with the same other arguments')
+    .option('--budget <ms>', 'without a language server: answer with what was found after this long, saying the list is partial', parsePositiveInt)
     .option('--json', 'machine-readable output')
     .option('--explain', 'which providers ran, which were skipped and why, and how long each took')
     .option('--no-lsp', 'do not start language servers (the fallback chain alone)')
     .option('--lsp-timeout <ms>', 'upper bound for the language server', parsePositiveInt)
-    .action(async (target: string, o: { limit: number; json?: boolean; explain?: boolean; lsp?: boolean; lspTimeout?: number }) => {
+    .action(async (target: string, o: { limit: number; cursor?: string; budget?: number; json?: boolean; explain?: boolean; lsp?: boolean; lspTimeout?: number }) => {
+      const fingerprint = requestFingerprint([target, o.lsp !== false, o.budget ?? null, o.limit]);
+      const offset = o.cursor !== undefined ? decodeCursor(o.cursor, fingerprint, Number.MAX_SAFE_INTEGER) : 0;
       await withNavigator(async (nav) => {
-        const a = await nav.references(target, { ...navOptions(o), limit: o.limit });
-        if (o.json) json(a);
-        else out(formatNavAnswer(a, 'references', Boolean(o.explain)));
+        const a = await nav.references(target, { ...navOptions(o), limit: offset + o.limit, ...(o.budget !== undefined ? { budgetMs: o.budget } : {}) });
+        const page = { ...a, locations: a.locations.slice(offset), offset };
+        const more = a.total !== undefined ? a.total > offset + o.limit : a.locations.length >= offset + o.limit;
+        const answer = more ? { ...page, next_cursor: encodeCursor(offset + o.limit, fingerprint) } : page;
+        if (o.json) json(answer);
+        else out(formatNavAnswer(answer, 'references', Boolean(o.explain)));
       });
     });
 

@@ -11,6 +11,7 @@ import { dryRun, persistIndex, runIndex, type DryRunReport, type IndexReport } f
 import { CodeGraph, loadResolverConfig } from './intel/graph';
 import type { LanguageServers } from './intel/lsp';
 import { Navigator, type TagsProvider } from './intel/navigate';
+import { TreeCache } from './intel/sources';
 import { createCodeParser, type CodeParser } from './parse/parser';
 import { createParsePool, type ParsePool } from './parse/pool';
 import { silentLogger, type EmbeddingProvider, type Logger, type ProgressSink, type WorkspaceFs } from './ports';
@@ -582,6 +583,11 @@ export class Engine {
 
   private graphCache: { key: string; graph: Promise<CodeGraph> } | undefined;
   private navParser: Promise<CodeParser> | undefined;
+  /**
+   * Syntax trees navigation parsed, by content hash, kept across calls: a long-lived host
+   * answers the next reference search without parsing again. A one-shot CLI call pays nothing.
+   */
+  private readonly navTrees = new TreeCache();
 
   /**
    * The code graph (files and resolved imports) of the current index state, built on first
@@ -625,6 +631,7 @@ export class Engine {
       store: this.store,
       graph: () => this.graph(),
       parser: () => this.syntaxParser(),
+      trees: this.navTrees,
       logger: this.logger,
       ...(host.lsp ? { lsp: host.lsp } : {}),
       ...(host.tags ? { tags: host.tags } : {}),
@@ -644,6 +651,7 @@ export class Engine {
   }
 
   async close(): Promise<void> {
+    this.navTrees.clear();
     if (this.navParser) {
       const p = this.navParser;
       this.navParser = undefined;

@@ -371,12 +371,17 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
 
   connection.onDefinition(handle(async (p): Promise<Location[]> => {
     if (!servesDocument(p.textDocument.uri)) return [];
-    const r = toNavResult(await callTool<NavToolResult>('find_definition', navInput({ target: { textDocument: p.textDocument, position: p.position } })));
-    return r.locations.map((l) => ({ uri: l.uri, range: l.range }));
+    const answer = await callTool<NavToolResult>('find_definition', navInput({ target: { textDocument: p.textDocument, position: p.position } }));
+    // Never silent: an empty answer's reason goes to the log (a pop-up would follow the pointer).
+    if (answer.reason) connection.console.info(`definition: ${answer.reason.message}`);
+    return toNavResult(answer).locations.map((l) => ({ uri: l.uri, range: l.range }));
   }));
   connection.onReferences(handle(async (p, signal): Promise<Location[]> => {
     if (!servesDocument(p.textDocument.uri)) return [];
-    const r = toNavResult(await callTool<NavToolResult>('find_references', { ...navInput({ target: { textDocument: p.textDocument, position: p.position } }), limit: 1000, max_tokens: 20_000, budget_ms: init.referencesBudgetMs ?? 5000 }, clientName, signal));
+    const answer = await callTool<NavToolResult>('find_references', { ...navInput({ target: { textDocument: p.textDocument, position: p.position } }), limit: 1000, max_tokens: 20_000, budget_ms: init.referencesBudgetMs ?? 5000 }, clientName, signal);
+    // Never silent: the user asked, so an empty answer says why where they look.
+    if (answer.reason) connection.window.showInformationMessage(`Vlt Oracle: ${answer.reason.message}`);
+    const r = toNavResult(answer);
     const locs = r.locations.map((l) => ({ uri: l.uri, range: l.range }));
     if (p.context.includeDeclaration && r.definition) locs.unshift({ uri: r.definition.uri, range: r.definition.range });
     return locs;

@@ -162,7 +162,8 @@ describe('definitions and references without a language server', () => {
   it('lists every candidate of an ambiguous name, ranked, and never picks one silently', async () => {
     const a = await ts.navigator().definition('run', { noLsp: true });
     expect(a.ambiguous).toBe(true);
-    expect(where(a)).toEqual(['src/lib/util.ts:19:1', 'src/service.ts:17:1']);
+    // At the name's column, as the position form gives a definition.
+    expect(where(a)).toEqual(['src/lib/util.ts:19:17', 'src/service.ts:17:17']);
     expect(a.locations.every((l) => l.confidence === 'low')).toBe(true);
     expect(a.notes.join(' ')).toMatch(/2 definitions are named run/);
   });
@@ -358,15 +359,115 @@ describe('references through a Go test package that dot-imports its own package'
 });
 
 
-describe('references by a qualified name', () => {
-  it('gathers the same uses as the position form (Go pkg.Func)', async () => {
-    const engine = await openFixture('go');
+describe('by name equals by position: a qualified name means that owner\'s member', () => {
+  const engines = new Map<string, Engine>();
+  beforeAll(async () => {
+    for (const lang of ['go', 'py', 'ts', 'rust']) engines.set(lang, await openFixture(lang));
+  });
+  afterAll(async () => {
+    await Promise.all([...engines.values()].map((e) => e.close()));
+  });
+  const nav = (lang: string) => engines.get(lang)!.navigator();
+
+  /** The definition a name answers, and that its references are the position form's. */
+  async function sameEitherWay(lang: string, name: string, position: string): Promise<NavAnswer> {
+    const def = await nav(lang).definition(name, { noLsp: true });
+    expect(def.ambiguous, `${name}: ${where(def).join(', ')}`).toBe(false);
+    expect(top(def)).toBe(position);
+    const byName = await nav(lang).references(name, { noLsp: true });
+    const byPos = await nav(lang).references(position, { noLsp: true });
+    expect(where(byName)).toEqual(where(byPos));
+    expect(byName.total).toBe(byPos.total);
+    return byPos;
+  }
+
+  it('Go: pkg.Func, Type.Method (not a package-level func of that name), a method of an embedded type', async () => {
+    // util.Helper: the uses in main.go and util/more.go.
+    expect(where(await sameEitherWay('go', 'util.Helper', 'util/util.go:4:6'))).toEqual(['main.go:11:13', 'util/more.go:4:9', 'util/more.go:4:16']);
+    // srv.Serve is the package-level func, never srv/other's; Server.Serve is the method.
+    expect(where(await sameEitherWay('go', 'srv.Serve', 'srv/server.go:18:6'))).toEqual(['run.go:11:13']);
+    expect(where(await sameEitherWay('go', 'Server.Serve', 'srv/server.go:13:18'))).toEqual(expect.arrayContaining(['run.go:8:14', 'srv/server.go:20:11']));
+    await sameEitherWay('go', 'srv.Server.Serve', 'srv/server.go:13:18');
+    // Close is Base's, which Server embeds.
+    expect(top(await nav('go').definition('Server.Close', { noLsp: true }))).toBe('srv/server.go:6:16');
+  });
+
+  it('Python: Class.method (not an override in a subclass), module.func, a method of a base class', async () => {
+    await sameEitherWay('py', 'Product.label', 'shop/models.py:11:9');
+    expect(where(await sameEitherWay('py', 'pricing.discount', 'shop/pricing.py:4:5'))).toEqual(['main.py:7:19', 'shop/pricing.py:15:16']);
+    expect(top(await nav('py').definition('Sale.describe', { noLsp: true }))).toBe('shop/models.py:2:9');
+  });
+
+  it('TypeScript: Class.method, module.fn (not a function of that name in another module), a method of a base class', async () => {
+    await sameEitherWay('ts', 'Base.greet', 'src/lib/util.ts:14:3');
+    expect(where(await sameEitherWay('ts', 'util.helper', 'src/lib/util.ts:1:17'))).toEqual(['src/lib/index.ts:1:10', 'src/service.ts:1:16', 'src/service.ts:1:26', 'src/service.ts:11:20']);
+    await sameEitherWay('ts', 'util.run', 'src/lib/util.ts:19:17');
+    expect(top(await nav('ts').definition('Service.greet', { noLsp: true }))).toBe('src/lib/util.ts:14:3');
+  });
+
+  it('Rust: Type::method, not the free function of that name', async () => {
+    await sameEitherWay('rust', 'Writer::flush', 'src/lib.rs:4:12');
+  });
+});
+
+describe('never silent: an empty answer says why', () => {
+  let ts: Engine;
+  beforeAll(async () => {
+    ts = await openFixture('ts');
+  });
+  afterAll(async () => {
+    await ts?.close();
+  });
+
+  it('a name not defined in the workspace', async () => {
+    for (const a of [await ts.navigator().definition('noSuchThing', { noLsp: true }), await ts.navigator().references('noSuchThing', { noLsp: true })]) {
+      expect(a.locations).toEqual([]);
+      expect(a.reason?.code).toBe('not-defined');
+      expect(a.notes).toContain(a.reason?.message);
+    }
+  });
+
+  it('a definition nothing uses', async () => {
+    const a = await ts.navigator().references('src/lib/util.ts:19:17', { noLsp: true });
+    expect(a.locations).toEqual([]);
+    expect(a.total).toBe(0);
+    expect(a.reason).toMatchObject({ code: 'no-uses' });
+    expect(a.reason?.message).toMatch(/run is defined at src\/lib\/util\.ts:19:17, and none of the \d+ files that could use it does/);
+  });
+
+  it('a budget that ran out before any use was found, with what was searched', async () => {
+    // A budget of 0 ms is spent before the first use is resolved.
+    const a = await ts.navigator().references('src/lib/util.ts:1:17', { noLsp: true, budgetMs: 0 });
+    expect(a.locations).toEqual([]);
+    expect(a.total).toBeUndefined();
+    expect(a.truncated).toBe(true);
+    expect(a.reason?.code).toBe('budget');
+    expect(a.reason?.message).toMatch(/\d+ of \d+ candidate files searched\); give a larger budget/);
+  });
+
+  it('a language server that failed while the index found nothing either', async () => {
+    const a = await ts.navigator({ lsp: scriptedServers('crashed') }).references('src/lib/util.ts:19:17');
+    expect(a.locations).toEqual([]);
+    expect(a.reason?.code).toBe('lsp-failed');
+    expect(a.reason?.message).toMatch(/^the language server failed \(.*crashed.*\), and run is defined at/);
+  });
+
+  it('no identifier at a position is a usage error, not an empty answer', async () => {
+    await expectVltError(ts.navigator().references('src/service.ts:3:1', { noLsp: true }), 'USAGE', /no identifier at src\/service\.ts:3:1/);
+  });
+});
+
+describe('a reference answer at scale: the exact total, ranked, a page at a time', () => {
+  it('counts every use whatever the limit, lists non-test files first and nearest the definition first', async () => {
+    const engine = await openFixture('go-dotimport');
     try {
-      const nav = engine.navigator();
-      const byName = await nav.references('util.Helper', { noLsp: true });
-      const byPos = await nav.references('util/util.go:4:6', { noLsp: true });
-      expect(where(byPos).length).toBeGreaterThan(0);
-      expect(where(byName)).toEqual(where(byPos));
+      const all = await engine.navigator().references('lib/lib.go:4:6', { noLsp: true });
+      expect(all.total).toBe(4);
+      // lib.go is the definition's own file and not a test: it comes first.
+      expect(all.locations.map((l) => l.path)).toEqual(['lib/lib.go', 'lib/lib_test.go', 'lib/other_test.go', 'lib/other_test.go']);
+      const page = await engine.navigator().references('lib/lib.go:4:6', { noLsp: true, limit: 2 });
+      expect(page.locations).toHaveLength(2);
+      expect(page.truncated).toBe(true);
     } finally {
       await engine.close();
     }

@@ -1866,10 +1866,11 @@ export class IndexStore {
     return this.conn.all(`SELECT ${SYMBOL_COLUMNS} FROM symbols s JOIN files f ON f.id = s.file_id ORDER BY s.id`).map(symbolFromRow);
   }
 
-  getRefs(fileId: number): SymbolRef[] {
+  /** A file's indexed references; with `onlyName`, just the uses of that name (decoded alone). */
+  getRefs(fileId: number, onlyName?: string): SymbolRef[] {
     this.assertOpen();
     const blob = this.conn.first('SELECT refs FROM files WHERE id = ?', [fileId])?.[0];
-    return blob instanceof Uint8Array ? decodeRefs(blob) : [];
+    return blob instanceof Uint8Array ? decodeRefs(blob, onlyName) : [];
   }
 
   /** Files that use the identifier `name` at least once, by path. */

@@ -96,7 +96,7 @@ export const findDefinitionTool: ToolDefinition<typeof findDefinitionInput, NavT
 
 const findReferencesInput = strictArgs({
   ...target,
-  limit: z.number().int().min(1).max(5000).default(200).describe('How many references to gather in all, across pages.'),
+  limit: z.number().int().min(1).max(5000).default(200).describe('How many references to list in all, across pages (total still counts every one).'),
   max_tokens: z
     .number()
     .int()
@@ -120,7 +120,8 @@ export const findReferencesTool: ToolDefinition<typeof findReferencesInput, NavT
   description: [
     'Find where a symbol is used. Give the position of the definition or of any use (file, line, col), or a symbol name.',
     'With a language server the list is exact. Without one, the index finds every use in the files that can see the definition (its importers, its package) and resolves each: confidence high when the use resolves to this definition, medium or low when it cannot be resolved but names it.',
-    'Each reference has a citation path:line and the source line. The answer stays within max_tokens; follow next_cursor for more.',
+    'Each reference has a citation path:line and the source line; total is the exact number of references when every candidate file was searched, and the list is ranked (non-test files first, then nearest the definition).',
+    'The answer stays within max_tokens; follow next_cursor for more. An answer with no references has a reason saying why (not-defined, no-uses, budget, lsp-failed).',
   ].join(' '),
   inputSchema: findReferencesInput,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
@@ -134,6 +135,7 @@ export const findReferencesTool: ToolDefinition<typeof findReferencesInput, NavT
     const definition = a.definition ? (await withLines(ctx, engine.root, [a.definition]))[0] : undefined;
     const { definition: _d, locations: all, ...rest } = a;
     void _d;
+    if (a.total !== undefined && a.total > all.length) rest.notes = [...rest.notes, `${a.total} references in all; the first ${all.length} (limit) are listed across pages, ranked: non-test files first, then nearest the definition; raise limit for more`];
     const base: NavToolResult = { ...rest, locations: [], ...(definition ? { definition } : {}) };
     let used = JSON.stringify({ ...base, next_cursor: encodeCursor(all.length, fingerprint) }).length;
     const page: NavToolLocation[] = [];
