@@ -70,6 +70,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
     this.ready = false;
+    this.deps.log.info('chat view: resolving');
     const webview = view.webview;
     webview.options = { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, 'media'), vscode.Uri.joinPath(this.extensionUri, 'dist')] };
     const nonce = randomBytes(16).toString('base64');
@@ -105,6 +106,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   private async onMessage(webview: vscode.Webview, msg: ViewMessage): Promise<void> {
     if (msg.type === 'ready') {
       this.ready = true;
+      this.deps.log.info('chat view: ready');
       for (const c of this.queued.splice(0)) await webview.postMessage({ type: 'command', command: c });
       return;
     }

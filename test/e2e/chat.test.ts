@@ -199,11 +199,12 @@ describe.skipIf(Boolean(missing))(missing ? `e2e: the chat in code-server (skipp
       fake.chunkDelayMs = 0;
       fake.requireKey = KEY;
       fake.script.chat.push(...Array.from({ length: 6 }, () => ({ content: 'With the stored key: `add` returns a + b [math.ts:1-4].' })));
-      await chat.selectOption('#model', { label: 'fake-chat' });
-      // The restart takes a moment: ask until the restarted server answers with the model.
+      // The restart takes a moment: pick the model and ask until the restarted server answers with it.
       const keyed = await waitFor(
         'an answer written with the stored key',
         async () => {
+          await chat.selectOption('#model', { label: 'fake-chat' });
+          await sleep(300);
           const before = await chat.$$eval('.msg.assistant', (els) => els.length);
           await chat.fill('#input', 'What does add return?');
           await chat.press('#input', 'Enter');

@@ -52,15 +52,23 @@ for (const corpus of CORPORA) {
     }
 
     if (corpus.name === 'go') {
-      it('references of a name used all over the standard library, on a budget: a partial answer that says so, nearest uses first', async () => {
+      it('references of a name used all over the standard library: complete, non-test uses first; on a budget, a partial answer that says so', async () => {
         const nav = engine.navigator();
         // strings.TrimSpace (strings/strings.go:945): some 680 files mention the name.
-        const a = await nav.references('strings/strings.go:945:6', { noLsp: true, limit: 5000, budgetMs: 1000 });
-        expect(a.locations.length, JSON.stringify({ notes: a.notes, providers: a.providers, def: a.definition })).toBeGreaterThan(0);
-        expect(a.truncated).toBe(true);
-        expect(a.notes.find((n) => n.startsWith('partial:'))).toMatch(/resolved the uses in \d+ of \d+ files/);
-        // The files nearest the definition are resolved first: strings/ itself is in the answer.
+        const a = await nav.references('strings/strings.go:945:6', { noLsp: true, limit: 5000, budgetMs: 60_000 });
+        expect(a.truncated, JSON.stringify({ notes: a.notes, providers: a.providers, def: a.definition })).toBe(false);
+        expect(a.locations.length).toBeGreaterThan(200);
+        // The package's own unqualified uses and other packages' strings.TrimSpace both count;
+        // uses in non-test files come first.
         expect(a.locations.some((l) => l.path.startsWith('strings/'))).toBe(true);
+        expect(a.locations.some((l) => l.path.startsWith('net/http/'))).toBe(true);
+        const firstTest = a.locations.findIndex((l) => l.path.endsWith('_test.go'));
+        expect(firstTest).toBeGreaterThan(0);
+        expect(a.locations.slice(firstTest).every((l) => l.path.endsWith('_test.go'))).toBe(true);
+        const partial = await nav.references('strings/strings.go:945:6', { noLsp: true, limit: 5000, budgetMs: 1 });
+        expect(partial.truncated).toBe(true);
+        expect(partial.locations.length).toBeLessThan(a.locations.length);
+        expect(partial.notes.find((n) => n.startsWith('partial:'))).toMatch(/resolved the uses in \d+ of \d+ files/);
       });
     }
 
