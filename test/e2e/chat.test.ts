@@ -47,6 +47,10 @@ async function chatFrame(page: Page, reopened: () => void = () => {}): Promise<F
     return await waitFor('the chat view', find, 45_000);
   } catch {
     reopened();
+    if (process.env.VLT_E2E_KEEP) {
+      await page.screenshot({ path: path.join(REPO_ROOT, '.e2e/artifacts/chat/blank-view.png') }).catch(() => undefined);
+      console.log(`blank view: frames ${page.frames().map((f) => f.url().slice(0, 120)).join(' | ')}`);
+    }
     const header = page.locator('.pane-header').filter({ has: page.locator('h3.title', { hasText: /^chat$/i }) }).first();
     await header.click();
     await sleep(500);

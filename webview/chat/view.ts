@@ -502,9 +502,13 @@ export class ChatView {
   }
 
   private async selectModel(id: string): Promise<void> {
+    // The pick holds at once (a question sent right after it uses it); the host confirms it.
+    const before = this.models;
+    this.models = { ...before, active: id };
     try {
       this.models = await this.bridge.selectModel(id);
     } catch (e) {
+      if (this.models.active === id) this.models = before;
       this.status.textContent = `Could not use that model: ${errorText(e)}`;
     }
     this.modelSelect.value = this.models.active;
