@@ -7,7 +7,6 @@
  * read-only documents.
  */
 import * as vscode from 'vscode';
-import { randomBytes } from 'node:crypto';
 import {
   askRequest,
   citationTargetRequest,
@@ -21,6 +20,7 @@ import {
 } from '../lsp/protocol';
 import type { ChatStateStore } from './chat-state-store';
 import type { FolderServer } from './server-client';
+import { fillWebview } from './webview-html';
 
 /** The scheme of the read-only documents a citation opens (notes, threads, commits). */
 export const CITATION_SCHEME = 'vlt-oracle';
@@ -72,17 +72,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     this.ready = false;
     this.deps.log.info('chat view: resolving');
     const webview = view.webview;
-    webview.options = { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, 'media'), vscode.Uri.joinPath(this.extensionUri, 'dist')] };
-    const nonce = randomBytes(16).toString('base64');
-    const script = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'chat.js'));
-    const style = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', 'chat.css'));
-    // No remote loads of any kind: an answer is model output over repository text, and an
-    // image or stylesheet URL in it would be a way to send what the model read elsewhere.
-    webview.html = `<!DOCTYPE html><html lang="en"><head><meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${webview.cspSource}; script-src 'nonce-${nonce}'; img-src ${webview.cspSource}; font-src ${webview.cspSource}; connect-src 'none'; form-action 'none'; base-uri 'none';">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${style}"><title>Oracle Chat</title></head>
-<body><div id="app"></div><script nonce="${nonce}" src="${script}"></script></body></html>`;
+    fillWebview(webview, this.extensionUri, { title: 'Oracle Chat', script: 'chat.js', style: 'chat.css', body: '<div id="app"></div>' });
     view.onDidDispose(() => {
       if (this.view === view) this.view = undefined;
       for (const c of this.asks.values()) c.cancel();

@@ -1,9 +1,9 @@
 /**
- * The search sidebar: a webview with a strict Content Security Policy (default-src 'none',
- * a nonce per load), resources limited to media/ and dist/, and `{type}` messages both ways.
+ * The search sidebar: a webview filled by `fillWebview` (its strict Content-Security-Policy),
+ * with `{type}` messages both ways.
  */
 import * as vscode from 'vscode';
-import { randomBytes } from 'node:crypto';
+import { fillWebview } from './webview-html';
 
 /** One result as the view shows it. */
 export interface ViewHit {
@@ -35,16 +35,12 @@ export class SearchViewProvider implements vscode.WebviewViewProvider {
 
   resolveWebviewView(view: vscode.WebviewView): void {
     const webview = view.webview;
-    webview.options = { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, 'media'), vscode.Uri.joinPath(this.extensionUri, 'dist')] };
-    const nonce = randomBytes(16).toString('base64');
-    const script = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview.js'));
-    const style = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', 'view.css'));
-    webview.html = `<!DOCTYPE html><html lang="en"><head><meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${webview.cspSource}; script-src 'nonce-${nonce}';">
-<link rel="stylesheet" href="${style}"><title>Vlt Oracle</title></head>
-<body><form id="form"><input id="query" type="search" placeholder="Search code: words, identifiers, a stack trace" aria-label="query"></form>
-<div id="status" role="status"></div><ol id="results"></ol>
-<script nonce="${nonce}" src="${script}"></script></body></html>`;
+    fillWebview(webview, this.extensionUri, {
+      title: 'Vlt Oracle',
+      script: 'webview.js',
+      style: 'view.css',
+      body: '<form id="form"><input id="query" type="search" placeholder="Search code: words, identifiers, a stack trace" aria-label="query"></form><div id="status" role="status"></div><ol id="results"></ol>',
+    });
     webview.onDidReceiveMessage(async (msg: ViewRequest) => {
       try {
         if (msg.type === 'search') {

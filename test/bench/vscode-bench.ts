@@ -7,10 +7,9 @@
  *
  * Usage: node .bench/vscode-bench.cjs GO_COPY_DIR   (prints JSON on stdout)
  */
-import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { buildSuite, codeServerInstalled, REPO_ROOT, runSuiteInCodeServer } from '../e2e/harness';
+import { buildSuite, codeServerInstalled, packageVsix, REPO_ROOT, runSuiteInCodeServer } from '../e2e/harness';
 
 const work = path.join(REPO_ROOT, '.bench', 'vscode');
 
@@ -39,7 +38,7 @@ async function main(): Promise<void> {
   }
   mkdirSync(work, { recursive: true });
   const vsix = path.join(work, 'vlt-oracle.vsix');
-  execFileSync(process.execPath, [path.join(REPO_ROOT, 'node_modules/@vscode/vsce/vsce'), 'package', '--no-dependencies', '--allow-missing-repository', '--skip-license', '--no-rewrite-relative-links', '--out', vsix], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  await packageVsix(vsix);
   const suite = await buildSuite(path.join(REPO_ROOT, 'test/vscode/suite/bench.ts'), path.join(work, 'suite/bench.js'));
 
   // The Go standard library, copied fresh so that the first scenario starts with no index.

@@ -18,7 +18,7 @@ import { promisify } from 'node:util';
 import type { Frame } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai';
-import { buildSuite, CHROMIUM, codeServerBin, REPO_ROOT, runSuiteInCodeServer, type Page } from './harness';
+import { buildSuite, CHROMIUM, codeServerBin, packageVsix, REPO_ROOT, runSuiteInCodeServer, type Page } from './harness';
 
 const missing = [codeServerBin(), CHROMIUM].filter((p) => !existsSync(p)).join(', ');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -85,7 +85,7 @@ describe.skipIf(Boolean(missing))(missing ? `e2e: the chat in code-server (skipp
     fake = await startFakeOpenAI();
     await promisify(execFile)(process.execPath, ['esbuild.mjs'], { cwd: REPO_ROOT });
     vsix = path.join(tmp, 'vlt-oracle.vsix');
-    await promisify(execFile)(process.execPath, [path.join(REPO_ROOT, 'node_modules/@vscode/vsce/vsce'), 'package', '--no-dependencies', '--allow-missing-repository', '--skip-license', '--no-rewrite-relative-links', '--out', vsix], { cwd: REPO_ROOT });
+    await packageVsix(vsix);
     suite = await buildSuite(path.join(REPO_ROOT, 'test/vscode/suite/chat.ts'), path.join(tmp, 'suite/chat.js'));
     await fs.rm(artifacts, { recursive: true, force: true });
   }, 120_000);

@@ -11,7 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildSuite, CHROMIUM, codeServerBin, REPO_ROOT, runSuiteInCodeServer, type RunSuiteResult } from './harness';
+import { buildSuite, CHROMIUM, codeServerBin, packageVsix, REPO_ROOT, runSuiteInCodeServer, type RunSuiteResult } from './harness';
 
 const missing = [codeServerBin(), CHROMIUM].filter((p) => !existsSync(p)).join(', ');
 const TIMEOUT = 240_000;
@@ -36,7 +36,7 @@ describe.skipIf(Boolean(missing))(missing ? `e2e: the extension in code-server (
     tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'vlt-e2e-ext-'));
     if (!existsSync(path.join(REPO_ROOT, 'dist/cli.js'))) await promisify(execFile)(process.execPath, ['esbuild.mjs'], { cwd: REPO_ROOT });
     vsix = path.join(tmp, 'vlt-oracle.vsix');
-    await promisify(execFile)(process.execPath, [path.join(REPO_ROOT, 'node_modules/@vscode/vsce/vsce'), 'package', '--no-dependencies', '--allow-missing-repository', '--skip-license', '--no-rewrite-relative-links', '--out', vsix], { cwd: REPO_ROOT });
+    await packageVsix(vsix);
     suite = await buildSuite(path.join(REPO_ROOT, 'test/vscode/suite/index.ts'), path.join(tmp, 'suite/index.js'));
     await fs.rm(artifacts, { recursive: true, force: true });
   }, 120_000);

@@ -141,6 +141,12 @@ export function codeServerInstalled(): boolean {
   return existsSync(codeServerBin()) && existsSync(CHROMIUM);
 }
 
+/** Packages the extension as it ships (`npm run package`'s vsce call) into `outFile`; build dist/ first. */
+export async function packageVsix(outFile: string): Promise<string> {
+  await execFileP(process.execPath, [VSCE, 'package', '--no-dependencies', '--allow-missing-repository', '--skip-license', '--no-rewrite-relative-links', '--out', outFile], { cwd: REPO_ROOT });
+  return outFile;
+}
+
 /** Bundles a suite for the extension host: CommonJS, `vscode` left to the host. */
 export async function buildSuite(entry: string, outFile: string): Promise<string> {
   await build({
