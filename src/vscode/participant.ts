@@ -64,11 +64,16 @@ export function registerChatParticipant(extensionUri: vscode.Uri, serverFor: (ur
       const ans = await server.client.sendRequest(askRequest, { question, askId, ...model, ...(request.command === 'why' ? { sources: ['git', 'threads', 'notes', 'code'] } : {}) }, token);
       // The model's text was streamed; the evidence brief (no model, or a degraded answer) comes whole.
       if (ans.answer !== streamed) stream.markdown(streamed ? `\n\n---\n${ans.degraded ? `*${ans.degraded}*\n\n` : ''}${ans.answer}` : ans.answer);
-      for (const c of ans.citations.slice(0, 20)) {
-        if (c.source !== 'code' && c.source !== 'test' && c.source !== 'lsp') continue;
+      // The cited locations: inline anchors (ChatResponseAnchorPart) under the answer, and the
+      // response's reference list.
+      const code = ans.citations.filter((c) => c.source === 'code' || c.source === 'test' || c.source === 'lsp').slice(0, 20);
+      if (code.length) stream.markdown('\n\nSources: ');
+      for (const [i, c] of code.entries()) {
         const uri = vscode.Uri.joinPath(server.folder.uri, c.path);
-        const line = Math.max(0, (c.line ?? 1) - 1);
-        stream.reference(new vscode.Location(uri, new vscode.Position(line, 0)));
+        const location = new vscode.Location(uri, new vscode.Position(Math.max(0, (c.line ?? 1) - 1), 0));
+        if (i > 0) stream.markdown(' · ');
+        stream.anchor(location, c.citation);
+        stream.reference(location);
       }
       return { metadata: { session: ans.session, mode: ans.mode } };
     } catch (e) {
