@@ -27,6 +27,9 @@ export const CITATION_SCHEME = 'vlt-oracle';
 /** Where the chat's session id is kept, so that a window reload continues it. */
 export const CHAT_SESSION_KEY = 'vlt.chat.session';
 const MODEL_KEY = 'vlt.chat.model';
+/** How long the view's page may take to say it is ready before the view is shown again, and how often at most. */
+const PAGE_LOAD_MS = 8000;
+const PAGE_RESHOWS = 3;
 
 type ViewMessage =
   | { type: 'request'; id: number; method: string; params?: unknown }
@@ -59,6 +62,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   static readonly viewType = 'vlt.chatView';
   private view: vscode.WebviewView | undefined;
   private ready = false;
+  /** How often the view was hidden and shown again because its page did not load. */
+  private reshown = 0;
   private readonly queued: ChatCommand[] = [];
   private readonly asks = new Map<string, vscode.CancellationTokenSource>();
 
@@ -73,7 +78,20 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     this.deps.log.info('chat view: resolving');
     const webview = view.webview;
     fillWebview(webview, this.extensionUri, { title: 'Oracle Chat', script: 'chat.js', style: 'chat.css', body: '<div id="app"></div>' });
+    // A browser workbench (code-server) restoring views after a reload sometimes never loads a
+    // webview's page: its frame stays on the workbench's placeholder, and setting the HTML again
+    // does not help. Hiding and showing the sidebar gives the view a new frame, which loads.
+    const watchdog = setTimeout(() => {
+      if (this.ready || this.view !== view || !view.visible || this.reshown >= PAGE_RESHOWS) return;
+      this.reshown++;
+      this.deps.log.warn(`chat view: the page did not load in ${PAGE_LOAD_MS / 1000} s; showing the view again`);
+      void (async () => {
+        await vscode.commands.executeCommand('workbench.action.toggleSidebarVisibility');
+        await vscode.commands.executeCommand('workbench.action.toggleSidebarVisibility');
+      })().catch((e: unknown) => this.deps.log.warn(`chat view: could not show the view again: ${e instanceof Error ? e.message : String(e)}`));
+    }, PAGE_LOAD_MS);
     view.onDidDispose(() => {
+      clearTimeout(watchdog);
       if (this.view === view) this.view = undefined;
       for (const c of this.asks.values()) c.cancel();
       this.asks.clear();

@@ -38,7 +38,7 @@ async function waitFor<T>(what: string, fn: () => Promise<T | undefined> | T | u
  * machine the workbench sometimes leaves a restored view blank after a reload; collapsing and
  * expanding it (as a user would) makes it load, and `reopened` says it was needed.
  */
-async function chatFrame(page: Page, reopened: () => void = () => {}): Promise<Frame> {
+async function chatFrame(page: Page, reopened: () => void = () => {}, logsDir?: string): Promise<Frame> {
   const find = async () => {
     for (const f of page.frames()) if (await f.$('#input').catch(() => null)) return f;
     return undefined;
@@ -47,9 +47,11 @@ async function chatFrame(page: Page, reopened: () => void = () => {}): Promise<F
     return await waitFor('the chat view', find, 45_000);
   } catch {
     reopened();
-    if (process.env.VLT_E2E_KEEP) {
-      await page.screenshot({ path: path.join(REPO_ROOT, '.e2e/artifacts/chat/blank-view.png') }).catch(() => undefined);
-      console.log(`blank view: frames ${page.frames().map((f) => f.url().slice(0, 120)).join(' | ')}`);
+    await page.screenshot({ path: path.join(REPO_ROOT, '.e2e/artifacts/chat/blank-view.png') }).catch(() => undefined);
+    console.log(`blank view: frames ${page.frames().map((f) => f.url().slice(0, 160)).join(' | ')}`);
+    if (logsDir) {
+      const files = (await fs.readdir(logsDir, { recursive: true })).filter((f) => f.endsWith('Vlt Oracle.log'));
+      for (const f of files) console.log(`blank view: ${f}:\n${(await fs.readFile(path.join(logsDir, f), 'utf8')).split('\n').filter((l) => /chat view|activat|started/.test(l)).join('\n')}`);
     }
     const header = page.locator('.pane-header').filter({ has: page.locator('h3.title', { hasText: /^chat$/i }) }).first();
     await header.click();
@@ -103,7 +105,7 @@ describe.skipIf(Boolean(missing))(missing ? `e2e: the chat in code-server (skipp
     const file = (name: string) => path.join(marks, name);
     const findings: string[] = [];
 
-    const drive = async (page: Page) => {
+    const drive = async (page: Page, logsDir: string) => {
       await waitFor('the suite', () => existsSync(file('suite-ready')) || undefined, 180_000);
       let chat = await chatFrame(page);
 
@@ -163,7 +165,9 @@ describe.skipIf(Boolean(missing))(missing ? `e2e: the chat in code-server (skipp
       await fs.rm(file('suite-ready'), { force: true });
       await page.reload();
       await waitFor('the suite after the reload', () => existsSync(file('suite-ready')) || undefined, 180_000);
-      chat = await chatFrame(page, () => findings.push('after the reload the view was blank until reopened'));
+      chat = await chatFrame(page, () => findings.push('after the reload the view was blank until reopened'), logsDir);
+      const logs = await Promise.all((await fs.readdir(logsDir, { recursive: true })).filter((f) => f.endsWith('Vlt Oracle.log')).map((f) => fs.readFile(path.join(logsDir, f), 'utf8')));
+      if (logs.some((l) => l.includes('showing the view again'))) findings.push('after the reload the page did not load; the extension showed the view again');
       await chat.waitForSelector('.msg.user', { timeout: 30_000 });
       const questions = await chat.$$eval('.msg.user .question', (els) => els.map((e) => e.textContent ?? ''));
       expect(questions).toEqual(['How does add work?', 'What does add return for two numbers?']);
@@ -231,9 +235,9 @@ describe.skipIf(Boolean(missing))(missing ? `e2e: the chat in code-server (skipp
       env: { VLT_LLM_BASE_URL: fake.baseURL, VLT_LLM_API_KEY: 'test-key', VLT_LLM_MODEL: 'fake-chat' },
       timeoutMs: 300_000,
       artifactsDir: marks,
-      drive: async (page) => {
+      drive: async (page, { logsDir }) => {
         try {
-          await drive(page);
+          await drive(page, logsDir);
         } finally {
           await fs.writeFile(file('drive-done'), '1');
         }

@@ -107,7 +107,7 @@ export interface RunSuiteOptions {
    * Drives the workbench page as a user would (Playwright), while the suite runs in the
    * extension host; its failure fails the run. The run ends when both are done.
    */
-  drive?: (page: Page) => Promise<void>;
+  drive?: (page: Page, run: { logsDir: string }) => Promise<void>;
 }
 
 export interface RunSuiteResult {
@@ -282,7 +282,7 @@ export async function runSuiteInCodeServer(opts: RunSuiteOptions): Promise<RunSu
 
     // The runner writes the result file (atomically) when the suite is done.
     const driven = opts.drive
-      ? opts.drive(page).then(
+      ? opts.drive(page, { logsDir: path.join(dirs.userData, 'logs') }).then(
           () => phase('drive'),
           (e: unknown) => void (failure ??= `driving the page failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`),
         )
