@@ -23,13 +23,14 @@
 //   - {"names": {qualified: directories}}: how many directories under ROOT (cmd/ and testdata
 //     included, parsed without types) declare each qualified name, for "by name" queries that
 //     must mean one symbol.
+//   - {"interfaceMethods": [names]}: the method names the analysed packages' interfaces declare.
 //
 // Use kinds: `qualified` (the name in pkg.Name), `property` (x.f, x.m(), a field or method
 // of the value's own type), `promoted` (x.m reaching a field or method through an embedded
 // field), `embedded` (a type embedded in a struct or interface), `call` (f()), `type` (a
 // type name), `identifier` (any other use). Uses of locals, parameters, builtins, labels and
 // package names are not listed. Declaration kinds: `function`, `method` (of an exported type,
-// interfaces included), `type`, `const` (exported package-level const or var); test files
+// not of an interface), `type`, `const` (exported package-level const or var); test files
 // declare none.
 package main
 
@@ -112,7 +113,37 @@ func main() {
 		}
 	}
 	check(enc.Encode(map[string]any{"names": qualifiedNames(root)}))
+	check(enc.Encode(map[string]any{"interfaceMethods": interfaceMethods()}))
 }
+
+// interfaceMethods: the names of the methods that the interfaces of the analysed packages
+// declare. gopls counts, among the references of a concrete method, the uses of the interface
+// methods it implements, found among the packages it has type-checked so far: that part of
+// its answer changes from run to run, so such methods are not reference candidates.
+func interfaceMethods() []string {
+	names := map[string]bool{}
+	for _, f := range scannedFiles {
+		ast.Inspect(f, func(n ast.Node) bool {
+			if it, ok := n.(*ast.InterfaceType); ok {
+				for _, m := range it.Methods.List {
+					for _, id := range m.Names {
+						names[id.Name] = true
+					}
+				}
+			}
+			return true
+		})
+	}
+	out := make([]string, 0, len(names))
+	for n := range names {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// scannedFiles: every file of the analysed packages, as parsed.
+var scannedFiles []*ast.File
 
 // packageDirs: the directories of the std module, sorted.
 func packageDirs(root string) []string {
@@ -206,6 +237,7 @@ func scanPackage(enc *json.Encoder, pos *positions, imp importerAt, ipath, dir s
 		}
 		files = append(files, f)
 	}
+	scannedFiles = append(scannedFiles, files...)
 	if len(files) == 0 {
 		return nil
 	}
@@ -346,7 +378,7 @@ type decl struct {
 }
 
 // declarations: exported package-level functions, types, consts and vars, and the exported
-// methods of exported types (interface methods included), with their qualified names.
+// methods of exported non-interface types, with their qualified names.
 func declarations(f *ast.File) []decl {
 	pkg := f.Name.Name
 	var out []decl
@@ -368,19 +400,11 @@ func declarations(f *ast.File) []decl {
 					if !s.Name.IsExported() {
 						continue
 					}
+					// Interface methods are left out: gopls counts the uses of their
+					// implementations among the packages it has type-checked so far, so its
+					// answer changes from run to run (sync.Locker.Unlock: 32, then 143), and
+					// it panics on some (io.ReaderAt.ReadAt).
 					out = append(out, decl{s.Name, "type", pkg + "." + s.Name.Name})
-					if it, ok := s.Type.(*ast.InterfaceType); ok {
-						for _, m := range it.Methods.List {
-							if _, isFunc := m.Type.(*ast.FuncType); !isFunc {
-								continue
-							}
-							for _, n := range m.Names {
-								if n.IsExported() {
-									out = append(out, decl{n, "method", pkg + "." + s.Name.Name + "." + n.Name})
-								}
-							}
-						}
-					}
 				case *ast.ValueSpec:
 					for _, n := range s.Names {
 						if n.IsExported() {
