@@ -135,12 +135,13 @@ for (const c of CORPORA) {
 // the fallback chain and the full chain with language servers, and Universal Ctags alone.
 const onlyIntel = only.length === 0 || only.includes('intel');
 if (onlyIntel) {
-  ensureDebian(['universal-ctags', 'python3-django']);
+  ensureDebian(['universal-ctags', 'python3-django', 'golang-1.19-src']);
   const intelBench = path.join(work, 'intel-bench.cjs');
   await esbuild.build({ entryPoints: [path.join(root, 'test/bench/intel-bench.ts')], bundle: true, platform: 'node', format: 'cjs', target: 'node20', outfile: intelBench, external: ['typescript'], logLevel: 'warning' });
-  console.error('[intel] definitions and references on rxjs, zod and Django…');
+  // Go (gold from gopls) is measured without a language server, and also as whole CLI processes.
+  console.error('[intel] definitions and references on rxjs, zod, Django and the Go standard library…');
   results.intel = JSON.parse(
-    execFileSync(process.execPath, [intelBench, 'rxjs', 'zod', 'django', '--lsp'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 * 1024 * 1024 }),
+    execFileSync(process.execPath, [intelBench, 'rxjs', 'zod', 'django', 'go', '--lsp', '--cli=go'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 * 1024 * 1024 }),
   );
 }
 
@@ -244,6 +245,11 @@ if (results.intel) {
   irow('reference recall / precision: no LSP', (r) => `${pc(r.fallback.references.recall)} / ${pc(r.fallback.references.precision)}`);
   irow('reference recall / precision: ctags + word grep', (r) => `${pc(r.ctags.referenceRecallMicro)} / ${pc(r.ctags.referencePrecision)}`);
   irow('references p50 / p95: full chain / no LSP', (r) => `${r.full ? `${ms(r.full.references.p50Ms)} / ${ms(r.full.references.p95Ms)}` : '-'}; ${ms(r.fallback.references.p50Ms)} / ${ms(r.fallback.references.p95Ms)}`);
+  irow('references, first page (200), no LSP, in process p50 / p95', (r) => `${ms(r.fallback.references.firstPage.p50Ms)} / ${ms(r.fallback.references.firstPage.p95Ms)}`);
+  irow('references as a whole CLI process (`vlt coderag refs --no-lsp --json`) p50 / p95 (failed)', (r) => (r.cli ? `${ms(r.cli.p50Ms)} / ${ms(r.cli.p95Ms)} (${r.cli.failed.length})` : '-'));
+  irow('references by name = by position, no LSP', (r) => (r.fallback.references.byName ? `${r.fallback.references.byName.identical} / ${r.fallback.references.byName.cases}` : '-'));
+  irow('silent answers (no location, no reason), no LSP', (r) => `${r.fallback.references.silent}${r.cli ? `; CLI ${r.cli.silent}` : ''}`);
+  irow('gold from', (r) => `${r.gold.tool} ${r.gold.version}`);
 }
 const pc = (x) => `${(100 * x).toFixed(1)}%`;
 if (results.repomap) {

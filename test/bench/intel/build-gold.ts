@@ -11,11 +11,14 @@
  * - Django (Debian python3-django, /usr/lib/python3/dist-packages/django): pyright's language
  *   server over LSP, rootUri = dist-packages so `import django...` resolves, analysis limited to
  *   `django/` by the `python.analysis.include` setting.
+ * - Go standard library (Debian golang-1.19-src, /usr/share/go-1.19/src, the `std` module):
+ *   Debian's gopls over LSP, run in place with one build configuration (GO_ENV); use sites
+ *   and kinds from go/types through go-scan.go. See README.md for the recipe.
  *
  * Regenerate (from the repository root; needs python3 for the Django use-site scan):
  *   npx esbuild test/bench/intel/build-gold.ts --bundle --platform=node --format=cjs \
  *     --outfile=.bench/build-gold.js --external:typescript && node .bench/build-gold.js all
- * (`rxjs`, `zod` or `django` instead of `all` for one corpus). Output is deterministic for the
+ * (`rxjs`, `zod`, `django` or `go` instead of `all` for one corpus). Output is deterministic for the
  * same corpus, tool versions and SEED; only `generator.date` changes.
  *
  * What was decided:
@@ -46,7 +49,7 @@
  *   REF_DIR_SHARE per directory.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL, fileURLToPath } from 'node:url';
 import ts from 'typescript';
@@ -101,6 +104,8 @@ interface UseSite extends Site {
 }
 interface DeclSite extends Site {
   kind: ReferenceKind;
+  /** Go: `fmt.Sprintf`, `http.Server.Serve`. */
+  qualified?: string;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -636,51 +641,91 @@ interface LspLocation {
   range: { start: { line: number; character: number }; end: { line: number; character: number } };
 }
 
-/** A pyright language server spoken to over stdio, as an editor would. */
-class Pyright {
+interface LspStart {
+  command: string;
+  args: string[];
+  /** The workspace folder (rootUri). */
+  workspace: string;
+  version: string;
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Answers to `workspace/configuration`, by section. */
+  settings?: Record<string, unknown>;
+  /** Send `didOpen` before asking about a file (pyright); gopls reads unopened files from disk. */
+  openFiles?: { languageId: string };
+  /** Where the server's stderr goes (its log); nowhere by default. */
+  stderrFile?: string;
+}
+
+/** A language server spoken to over stdio, as an editor would. */
+class LspServer {
   private constructor(
     private readonly conn: MessageConnection,
     private readonly proc: ReturnType<typeof spawn>,
     readonly version: string,
+    private readonly openFiles: LspStart['openFiles'],
+    private readonly died: Promise<never>,
   ) {}
 
-  static async start(repo: string, workspace: string, include: string): Promise<Pyright> {
-    const pkgDir = path.join(repo, 'node_modules/pyright');
-    const version = (JSON.parse(readFileSync(path.join(pkgDir, 'package.json'), 'utf8')) as { version: string }).version;
-    const proc = spawn(process.execPath, [path.join(pkgDir, 'langserver.index.js'), '--stdio'], { stdio: ['pipe', 'pipe', 'ignore'] });
+  static async start(o: LspStart): Promise<LspServer> {
+    const proc = spawn(o.command, o.args, { stdio: ['pipe', 'pipe', o.stderrFile ? openSync(o.stderrFile, 'w') : 'ignore'], cwd: o.cwd, env: o.env ?? process.env });
+    // A server that dies leaves its requests unanswered: they fail instead (gopls panics on a
+    // few interface-method reference searches; the caller starts a new one).
+    const died = new Promise<never>((_, reject) =>
+      proc.on('exit', (code, signal) => reject(new Error(`${o.command} exited (${signal ?? code})${o.stderrFile ? `; its log: ${o.stderrFile}` : ''}`))),
+    );
+    died.catch(() => undefined);
     const conn = createMessageConnection(new StreamMessageReader(proc.stdout!), new StreamMessageWriter(proc.stdin!));
-    const settings: Record<string, unknown> = {
-      python: {},
-      'python.analysis': { include: [include], diagnosticMode: 'openFilesOnly', useLibraryCodeForTypes: true, autoSearchPaths: true },
-      pyright: {},
-    };
+    const settings = o.settings ?? {};
     conn.onRequest('workspace/configuration', (params: { items: Array<{ section?: string }> }) =>
       params.items.map((i) => settings[i.section ?? ''] ?? {}),
     );
     conn.onRequest('client/registerCapability', () => null);
     conn.onRequest('window/workDoneProgress/create', () => null);
     conn.listen();
-    const rootUri = pathToFileURL(workspace).href;
+    const rootUri = pathToFileURL(o.workspace).href;
     await conn.sendRequest('initialize', {
       processId: process.pid,
       rootUri,
-      workspaceFolders: [{ uri: rootUri, name: path.basename(workspace) }],
+      workspaceFolders: [{ uri: rootUri, name: path.basename(o.workspace) }],
       capabilities: {
         workspace: { configuration: true, workspaceFolders: true },
         textDocument: { definition: {}, references: {}, synchronization: {} },
       },
     });
     await conn.sendNotification('initialized', {});
-    return new Pyright(conn, proc, version);
+    return new LspServer(conn, proc, o.version, o.openFiles, died);
+  }
+
+  get alive(): boolean {
+    return this.proc.exitCode === null && this.proc.signalCode === null;
+  }
+
+  /** pyright, as the Django gold was built: `pyright-langserver --stdio` from node_modules. */
+  static pyright(repo: string, workspace: string, include: string): Promise<LspServer> {
+    const pkgDir = path.join(repo, 'node_modules/pyright');
+    const version = (JSON.parse(readFileSync(path.join(pkgDir, 'package.json'), 'utf8')) as { version: string }).version;
+    return LspServer.start({
+      command: process.execPath,
+      args: [path.join(pkgDir, 'langserver.index.js'), '--stdio'],
+      workspace,
+      version,
+      settings: {
+        python: {},
+        'python.analysis': { include: [include], diagnosticMode: 'openFilesOnly', useLibraryCodeForTypes: true, autoSearchPaths: true },
+        pyright: {},
+      },
+      openFiles: { languageId: 'python' },
+    });
   }
 
   private opened = new Set<string>();
   async open(file: string): Promise<string> {
     const uri = pathToFileURL(file).href;
-    if (!this.opened.has(uri)) {
+    if (this.openFiles && !this.opened.has(uri)) {
       this.opened.add(uri);
       await this.conn.sendNotification('textDocument/didOpen', {
-        textDocument: { uri, languageId: 'python', version: 1, text: readFileSync(file, 'utf8') },
+        textDocument: { uri, languageId: this.openFiles.languageId, version: 1, text: readFileSync(file, 'utf8') },
       });
     }
     return uri;
@@ -688,25 +733,32 @@ class Pyright {
 
   async definition(file: string, line: number, col: number): Promise<LspLocation[]> {
     const uri = await this.open(file);
-    const r = await this.conn.sendRequest<LspLocation | LspLocation[] | null>('textDocument/definition', {
-      textDocument: { uri },
-      position: { line: line - 1, character: col - 1 },
-    });
+    const r = await Promise.race([
+      this.conn.sendRequest<LspLocation | LspLocation[] | null>('textDocument/definition', {
+        textDocument: { uri },
+        position: { line: line - 1, character: col - 1 },
+      }),
+      this.died,
+    ]);
     return r === null ? [] : Array.isArray(r) ? r : [r];
   }
 
   async references(file: string, line: number, col: number): Promise<LspLocation[]> {
     const uri = await this.open(file);
     return (
-      (await this.conn.sendRequest<LspLocation[] | null>('textDocument/references', {
-        textDocument: { uri },
-        position: { line: line - 1, character: col - 1 },
-        context: { includeDeclaration: false },
-      })) ?? []
+      (await Promise.race([
+        this.conn.sendRequest<LspLocation[] | null>('textDocument/references', {
+          textDocument: { uri },
+          position: { line: line - 1, character: col - 1 },
+          context: { includeDeclaration: false },
+        }),
+        this.died,
+      ])) ?? []
     );
   }
 
   async stop(): Promise<void> {
+    if (!this.alive) return;
     await this.conn.sendRequest('shutdown');
     await this.conn.sendNotification('exit');
     this.conn.dispose();
@@ -727,7 +779,7 @@ async function buildDjangoGold(repo: string): Promise<IntelGold> {
   const isModule = (l: LspLocation): boolean =>
     l.range.start.line === 0 && l.range.start.character === 0 && l.range.end.line === 0 && l.range.end.character === 0;
 
-  const server = await Pyright.start(repo, path.dirname(root), path.basename(root));
+  const server = await LspServer.pyright(repo, path.dirname(root), path.basename(root));
   try {
     const rand = prng(SEED);
     const uses: UseSite[] = [...scans].flatMap(([rel, s]) => s.uses.map((u) => ({ path: rel, line: u.pos[0], col: u.pos[1], name: u.name, kind: u.kind })));
@@ -784,6 +836,214 @@ async function buildDjangoGold(repo: string): Promise<IntelGold> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Go: gopls over LSP, use sites from go/types (go-scan.go)
+
+const GO_ROOT = '/usr/share/go-1.19/src';
+/**
+ * The one build configuration both gopls and go-scan see: linux/amd64 without cgo (no C
+ * compiler needed; the pure-Go resolver files of `net` are the ones analysed), the std module's
+ * vendor directory, and no module downloads (GOPROXY=off: gopls's `go mod tidy` check of
+ * GOROOT/src/go.mod then fails with "module lookup disabled", which is only a diagnostic).
+ */
+const GO_ENV: Record<string, string> = { GOOS: 'linux', GOARCH: 'amd64', CGO_ENABLED: '0', GOPROXY: 'off', GOFLAGS: '-mod=vendor', GOWORK: 'off', GO111MODULE: 'on' };
+const GO_KIND_WEIGHTS: Partial<Record<DefinitionKind, number>> = { property: 0.24, qualified: 0.22, type: 0.14, call: 0.12, identifier: 0.12, promoted: 0.1, embedded: 0.06 };
+const GO_REF_WEIGHTS: Partial<Record<ReferenceKind, number>> = { function: 0.3, method: 0.35, type: 0.2, const: 0.15 };
+/** Named by the issue that asked for this gold: the first three reference sets, always. */
+const GO_PINNED = ['fmt.Sprintf', 'errors.New', 'http.Server.Serve'];
+/** More sets drawn among symbols with thousands of uses (go/types counts at least GO_MANY_MIN). */
+const GO_MANY = 3;
+const GO_MANY_MIN = 1000;
+const GO_MANY_MAX = 10_000;
+/** Sets drawn among methods that some use reaches through an embedded field. */
+const GO_PROMOTED = 3;
+const GO_MAX_REFS = 300;
+
+interface GoScanFile {
+  path: string;
+  package: string;
+  uses: Array<[number, number, string, DefinitionKind, string]>;
+  decls: Array<[number, number, string, ReferenceKind, string]>;
+}
+
+/** Builds go-scan.go with the system Go (GOPATH mode: one file, standard library only) and runs it. */
+function scanGo(repo: string, root: string): { files: GoScanFile[]; analysed: string[]; names: Map<string, number>; interfaceMethods: Set<string> } {
+  const bin = path.join(repo, '.bench', 'go-scan');
+  mkdirSync(path.dirname(bin), { recursive: true });
+  const env = { ...process.env, GO111MODULE: 'off', GOFLAGS: '', GOPROXY: 'off' };
+  const b = spawnSync('go', ['build', '-o', bin, path.join(repo, OUT_DIR, 'go-scan.go')], { env, encoding: 'utf8' });
+  if (b.status !== 0) throw new Error(`go build go-scan.go failed: ${b.error?.message ?? b.stderr}`);
+  const r = spawnSync(bin, [root], { env: { ...process.env, ...GO_ENV }, encoding: 'utf8', maxBuffer: 1 << 30 });
+  if (r.status !== 0) throw new Error(`go-scan failed: ${r.error?.message ?? r.stderr}`);
+  const typeErrors = r.stderr.split('\n').filter((l) => l.includes('type errors')).length;
+  if (typeErrors) progress(`go: ${typeErrors} packages with type errors in go-scan (x_test packages seeing two copies of their package, builtin); their unresolved uses are not candidates`);
+  const files: GoScanFile[] = [];
+  let analysed: string[] = [];
+  let names = new Map<string, number>();
+  let interfaceMethods = new Set<string>();
+  for (const line of r.stdout.split('\n')) {
+    if (!line) continue;
+    const o = JSON.parse(line) as { scope?: string[]; names?: Record<string, number>; interfaceMethods?: string[] } & Partial<GoScanFile>;
+    if (o.scope) analysed = o.scope;
+    else if (o.names) names = new Map(Object.entries(o.names));
+    else if (o.interfaceMethods) interfaceMethods = new Set(o.interfaceMethods);
+    else files.push(o as GoScanFile);
+  }
+  return { files, analysed, names, interfaceMethods };
+}
+
+function goToolVersions(): { gopls: string; go: string } {
+  const deb = (pkg: string): string => spawnSync('dpkg-query', ['-W', '-f', '${Version}', pkg], { encoding: 'utf8' }).stdout.trim();
+  // Debian's gopls binary reports "master" for its version. Debian builds it from its
+  // golang.org/x/tools package, so the package version is the x/tools release (v0.5.0 is the
+  // gopls v0.11 line), not a gopls release number.
+  const gopls = deb('gopls');
+  const go = spawnSync('go', ['version'], { encoding: 'utf8' }).stdout.trim();
+  return { gopls: gopls ? `golang.org/x/tools v${gopls.replace(/^\d+:/, '').replace(/\+.*$/, '')} (Debian gopls ${gopls})` : 'unknown', go };
+}
+
+async function buildGoGold(repo: string): Promise<IntelGold> {
+  const root = GO_ROOT;
+  const t0 = performance.now();
+  const scan = scanGo(repo, root);
+  const analysed = new Set(scan.analysed);
+  progress(`go: go-scan ${((performance.now() - t0) / 1000).toFixed(0)} s, ${scan.files.length} files analysed, ${scan.files.reduce((n, f) => n + f.uses.length, 0)} use sites`);
+  const goroot = spawnSync('go', ['env', 'GOROOT'], { encoding: 'utf8' }).stdout.trim();
+  const prefixes = [root, ...(goroot ? [path.join(goroot, 'src')] : [])];
+  const toLoc = (l: LspLocation): GoldLocation | null => {
+    const file = fileURLToPath(l.uri);
+    const base = prefixes.find((p) => file.startsWith(p + path.sep));
+    if (!base) return null;
+    return { path: path.relative(base, file).split(path.sep).join('/'), line: l.range.start.line + 1, col: l.range.start.character + 1 };
+  };
+  // go/types's view, for choosing candidates: uses per declaration, and the kind of each use site.
+  const usesOf = new Map<string, number>();
+  const promotedUsesOf = new Map<string, number>();
+  for (const f of scan.files) {
+    for (const [, , , kind, target] of f.uses) {
+      if (!target) continue;
+      usesOf.set(target, (usesOf.get(target) ?? 0) + 1);
+      if (kind === 'promoted') promotedUsesOf.set(target, (promotedUsesOf.get(target) ?? 0) + 1);
+    }
+  }
+  const versions = goToolVersions();
+  const startGopls = (): Promise<LspServer> =>
+    LspServer.start({
+      command: 'gopls',
+      args: ['serve'],
+      workspace: root,
+      cwd: root,
+      env: { ...process.env, ...GO_ENV },
+      version: versions.gopls,
+      settings: { gopls: {} },
+      stderrFile: path.join(repo, '.bench', 'gopls.log'),
+    });
+  let server = await startGopls();
+  let crashes = 0;
+  try {
+    const rand = prng(SEED);
+    const isTest = (p: string): boolean => p.endsWith('_test.go');
+    const uses: UseSite[] = scan.files.flatMap((f) => f.uses.map(([line, col, name, kind]) => ({ path: f.path, line, col, name, kind })));
+    let asked = 0;
+    let failures = 0;
+    const t1 = performance.now();
+    const resolveDefinition = async (u: UseSite): Promise<GoldLocation[] | null> => {
+      if (++asked % 100 === 0) progress(`go: ${asked} definitions asked, ${((performance.now() - t1) / 1000).toFixed(0)} s`);
+      const answers = await server.definition(path.join(root, u.path), u.line, u.col).catch((e: unknown) => {
+        if (++failures <= 5) progress(`go: definition at ${key(u)} failed: ${String(e)}`);
+        if (!server.alive) throw e;
+        return [];
+      });
+      if (answers.length === 0) return null;
+      const gold: GoldLocation[] = [];
+      for (const a of answers) {
+        const loc = toLoc(a);
+        if (!loc || !analysed.has(loc.path)) return null;
+        gold.push(loc);
+      }
+      if (gold.some((g) => key(g) === key(u))) return null;
+      return uniqueSorted(gold);
+    };
+    const defs = await draw(
+      uses,
+      { target: DEFINITION_TARGET, weights: GO_KIND_WEIGHTS, perFileCap: PER_FILE_DEFS, perNameCap: PER_NAME_DEFS, dirShare: DIR_SHARE, isTest, testShare: TEST_SHARE },
+      rand,
+      resolveDefinition,
+    );
+    progress(`go: ${defs.length} definition cases (${asked} asked, ${failures} failed, ${((performance.now() - t1) / 1000).toFixed(0)} s)`);
+
+    // Reference candidates: exported declarations whose qualified name means one symbol in the
+    // whole tree (cmd/ and testdata/ included), so that asking by name and by position must agree.
+    // Methods an interface could name are left out: gopls adds the uses of the interface methods
+    // they implement as far as it has type-checked their packages, which varies from run to run
+    // (strings.Reader.ReadByte: 8, then 30).
+    const decls: DeclSite[] = scan.files
+      .flatMap((f) => f.decls.map(([line, col, name, kind, qualified]) => ({ path: f.path, line, col, name, kind, qualified })))
+      .filter((d) => scan.names.get(d.qualified!) === 1 && !(d.kind === 'method' && scan.interfaceMethods.has(d.name)));
+    const count = (d: DeclSite): number => usesOf.get(key(d)) ?? 0;
+    let outside = 0;
+    const referencesFor = async (d: DeclSite, min: number, max: number): Promise<GoldLocation[] | null> => {
+      const t = performance.now();
+      const answers = await server.references(path.join(root, d.path), d.line, d.col).catch(async (e: unknown) => {
+        progress(`go: references of ${d.qualified} failed: ${String(e)}`);
+        if (!server.alive) {
+          if (++crashes > 5) throw new Error('gopls keeps crashing');
+          server = await startGopls();
+        }
+        return null;
+      });
+      if (!answers) return null;
+      const locs = answers.map(toLoc).filter((l): l is GoldLocation => l !== null && key(l) !== key(d));
+      outside += locs.filter((l) => !analysed.has(l.path)).length;
+      const gold = uniqueSorted(locs);
+      progress(`go: references ${d.qualified}: ${gold.length} (go/types ${count(d)}) in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+      return gold.length >= min && gold.length <= max ? gold : null;
+    };
+    const taken = new Set<string>();
+    const refs: Array<{ site: DeclSite; result: GoldLocation[] }> = [];
+    const keep = (xs: Array<{ site: DeclSite; result: GoldLocation[] }>): void => {
+      for (const x of xs) taken.add(x.site.qualified!);
+      refs.push(...xs);
+    };
+    for (const q of GO_PINNED) {
+      const d = decls.find((x) => x.qualified === q);
+      if (!d) throw new Error(`go: ${q} is not declared exactly once in ${root}`);
+      const gold = await referencesFor(d, MIN_REFS, GO_MANY_MAX);
+      if (!gold) throw new Error(`go: ${q} has too few or too many references`);
+      keep([{ site: d, result: gold }]);
+    }
+    const open = (pred: (d: DeclSite) => boolean): DeclSite[] => decls.filter((d) => !taken.has(d.qualified!) && pred(d));
+    const refOpts = (target: number, weights: Partial<Record<ReferenceKind, number>>): DrawOptions<ReferenceKind> => ({ target, weights, perFileCap: PER_FILE_REFS, perNameCap: 1, dirShare: REF_DIR_SHARE });
+    keep(await draw(open((d) => count(d) >= GO_MANY_MIN && count(d) <= GO_MANY_MAX), refOpts(GO_MANY, { function: 1, method: 1, type: 1 }), rand, (d) => referencesFor(d, GO_MANY_MIN, GO_MANY_MAX)));
+    keep(await draw(open((d) => d.kind === 'method' && (promotedUsesOf.get(key(d)) ?? 0) > 0 && count(d) <= GO_MAX_REFS), refOpts(GO_PROMOTED, { method: 1 }), rand, (d) => referencesFor(d, MIN_REFS, GO_MAX_REFS)));
+    keep(await draw(open((d) => count(d) >= MIN_REFS && count(d) <= GO_MAX_REFS), refOpts(REFERENCE_TARGET - refs.length, GO_REF_WEIGHTS), rand, (d) => referencesFor(d, MIN_REFS, GO_MAX_REFS)));
+    if (crashes > 0) progress(`go: gopls crashed ${crashes} times on a reference search; those candidates were skipped`);
+    if (outside > 0) progress(`go: ${outside} references outside the analysed files (unexpected: the scope list is wrong)`);
+    progress(`go: ${refs.length} reference cases`);
+
+    const corpusVersion = spawnSync('dpkg-query', ['-W', '-f', '${Version}', 'golang-1.19-src'], { encoding: 'utf8' }).stdout.trim() || 'unknown';
+    return assemble({
+      corpus: 'go',
+      root,
+      language: 'go',
+      corpusVersion: `golang-1.19-src ${corpusVersion}`,
+      tool: 'gopls serve (LSP)',
+      toolVersion: versions.gopls,
+      notes: [
+        `${versions.go}; gopls run from ${root} (rootUri, the std module) with ${Object.entries(GO_ENV).map(([k, v]) => `${k}=${v}`).join(' ')}`,
+        '`analysed`: the files of the std module in that build (go/build, as `go list std` selects them, tests included); cmd/ (its own module), testdata/ and other platforms\' files are outside it, and a reference found there is not judged',
+        'use sites and kinds from go/types (go-scan.go); columns are UTF-16 code units, as LSP gives them',
+        `reference sets: ${GO_PINNED.join(', ')} always; ${GO_MANY} drawn among symbols with ${GO_MANY_MIN}..${GO_MANY_MAX} uses; ${GO_PROMOTED} among methods some use reaches through an embedded field; the rest 2..${GO_MAX_REFS} references`,
+      ],
+      analysed: scan.analysed,
+      defs,
+      refs,
+    });
+  } finally {
+    await server.stop();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Output
 
 function assemble(a: {
@@ -794,6 +1054,7 @@ function assemble(a: {
   tool: string;
   toolVersion: string;
   notes: string[];
+  analysed?: string[];
   defs: Array<{ site: UseSite; result: GoldLocation[] }>;
   refs: Array<{ site: DeclSite; result: GoldLocation[] }>;
 }): IntelGold {
@@ -813,6 +1074,7 @@ function assemble(a: {
       id: `${a.corpus}-r-${pad(i + 1, 3)}`,
       name: site.name,
       kind: site.kind,
+      ...(site.qualified ? { qualified: site.qualified } : {}),
       definition: { path: site.path, line: site.line, col: site.col },
       gold: result,
     }));
@@ -824,12 +1086,16 @@ function assemble(a: {
     seed: SEED,
     generator: { tool: a.tool, version: a.toolVersion, script: SCRIPT, date: new Date().toISOString().slice(0, 10) },
     notes: a.notes,
+    ...(a.analysed ? { analysed: a.analysed } : {}),
     definitions,
     references,
   });
 }
 
-/** Pretty JSON with every location on one line: readable diffs, a third of the size. */
+/**
+ * Pretty JSON with every location on one line: readable diffs, a third of the size. The list
+ * of analysed files is one path per line too.
+ */
 function formatGold(g: IntelGold): string {
   return `${JSON.stringify(g, null, 2).replace(
     /\{\n\s*"path": ("(?:[^"\\]|\\.)*"),\n\s*"line": (\d+),\n\s*"col": (\d+)\n\s*\}/g,
@@ -854,12 +1120,12 @@ function summary(g: IntelGold): string {
 async function main(argv: string[]): Promise<void> {
   const repo = process.cwd();
   const which = argv[0] ?? 'all';
-  const wanted = which === 'all' ? ['rxjs', 'zod', 'django'] : [which];
+  const wanted = which === 'all' ? ['rxjs', 'zod', 'django', 'go'] : [which];
   for (const name of wanted) {
     const tsCorpus = TS_CORPORA(repo).find((c) => c.name === name);
-    if (!tsCorpus && name !== 'django') throw new Error(`usage: build-gold [rxjs|zod|django|all] (got ${name})`);
+    if (!tsCorpus && name !== 'django' && name !== 'go') throw new Error(`usage: build-gold [rxjs|zod|django|go|all] (got ${name})`);
     const t0 = performance.now();
-    const gold = tsCorpus ? await buildTsGold(repo, tsCorpus) : await buildDjangoGold(repo);
+    const gold = tsCorpus ? await buildTsGold(repo, tsCorpus) : name === 'go' ? await buildGoGold(repo) : await buildDjangoGold(repo);
     const out = path.join(repo, OUT_DIR, `gold-${name}.json`);
     writeFileSync(out, formatGold(gold));
     progress(`${summary(gold)}; ${((performance.now() - t0) / 1000).toFixed(0)} s → ${path.relative(repo, out)}`);

@@ -2,7 +2,7 @@
  * The code-intelligence gold format, and the baseline every smarter answer must beat:
  * Universal Ctags for definitions, ctags+grep for references.
  *
- * The gold files (`gold-rxjs.json`, `gold-zod.json`, `gold-django.json`) are written by
+ * The gold files (`gold-rxjs.json`, `gold-zod.json`, `gold-django.json`, `gold-go.json`) are written by
  * `build-gold.ts` from real language servers; `intelGoldSchema` is their one schema, shared by
  * the generator, this baseline, the benchmark and `test/quality/intel-gold.test.ts`.
  *
@@ -29,7 +29,9 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { VltError } from '../../../src/core/errors';
 
-export const DEFINITION_KINDS = ['call', 'type', 'property', 'import', 'identifier', 'decorator', 'superclass'] as const;
+// Go adds `qualified` (the name in `pkg.Name`), `promoted` (a field or method reached through an
+// embedded field) and `embedded` (a type embedded in a struct or interface).
+export const DEFINITION_KINDS = ['call', 'type', 'property', 'import', 'identifier', 'decorator', 'superclass', 'qualified', 'promoted', 'embedded'] as const;
 export type DefinitionKind = (typeof DEFINITION_KINDS)[number];
 
 export const REFERENCE_KINDS = ['function', 'class', 'type', 'method', 'const'] as const;
@@ -44,11 +46,15 @@ const location = z.object({
 export const intelGoldSchema = z.object({
   corpus: z.string().min(1),
   root: z.string().min(1).describe('corpus root: relative to the repository root, or absolute'),
-  language: z.enum(['typescript', 'python']),
+  language: z.enum(['typescript', 'python', 'go']),
   corpusVersion: z.string(),
   seed: z.number().int(),
   generator: z.object({ tool: z.string(), version: z.string(), script: z.string(), date: z.string() }),
   notes: z.array(z.string()).optional(),
+  analysed: z
+    .array(z.string())
+    .optional()
+    .describe('the corpus files the server analysed (Go: one build configuration of one module); a reference elsewhere is neither right nor wrong'),
   definitions: z.array(
     z.object({
       id: z.string().regex(/^[a-z]+-d-\d+$/),
@@ -63,6 +69,7 @@ export const intelGoldSchema = z.object({
       id: z.string().regex(/^[a-z]+-r-\d+$/),
       name: z.string().min(1),
       kind: z.enum(REFERENCE_KINDS),
+      qualified: z.string().optional().describe('the name as a query spells it: `fmt.Sprintf`, `http.Server.Serve`; one symbol in the corpus'),
       definition: location,
       gold: z.array(location).min(1).describe('every reference in the corpus, declarations excluded'),
     }),
@@ -97,13 +104,21 @@ export function goldRoot(gold: IntelGold, repoRoot: string = process.cwd()): str
   return path.isAbsolute(gold.root) ? gold.root : path.join(repoRoot, gold.root);
 }
 
-const EXTENSIONS: Record<IntelGold['language'], string[]> = { typescript: ['.ts', '.tsx', '.mts', '.cts'], python: ['.py'] };
-const CTAGS_LANGUAGE: Record<IntelGold['language'], string> = { typescript: 'TypeScript', python: 'Python' };
+const EXTENSIONS: Record<IntelGold['language'], string[]> = { typescript: ['.ts', '.tsx', '.mts', '.cts'], python: ['.py'], go: ['.go'] };
+const CTAGS_LANGUAGE: Record<IntelGold['language'], string> = { typescript: 'TypeScript', python: 'Python', go: 'Go' };
 // Identifier characters per language; `$` is legal in JavaScript names, not in Python ones.
 const IDENT: Record<IntelGold['language'], RegExp> = {
   typescript: /^[\p{ID_Continue}$\u200c\u200d]+/u,
   python: /^[\p{ID_Continue}]+/u,
+  go: /^[\p{L}\p{Nd}_]+/u,
 };
+
+/** Whether a reference at `p` is judged: the server analysed its file (every file when the gold does not say). */
+export function judged(gold: IntelGold): (p: string) => boolean {
+  if (!gold.analysed) return () => true;
+  const files = new Set(gold.analysed);
+  return (p) => files.has(p);
+}
 
 /** Text of one corpus file split in lines, memoised: the baseline reads each file once. */
 class CorpusFiles {
@@ -218,7 +233,7 @@ export interface BaselineResult {
   referenceRecall: number;
   /** All gold references found / all gold references. */
   referenceRecallMicro: number;
-  /** Gold references among all grep hits (the declarations themselves excluded). */
+  /** Gold references among all grep hits in judged files (the declarations themselves excluded). */
   referencePrecision: number;
   referenceP50Ms: number;
   referenceP95Ms: number;
@@ -228,6 +243,11 @@ export interface BaselineResult {
 
 function declarationPattern(language: IntelGold['language'], name: string): RegExp {
   const n = escapeRegExp(name);
+  if (language === 'go') {
+    // `func Name(`, `func (r *T) Name(`, `type Name`, `const/var Name`, and a name alone at the
+    // start of a line inside a `const (` / `var (` / `type (` block or a struct.
+    return new RegExp(`^func\\s+(?:\\([^)]*\\)\\s*)?${n}\\b|^(?:type|const|var)\\s+${n}\\b|^\\s+${n}(?:\\s*,\\s*\\w+)*\\s+(?:=|[\\w*\\[(])`);
+  }
   return language === 'python'
     ? new RegExp(`^\\s*(?:(?:async\\s+)?def|class)\\s+${n}\\b|^\\s*(?:self\\.)?${n}\\s*(?::[^=]*)?=[^=]`)
     : new RegExp(
@@ -297,6 +317,7 @@ export async function ctagsBaseline(gold: IntelGold, opts: { repoRoot?: string }
     if (c.gold.some((g) => sameLine(g, answer))) grepDef.correct++;
   }
 
+  const isJudged = judged(gold);
   let recallSum = 0;
   let goldTotal = 0;
   let goldFound = 0;
@@ -323,7 +344,7 @@ export async function ctagsBaseline(gold: IntelGold, opts: { repoRoot?: string }
     recallSum += ratio(found, c.gold.length);
     goldTotal += c.gold.length;
     goldFound += found;
-    hitsTotal += hits.size;
+    for (const h of hits) if (isJudged(h.slice(0, h.indexOf(':')))) hitsTotal++;
     hitsInGold += found;
   }
 
@@ -357,7 +378,7 @@ export async function ctagsBaseline(gold: IntelGold, opts: { repoRoot?: string }
 
 async function main(argv: string[]): Promise<void> {
   const here = 'test/bench/intel';
-  const goldFiles = argv.length > 0 ? argv : ['rxjs', 'zod', 'django'].map((c) => path.join(here, `gold-${c}.json`));
+  const goldFiles = argv.length > 0 ? argv : ['rxjs', 'zod', 'django', 'go'].map((c) => path.join(here, `gold-${c}.json`));
   const results: BaselineResult[] = [];
   for (const file of goldFiles) {
     const gold = loadIntelGold(file);
