@@ -152,6 +152,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   private async handle(_webview: vscode.Webview, method: string, params: unknown): Promise<unknown> {
     const p = (params ?? {}) as Record<string, unknown>;
     if (method === 'loadState') return (await this.deps.store.load()) ?? null;
+    if (method === 'workspacePaths') return workspacePaths(Array.isArray(p.uris) ? p.uris.map(String) : []);
     const client = this.server().client;
     switch (method) {
       case 'ask': {
@@ -220,4 +221,20 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     await vscode.languages.setTextDocumentLanguage(doc, 'markdown');
     await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
   }
+}
+
+/** Dropped URIs (file: or a path) as workspace-relative paths; anything outside a workspace folder is left out. */
+function workspacePaths(uris: string[]): string[] {
+  const out: string[] = [];
+  for (const u of uris.slice(0, 10)) {
+    let uri: vscode.Uri;
+    try {
+      uri = /^[a-z][\w+.-]*:/i.test(u) ? vscode.Uri.parse(u, true) : vscode.Uri.file(u);
+    } catch {
+      continue;
+    }
+    if (!vscode.workspace.getWorkspaceFolder(uri)) continue;
+    out.push(vscode.workspace.asRelativePath(uri, false));
+  }
+  return out;
 }

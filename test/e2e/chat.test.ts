@@ -224,6 +224,22 @@ describe.skipIf(Boolean(missing))(missing ? `e2e: the chat in code-server (skipp
       );
       expect(keyed).toContain('With the stored key');
       expect(fake.calls.filter((c) => c.endpoint === 'chat').at(-1)?.headers.authorization).toBe(`Bearer ${KEY}`);
+
+      // 8. A file dropped on the input becomes a workspace-relative context chip; one outside the workspace does not.
+      const dropped = [`file://${path.join(workspace, 'geometry.ts')}`, 'file:///etc/passwd'];
+      await chat.evaluate((uris) => {
+        const dt = new DataTransfer();
+        dt.setData('text/uri-list', uris.join('\r\n'));
+        document.querySelector('#input')!.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+      }, dropped);
+      const chips = await waitFor('the dropped file as context', async () => {
+        const c = await chat.$$eval('.composer .chip', (els) => els.map((e) => e.textContent ?? ''));
+        return c.length > 0 ? c : undefined;
+      });
+      expect(chips).toHaveLength(1);
+      expect(chips[0]).toContain('geometry.ts');
+      expect(chips[0]).not.toContain(workspace);
+      expect(await chat.textContent('.composer .row')).toContain('Only files of this workspace');
       await fs.writeFile(file('drive-done'), '1');
     };
 

@@ -47,6 +47,8 @@ export interface Bridge {
   openCitation(citation: string): Promise<CitationTarget | null>;
   /** Opens an http(s) link outside the view (after the host's own confirmation). */
   openExternal(url: string): void;
+  /** Dropped file URIs as workspace-relative paths; files outside the workspace are left out. */
+  workspacePaths(uris: string[]): Promise<string[]>;
   models(): Promise<ModelInfo>;
   selectModel(id: string): Promise<ModelInfo>;
   loadState(): Promise<unknown>;

@@ -82,6 +82,8 @@ export function httpBridge(storageKey: string): Bridge {
     sessionEvents: (id) => call('sessionEvents', id !== undefined ? { id } : {}),
     citedLines: (items) => call('citedLines', { items }),
     openCitation: (citation) => call('citationTarget', { citation }),
+    // A page has no workspace to resolve dropped files against: only relative paths are kept.
+    workspacePaths: (uris) => Promise.resolve(uris.filter((u) => !/^[a-z][\w+.-]*:/i.test(u) && !u.startsWith('/'))),
     openExternal: (url) => {
       if (/^https?:\/\//i.test(url)) window.open(url, '_blank', 'noopener,noreferrer');
     },

@@ -389,11 +389,13 @@ export class ChatView {
     const uris = list.split(/\r?\n/).map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
     if (uris.length === 0) return;
     ev.preventDefault();
-    this.bridge.log('info', `dropped ${uris.length} item(s)`);
-    for (const u of uris.slice(0, 10)) {
-      const path = u.replace(/^file:\/\//, '');
-      this.addContext({ kind: 'file', path: decodeURIComponent(path) });
-    }
+    void this.bridge.workspacePaths(uris.slice(0, 10)).then(
+      (paths) => {
+        if (paths.length < Math.min(uris.length, 10)) this.status.textContent = 'Only files of this workspace can be added.';
+        for (const path of paths) this.addContext({ kind: 'file', path });
+      },
+      (e: unknown) => (this.status.textContent = `Could not add the file: ${errorText(e)}`),
+    );
   }
 
   private addContext(item: ContextItem): void {

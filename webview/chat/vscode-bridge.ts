@@ -63,6 +63,7 @@ export function vscodeBridge(api: VsCodeApi): Bridge {
       return null;
     },
     openExternal: (url) => api.postMessage({ type: 'openExternal', url }),
+    workspacePaths: (uris) => request('workspacePaths', { uris }),
     models: () => request('models'),
     selectModel: (id) => request('selectModel', { id }),
     // Two copies: the webview's own state, and the extension's file, which a window reload
