@@ -27,7 +27,7 @@ const serversChanged = new vscode.EventEmitter<void>();
 function serverFor(uri?: vscode.Uri): FolderServer {
   const folder = (uri && vscode.workspace.getWorkspaceFolder(uri)) ?? vscode.workspace.workspaceFolders?.find((f) => servers.has(f.uri.toString()));
   const server = folder && servers.get(folder.uri.toString());
-  if (!server) throw new Error('open a local folder to use Vlt Oracle');
+  if (!server) throw new Error(restarting ? 'the Vlt Oracle server is restarting; try again in a moment' : 'open a local folder to use Vlt Oracle');
   return server;
 }
 
@@ -53,6 +53,19 @@ async function startFolder(folder: vscode.WorkspaceFolder, context: vscode.Exten
     await server.start();
   } catch (e) {
     log.error(`could not start the server for ${folder.name}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+/** Set while every server restarts (trust granted, a new key, changed settings). */
+let restarting = false;
+
+async function restartAll(context: vscode.ExtensionContext, bar: StatusBar): Promise<void> {
+  restarting = true;
+  try {
+    for (const key of [...servers.keys()]) await stopFolder(key);
+    for (const f of vscode.workspace.workspaceFolders ?? []) await startFolder(f, context, bar);
+  } finally {
+    restarting = false;
   }
 }
 
@@ -153,22 +166,19 @@ export function activate(context: vscode.ExtensionContext): VltOracleApi {
     // Trust granted: the restricted servers restart with models, helpers and the MCP endpoint.
     vscode.workspace.onDidGrantWorkspaceTrust(async () => {
       log.info('workspace trusted: restarting the servers without restrictions');
-      for (const key of [...servers.keys()]) await stopFolder(key);
-      for (const f of vscode.workspace.workspaceFolders ?? []) await startFolder(f, context, bar);
+      await restartAll(context, bar);
     }),
     // A key set or removed (here or in another window): the servers restart with it.
     context.secrets.onDidChange(async (e) => {
       if (e.key !== API_KEY_SECRET) return;
       log.info('the API key changed: restarting the servers');
-      for (const key of [...servers.keys()]) await stopFolder(key);
-      for (const f of vscode.workspace.workspaceFolders ?? []) await startFolder(f, context, bar);
+      await restartAll(context, bar);
     }),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
       if (!e.affectsConfiguration('vlt')) return;
       const choice = await vscode.window.showInformationMessage('Vlt Oracle settings changed. Restart its servers to apply them?', 'Restart');
       if (choice !== 'Restart') return;
-      for (const key of [...servers.keys()]) await stopFolder(key);
-      for (const f of vscode.workspace.workspaceFolders ?? []) await startFolder(f, context, bar);
+      await restartAll(context, bar);
     }),
     { dispose: () => void Promise.all([...servers.keys()].map(stopFolder)) },
   );
