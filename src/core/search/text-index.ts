@@ -34,15 +34,20 @@ export interface TextHit {
 
 const K1 = 1.2;
 const B = 0.75;
-const MAGIC = 0x56544932; // "VTI1" (bump on layout change)
+/** Snapshot layouts: "VTI1" kept every slot (dead ones too); "VTI2" is written compacted, lengths of live slots only. */
+const MAGIC_V1 = 0x56544932;
+const MAGIC = 0x56544933;
+/** Compact in place once dead documents are this share of all documents held (and at least {@link COMPACT_MIN}). */
+const COMPACT_RATIO = 0.25;
+const COMPACT_MIN = 256;
 
 export class CodeTextIndex {
   private readonly termIds = new Map<string, number>();
   private terms: string[] = [];
   /** postings[field][termId] */
   private readonly postings: Postings[][] = TEXT_FIELDS.map(() => []);
-  /** fieldLengths[field][slot] */
-  private readonly fieldLengths: number[][] = TEXT_FIELDS.map(() => []);
+  /** fieldLengths[field][slot]; undefined for a slot never added or compacted away. */
+  private readonly fieldLengths: Array<Array<number | undefined>> = TEXT_FIELDS.map(() => []);
   private readonly totalLength: number[] = TEXT_FIELDS.map(() => 0);
   private readonly deleted: Set<number> = new Set();
   private slots = 0;
@@ -121,10 +126,47 @@ export class CodeTextIndex {
     if (slot >= this.slots || this.deleted.has(slot)) return;
     this.deleted.add(slot);
     for (let f = 0; f < TEXT_FIELDS.length; f++) this.totalLength[f]! -= this.fieldLengths[f]![slot] ?? 0;
+    if (this.needsCompaction()) this.compact();
   }
 
+  /** Whether dead postings are enough of the index that dropping them pays (they cost memory and scan time, never correctness). */
   needsCompaction(): boolean {
-    return this.deleted.size > 1000 && this.deleted.size > this.slots * 0.25;
+    return this.deleted.size >= COMPACT_MIN && this.deleted.size > this.added * COMPACT_RATIO;
+  }
+
+  /**
+   * Drops the postings and lengths of deleted slots, and the terms no live document holds.
+   * Slots keep their numbers (the documents store refers to them), so this changes no result.
+   */
+  compact(): void {
+    if (this.deleted.size === 0) return;
+    const dead = this.deleted;
+    const kept: number[] = [];
+    const filtered = this.postings.map((fieldPostings) =>
+      fieldPostings.map((list) => {
+        if (!list) return undefined;
+        const out: number[] = [];
+        for (let i = 0; i < list.length; i += 2) if (!dead.has(list[i]!)) out.push(list[i]!, list[i + 1]!);
+        return out.length > 0 ? out : undefined;
+      }),
+    );
+    for (let t = 0; t < this.terms.length; t++) if (filtered.some((fp) => fp[t] !== undefined)) kept.push(t);
+    const terms = kept.map((t) => this.terms[t]!);
+    this.termIds.clear();
+    terms.forEach((term, id) => this.termIds.set(term, id));
+    this.terms = terms;
+    for (let f = 0; f < TEXT_FIELDS.length; f++) {
+      const fieldPostings: Postings[] = [];
+      kept.forEach((t, id) => {
+        const list = filtered[f]![t];
+        if (list) fieldPostings[id] = list;
+      });
+      this.postings[f] = fieldPostings;
+      const lengths = this.fieldLengths[f]!;
+      for (const slot of dead) if (slot < lengths.length) lengths[slot] = undefined;
+    }
+    this.added -= dead.size;
+    dead.clear();
   }
 
   isLive(slot: number): boolean {
@@ -155,8 +197,8 @@ export class CodeTextIndex {
         if (boost <= 0) continue;
         const list = this.postings[f]![id];
         if (list === undefined) continue;
-        const df = list.length / 2;
-        if (df > maxDf) continue;
+        const df = this.liveDf(list);
+        if (df === 0 || df > maxDf) continue;
         const idf = Math.log(1 + (live - df + 0.5) / (df + 0.5));
         const avgLen = this.totalLength[f]! / live || 1;
         const lengths = this.fieldLengths[f]!;
@@ -187,26 +229,39 @@ export class CodeTextIndex {
     return opts.limit !== undefined ? hits.slice(0, opts.limit) : hits;
   }
 
-  /** Document frequency of a term in a field (including deleted slots). */
+  /** Document frequency of a term in a field: live documents only. */
   docFrequency(term: string, field: TextField): number {
     const id = this.termIds.get(term);
     if (id === undefined) return 0;
     const list = this.postings[TEXT_FIELDS.indexOf(field)]![id];
-    return list ? list.length / 2 : 0;
+    return list ? this.liveDf(list) : 0;
+  }
+
+  /** The live documents of a posting list: deleted slots do not count toward a term's rarity. */
+  private liveDf(list: Postings): number {
+    if (this.deleted.size === 0) return list.length / 2;
+    let n = 0;
+    for (let i = 0; i < list.length; i += 2) if (!this.deleted.has(list[i]!)) n++;
+    return n;
   }
 
   /**
-   * Snapshot layout (little-endian u32 words): magic, slots, termCount, deletedCount,
-   * termBytesLength, then the UTF-8 terms joined by "\n" (padded to 4 bytes), then the
-   * deleted slots, then per field: totalLength (as two u32 halves), fieldLengths[slots],
-   * and for each term: postings length followed by the postings.
+   * Snapshot layout "VTI2" (little-endian u32 words): magic, slots, termCount, liveCount,
+   * termBytesLength, added, lastAdded + 1, then the UTF-8 terms joined by "\n" (padded to 4
+   * bytes), then the live slots ascending, then per field: totalLength (as two u32 halves), the
+   * lengths of the live slots in that order, and for each term: postings length followed by the
+   * postings. The index is compacted first, so the snapshot of a churned index is the size of
+   * a fresh one's (plus one word per slot number it skipped, none).
    */
   serialize(): Uint8Array {
+    this.compact();
+    const live: number[] = [];
+    for (let slot = 0; slot < this.slots; slot++) if (this.fieldLengths.some((l) => l[slot] !== undefined)) live.push(slot);
     const termBytes = new TextEncoder().encode(this.terms.join('\n'));
     const termWords = Math.ceil(termBytes.length / 4);
-    let words = 7 + termWords + this.deleted.size;
+    let words = 7 + termWords + live.length;
     for (let f = 0; f < TEXT_FIELDS.length; f++) {
-      words += 2 + this.slots + this.terms.length;
+      words += 2 + live.length + this.terms.length;
       for (const list of this.postings[f]!) words += list ? list.length : 0;
     }
     const buf = new Uint32Array(words);
@@ -214,19 +269,19 @@ export class CodeTextIndex {
     buf[o++] = MAGIC;
     buf[o++] = this.slots;
     buf[o++] = this.terms.length;
-    buf[o++] = this.deleted.size;
+    buf[o++] = live.length;
     buf[o++] = termBytes.length;
     buf[o++] = this.added;
     buf[o++] = this.lastAdded + 1;
     new Uint8Array(buf.buffer, o * 4, termBytes.length).set(termBytes);
     o += termWords;
-    for (const d of this.deleted) buf[o++] = d;
+    for (const slot of live) buf[o++] = slot;
     for (let f = 0; f < TEXT_FIELDS.length; f++) {
       const total = this.totalLength[f]!;
       buf[o++] = total % 0x100000000;
       buf[o++] = Math.floor(total / 0x100000000);
       const lengths = this.fieldLengths[f]!;
-      for (let s = 0; s < this.slots; s++) buf[o++] = lengths[s] ?? 0;
+      for (const slot of live) buf[o++] = lengths[slot] ?? 0;
       const fieldPostings = this.postings[f]!;
       for (let t = 0; t < this.terms.length; t++) {
         const list = fieldPostings[t];
@@ -241,17 +296,21 @@ export class CodeTextIndex {
     return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
   }
 
+  /** Reads a snapshot of either layout ("VTI1" from earlier versions, "VTI2"). */
   static deserialize(bytes: Uint8Array): CodeTextIndex {
     // Copy into an aligned buffer we own: sql.js hands out views into its heap.
     const aligned = new Uint32Array(Math.floor(bytes.byteLength / 4));
     new Uint8Array(aligned.buffer).set(bytes.subarray(0, aligned.byteLength));
     const buf = aligned;
     let o = 0;
-    if (buf[o++] !== MAGIC) throw new Error('not a text index snapshot');
+    const magic = buf[o++];
+    if (magic !== MAGIC && magic !== MAGIC_V1) throw new Error('not a text index snapshot');
+    const v1 = magic === MAGIC_V1;
     const idx = new CodeTextIndex();
     idx.slots = buf[o++]!;
     const termCount = buf[o++]!;
-    const deletedCount = buf[o++]!;
+    // v1: the deleted slots' count; v2: the live slots' count.
+    const listed = buf[o++]!;
     const termByteLength = buf[o++]!;
     idx.added = buf[o++]!;
     idx.lastAdded = buf[o++]! - 1;
@@ -260,12 +319,20 @@ export class CodeTextIndex {
     idx.terms = termCount === 0 ? [] : text.split('\n');
     if (idx.terms.length !== termCount) throw new Error('text index snapshot has a damaged vocabulary');
     for (let t = 0; t < termCount; t++) idx.termIds.set(idx.terms[t]!, t);
-    for (let i = 0; i < deletedCount; i++) idx.deleted.add(buf[o++]!);
+    const slotList = Array.from(buf.subarray(o, o + listed));
+    o += listed;
+    if (v1) for (const d of slotList) idx.deleted.add(d);
     for (let f = 0; f < TEXT_FIELDS.length; f++) {
       idx.totalLength[f] = buf[o]! + buf[o + 1]! * 0x100000000;
       o += 2;
-      idx.fieldLengths[f] = Array.from(buf.subarray(o, o + idx.slots));
-      o += idx.slots;
+      if (v1) {
+        idx.fieldLengths[f] = Array.from(buf.subarray(o, o + idx.slots));
+        o += idx.slots;
+      } else {
+        const lengths: Array<number | undefined> = [];
+        for (const slot of slotList) lengths[slot] = buf[o++]!;
+        idx.fieldLengths[f] = lengths;
+      }
       const fieldPostings = idx.postings[f]!;
       for (let t = 0; t < termCount; t++) {
         const n = buf[o++]!;

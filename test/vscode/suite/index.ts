@@ -176,9 +176,10 @@ export async function run(): Promise<void> {
   const outside = path.join(folder().uri.fsPath, 'outside.ts');
   writeFileSync(outside, 'export function zetaCommittedOutside(): number {\n  return 7;\n}\n');
   await cli(['coderag', 'sync'], folder().uri.fsPath, ext).catch(async (e: unknown) => {
-    // The editor's queue may hold the lock for an instant while it indexes the same file.
-    log(`first sync attempt: ${String(e)}`);
-    await new Promise((r) => setTimeout(r, 1500));
+    // The editor's file watcher saw the file first: its queue holds the writer lock until it
+    // writes. "Sync Index Now" writes it; then the terminal's sync goes through.
+    log(`first sync attempt: ${String(e).split('\n')[1] ?? String(e)}; syncing the editor's queue first`);
+    await api.request('vlt/sync');
     await cli(['coderag', 'sync'], folder().uri.fsPath, ext);
   });
   const seen = await until('the outside commit', async () => (await api.request<{ hits: SearchResultItem[] }>('vlt/search', { query: 'zetaCommittedOutside' })).hits.find((h) => h.path === 'outside.ts'), 15_000);
