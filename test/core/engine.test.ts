@@ -135,3 +135,41 @@ describe('an index run that loads the search index at its first change', () => {
     }
   });
 });
+
+describe('scoped search', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = tempDir();
+    // 250 files elsewhere that match "parse" strongly, and 13 in crypto/tls that mention it once:
+    // the whole index's best 200 all lie outside the scope.
+    for (let i = 0; i < 250; i++) {
+      mkdirSync(path.join(dir, `pkg${i % 25}`), { recursive: true });
+      writeFileSync(path.join(dir, `pkg${i % 25}/parse${i}.go`), `package pkg\n\n// parse parses the parse tree: parse, parse, parse.\nfunc parseTree${i}(s string) string {\n\treturn parse(s) + parse(s)\n}\n`);
+    }
+    mkdirSync(path.join(dir, 'crypto/tls'), { recursive: true });
+    for (let i = 0; i < 13; i++) {
+      writeFileSync(path.join(dir, `crypto/tls/handshake${i}.go`), `package tls\n\n// handshake${i} reads a message and may parse its extensions.\nfunc handshakeStep${i}(m []byte) error {\n\treturn nil\n}\n`);
+    }
+    writeFileSync(path.join(dir, 'crypto/tls/notes.py'), 'def parse_notes():\n    return "parse"\n');
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('a path scope returns its own best hits even when the whole index has better ones elsewhere', async () => {
+    const engine = await Engine.open(dir, { fs: nodeWorkspaceFs, embeddingProvider: null }, 'write');
+    try {
+      await engine.index();
+      const unscoped = await engine.search('parse', { k: 5 });
+      expect(unscoped.hits.every((h) => !h.path.startsWith('crypto/tls/'))).toBe(true);
+      const scoped = await engine.search('parse', { k: 5, pathGlob: 'crypto/tls/**' });
+      expect(scoped.hits).toHaveLength(5);
+      expect(scoped.hits.every((h) => h.path.startsWith('crypto/tls/'))).toBe(true);
+      // A language filter inside the scope, and a scope with more room than matches: every match.
+      const python = await engine.search('parse', { k: 5, pathGlob: 'crypto/tls/**', language: 'python' });
+      expect(python.hits.map((h) => h.path)).toEqual(['crypto/tls/notes.py']);
+      const all = await engine.search('parse', { k: 50, pathGlob: 'crypto/**' });
+      expect(new Set(all.hits.map((h) => h.path)).size).toBe(14);
+    } finally {
+      await engine.close();
+    }
+  });
+});

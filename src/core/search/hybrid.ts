@@ -4,7 +4,7 @@
  *   2. run each retriever: BM25F over chunks, exact symbol lookup, path/stack-frame lookup,
  *      and vectors when an embedding provider is configured;
  *   3. fuse the ranked lists with weighted reciprocal-rank fusion (per-retriever k);
- *   4. filter by language and path glob, cut to k.
+ *   4. cut to k. Language and path filters apply inside each retriever, before its own cut.
  * Every stage records what it did, so `--explain` can show each list and the fusion.
  */
 import picomatch from 'picomatch';
@@ -145,14 +145,16 @@ export function checkPathGlob(glob: string): void {
 export async function hybridSearch(sources: SearchSources, query: string, opts: HybridOptions): Promise<HybridResult> {
   if (opts.pathGlob) checkPathGlob(opts.pathGlob);
   const analysis = analyzeQuery(query);
-  const accept = makeFilter(sources.index, opts);
+  // The filters run inside each retriever, before its cut: a scope holds its own best hits
+  // even when the whole index's best lie elsewhere.
+  const filter = makeFilter(sources.index, opts);
   const runs: RetrieverRun[] = [
     timed('symbol', () => symbolRetriever(sources, analysis)),
-    timed('path', () => pathRetriever(sources, analysis)),
-    timed('bm25', () => bm25Retriever(sources, analysis, opts.language)),
-    await vectorRetriever(sources, analysis, opts),
+    timed('path', () => pathRetriever(sources, analysis, filter)),
+    timed('bm25', () => bm25Retriever(sources, analysis, opts.language, filter)),
+    await vectorRetriever(sources, analysis, opts, filter),
   ];
-  for (const run of runs) run.hits = run.hits.filter((h) => accept(h.id)).slice(0, PER_RETRIEVER);
+  for (const run of runs) run.hits = (filter ? run.hits.filter((h) => filter.id(h.id)) : run.hits).slice(0, PER_RETRIEVER);
   return { analysis, runs, fused: fuse(runs).slice(0, opts.k) };
 }
 
@@ -163,16 +165,36 @@ function timed(name: RetrieverName, fn: () => RetrieverHit[] | { skipped: string
   return Array.isArray(out) ? { name, hits: out, ms } : { name, hits: [], ms, skipped: out.skipped };
 }
 
-function makeFilter(index: SearchIndex, opts: HybridOptions): (id: number) => boolean {
+/** A search's scope: which chunks (by id) and which files (by path) it may return. */
+interface ScopeFilter {
+  id(id: number): boolean;
+  path(path: string): boolean;
+}
+
+function makeFilter(index: SearchIndex, opts: HybridOptions): ScopeFilter | undefined {
   const glob = opts.pathGlob ? picomatch(opts.pathGlob, { dot: true }) : undefined;
   const globBase = opts.pathGlob && !opts.pathGlob.includes('/') ? picomatch(opts.pathGlob, { dot: true, basename: true }) : undefined;
-  if (!glob && !opts.language) return () => true;
-  return (id) => {
-    const meta = index.docMeta(id);
-    if (!meta) return false;
-    if (opts.language && meta.language !== opts.language) return false;
-    if (glob && !glob(meta.path) && !(globBase && globBase(meta.path)) && !meta.path.startsWith(opts.pathGlob!.replace(/\/?\*\*.*$/, '/'))) return false;
-    return true;
+  if (!glob && !opts.language) return undefined;
+  const prefix = opts.pathGlob?.replace(/\/?\*\*.*$/, '/');
+  // Many chunks share a file: each path is matched once.
+  const matched = new Map<string, boolean>();
+  const pathOk = (p: string): boolean => {
+    if (!glob) return true;
+    let ok = matched.get(p);
+    if (ok === undefined) {
+      ok = glob(p) || (globBase !== undefined && globBase(p)) || (prefix !== undefined && p.startsWith(prefix));
+      matched.set(p, ok);
+    }
+    return ok;
+  };
+  return {
+    id: (id) => {
+      const meta = index.docMeta(id);
+      if (!meta) return false;
+      if (opts.language && meta.language !== opts.language) return false;
+      return pathOk(meta.path);
+    },
+    path: pathOk,
   };
 }
 
@@ -261,7 +283,7 @@ function symbolRetriever(sources: SearchSources, q: AnalyzedQuery): RetrieverHit
 }
 
 /** Chunks of files the query names, at the named line when it gives one (stack frames). */
-function pathRetriever(sources: SearchSources, q: AnalyzedQuery): RetrieverHit[] | { skipped: string } {
+function pathRetriever(sources: SearchSources, q: AnalyzedQuery, filter: ScopeFilter | undefined): RetrieverHit[] | { skipped: string } {
   if (q.paths.length === 0) return { skipped: 'no file paths in the query' };
   const hits: RetrieverHit[] = [];
   const seen = new Set<number>();
@@ -269,7 +291,7 @@ function pathRetriever(sources: SearchSources, q: AnalyzedQuery): RetrieverHit[]
     // Match on the longest suffix we can: absolute paths from tracebacks carry a machine prefix.
     const segments = mention.path.split('/');
     let files: Array<{ fileId: number; path: string }> = [];
-    for (let s = 0; s < segments.length && files.length === 0; s++) files = sources.filesEndingWith(segments.slice(s).join('/'));
+    for (let s = 0; s < segments.length && files.length === 0; s++) files = sources.filesEndingWith(segments.slice(s).join('/')).filter((f) => !filter || filter.path(f.path));
     for (const f of files.slice(0, 5)) {
       const chunk = sources.chunkAt(f.fileId, mention.line ?? 1);
       if (chunk === undefined || seen.has(chunk)) continue;
@@ -280,23 +302,26 @@ function pathRetriever(sources: SearchSources, q: AnalyzedQuery): RetrieverHit[]
   return hits;
 }
 
-function bm25Retriever(sources: SearchSources, q: AnalyzedQuery, language?: string): RetrieverHit[] {
+function bm25Retriever(sources: SearchSources, q: AnalyzedQuery, language: string | undefined, filter: ScopeFilter | undefined): RetrieverHit[] {
   let text = q.raw;
   if (q.terms.length > LONG_QUERY_TERMS && q.isLong) {
     // For a pasted report, identifiers and path words carry the signal; prose is noise.
     const strong = [...q.identifiers, ...q.paths.map((p) => p.path)].join(' ');
     if (strong.trim()) text = `${strong} ${strong} ${q.raw}`;
   }
-  return sources.index.searchText(text, { limit: PER_RETRIEVER * 2, ...(language ? { language } : {}) }).map((h) => ({ id: h.id, score: h.score }));
+  return sources.index.searchText(text, { limit: PER_RETRIEVER * 2, ...(language ? { language } : {}), ...(filter ? { accept: filter.id } : {}) }).map((h) => ({ id: h.id, score: h.score }));
 }
 
-async function vectorRetriever(sources: SearchSources, q: AnalyzedQuery, opts: HybridOptions): Promise<RetrieverRun> {
+/** Vector search compares every vector anyway: a scoped one asks for this many more, then filters. */
+const SCOPED_VECTOR_FACTOR = 50;
+
+async function vectorRetriever(sources: SearchSources, q: AnalyzedQuery, opts: HybridOptions, filter: ScopeFilter | undefined): Promise<RetrieverRun> {
   if (!sources.embedQuery) return { name: 'vector', hits: [], ms: 0, skipped: 'vectors are off (no embedding provider configured)' };
   if (sources.index.vectorCount() === 0) return { name: 'vector', hits: [], ms: 0, skipped: 'no chunk has a vector yet' };
   const t0 = performance.now();
   try {
     const v = await sources.embedQuery(q.raw.slice(0, 8000), opts.signal);
-    const hits = sources.index.searchVector(v, { limit: PER_RETRIEVER, ...(opts.language ? { language: opts.language } : {}) });
+    const hits = sources.index.searchVector(v, { limit: filter ? PER_RETRIEVER * SCOPED_VECTOR_FACTOR : PER_RETRIEVER, ...(opts.language ? { language: opts.language } : {}) });
     return { name: 'vector', hits, ms: performance.now() - t0 };
   } catch (e) {
     return { name: 'vector', hits: [], ms: performance.now() - t0, skipped: `embedding the query failed: ${(e as Error).message}` };

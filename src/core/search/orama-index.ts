@@ -215,9 +215,32 @@ export class SearchIndex {
     return this.store.text.needsCompaction();
   }
 
-  /** Full-text (BM25F) search. Returns chunk ids best first. */
-  searchText(query: string, opts: { limit: number; language?: string; boost?: Partial<Record<TextField, number>> }): ScoredChunk[] {
-    if (tokenizeQuery(query).length === 0) return [];
+  /**
+   * Full-text (BM25F) search. Returns chunk ids best first. `accept` filters chunks while they
+   * are scored, before the limit (a path scope must not come back empty because the best
+   * `limit` chunks of the whole index lie elsewhere).
+   */
+  searchText(query: string, opts: { limit: number; language?: string; boost?: Partial<Record<TextField, number>>; accept?: (id: number) => boolean }): ScoredChunk[] {
+    const terms = tokenizeQuery(query);
+    if (terms.length === 0) return [];
+    if (opts.accept) {
+      const accept = opts.accept;
+      const ids = this.store.sharedInternalDocumentStore.internalIdToId;
+      const language = opts.language;
+      return this.store.text
+        .search(terms, {
+          boost: { ...DEFAULT_BOOST, ...opts.boost },
+          accept: (slot) => {
+            const id = ids[slot - 1];
+            if (id === undefined) return false;
+            const n = Number(id);
+            return (!language || this.getDoc(n)?.language === language) && accept(n);
+          },
+          limit: opts.limit,
+          maxDocFrequency: terms.length > LONG_QUERY_TERMS ? 0.25 : 1,
+        })
+        .map((h) => ({ id: Number(ids[h.slot - 1]), score: h.score }));
+    }
     const res = search(this.db, {
       term: query,
       properties: [...TEXT_FIELDS],
