@@ -84,6 +84,13 @@ export interface StatusReport {
 const SNIPPET_LINES = 12;
 /** Targeted runs up to this many files parse in this thread once the workers are released. */
 const IN_THREAD_MAX_FILES = 50;
+/**
+ * Dead search-index document ids tolerated before a rebuild (see compactSearchIndex): a
+ * quarter of the live chunks, and at least this many. Each costs about 7 bytes of snapshot
+ * against about 160 for a live chunk, so the snapshot stays within a few percent of a fresh one's.
+ */
+const MIN_ID_SLACK = 1024;
+const ID_SLACK_RATIO = 0.25;
 
 export class Engine {
   private symbolsByName: Map<string, SymbolCandidate[]> | undefined;
@@ -176,11 +183,34 @@ export class Engine {
         logger.warn(`search snapshot unreadable (${(e as Error).message}); rebuilding it from the stored chunks`);
       }
     }
+    return Engine.buildSearchIndex(store, dims);
+  }
+
+  /** A search index built from the stored chunks (vectors are filled separately, from the cache). */
+  private static buildSearchIndex(store: IndexStore, dims: number | undefined): SearchIndex {
     const idx = SearchIndex.create(dims);
     for (const c of store.allChunksForIndexing()) {
       idx.add({ id: c.id, path: c.path, language: c.language, kind: c.kind, name: c.symbol ?? '', sig: [c.signature, c.container, c.docstring].filter(Boolean).join('\n'), body: c.text });
     }
     return idx;
+  }
+
+  /**
+   * Orama never reuses a document id, and keeps one entry per id it ever handed out. Once the
+   * dead ids are a quarter of the live chunks (and at least {@link MIN_ID_SLACK}), the search index is
+   * rebuilt from the stored chunks, so memory and the snapshot stay the size of a fresh build.
+   * Returns whether it was rebuilt.
+   */
+  private async compactSearchIndex(): Promise<boolean> {
+    const idx = this.loadedSearchIndex;
+    if (!idx) return false;
+    const { assigned, live } = idx.idSlack();
+    if (assigned - live <= Math.max(live * ID_SLACK_RATIO, MIN_ID_SLACK)) return false;
+    const t0 = performance.now();
+    this.searchIndex = Engine.buildSearchIndex(this.store, idx.dimensions);
+    if (this.embeddings && idx.dimensions) await this.fillVectorsFromCache();
+    this.logger.debug(`search index rebuilt: ${assigned - live} dead document ids against ${live} chunks (${Math.round(performance.now() - t0)} ms)`);
+    return true;
   }
 
   private async fillVectorsFromCache(): Promise<void> {
@@ -251,6 +281,7 @@ export class Engine {
     if (report.changed.length > 0) {
       this.contentVersion++;
       this.searchUnsaved = true;
+      if ((await this.compactSearchIndex()) && opts.persist !== false) await persistIndex(this.store, this.searchIndex);
     }
     return report;
   }
@@ -279,8 +310,10 @@ export class Engine {
   async commit(): Promise<void> {
     // A search index never loaded, or not changed since the last commit, has a current
     // snapshot in the store; writing it again would only cost time (and make every reader reload).
-    if (this.loadedSearchIndex && this.searchUnsaved) await persistIndex(this.store, this.loadedSearchIndex);
-    else await this.store.commit();
+    if (this.loadedSearchIndex && this.searchUnsaved) {
+      await this.compactSearchIndex();
+      await persistIndex(this.store, this.loadedSearchIndex);
+    } else await this.store.commit();
     this.searchUnsaved = false;
   }
 

@@ -297,6 +297,11 @@ export class SearchIndex {
     return Math.max(t.docFrequency(term, 'body'), t.docFrequency(term, 'name'));
   }
 
+  /** Document ids Orama has handed out (it never reuses one) against the chunks it holds now. */
+  idSlack(): { assigned: number; live: number } {
+    return { assigned: this.store.sharedInternalDocumentStore.internalIdToId.length, live: this.size };
+  }
+
   textStats(): { slots: number; deleted: number; vocabulary: number } {
     const t = this.store.text;
     return { slots: t.slotCount, deleted: t.deletedCount, vocabulary: t.vocabularySize };
