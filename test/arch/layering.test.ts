@@ -53,6 +53,11 @@ describe('architecture', () => {
     }
     // The server core is the one other place an engine is opened.
     expect(opening('server', /Engine\.open\(/)).toEqual(['src/server/workspace.ts']);
+    // The extension: activation, its one log channel and every command and view registration
+    // live in extension.ts; the other files export what it wires.
+    for (const wiring of [/export (async )?function activate\(/, /createOutputChannel\(/, /registerCommand\(/, /registerWebviewViewProvider\(/, /registerTextDocumentContentProvider\(/]) {
+      expect(opening('vscode', wiring), String(wiring)).toEqual(['src/vscode/extension.ts']);
+    }
   });
 
   it('the extension is a thin client: it loads no engine code, only the protocol it speaks to its server', () => {

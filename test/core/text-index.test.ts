@@ -166,6 +166,21 @@ describe('SearchIndex (Orama with the code text component)', () => {
     expect(churned.serialize().byteLength).toBeLessThanOrEqual(fresh.serialize().byteLength * 1.5);
   });
 
+  it('Orama internals: the private parts the adapter reads are there, in a new, a filled and a reloaded index', () => {
+    // SearchIndex checks Orama's private shapes when it is made (package.json pins the version);
+    // an upgrade that moves them fails here, by name, instead of returning wrong results.
+    const idx = SearchIndex.create(2);
+    idx.add({ id: 7, path: 'a.go', language: 'go', kind: 'function', name: 'Alpha', sig: '', body: 'alpha' }, new Float32Array([1, 0]));
+    expect(idx.idSlack()).toEqual({ assigned: 1, live: 1 });
+    expect(idx.vectorCount()).toBe(1);
+    expect(idx.docMeta(7)).toMatchObject({ path: 'a.go', language: 'go', kind: 'function' });
+    const reloaded = SearchIndex.deserialize(idx.serialize());
+    expect(reloaded.has(7)).toBe(true);
+    reloaded.setVector(7, new Float32Array([0, 1]));
+    expect(reloaded.vectorCount()).toBe(1);
+    expect(reloaded.searchText('alpha', { limit: 5, accept: (id) => id === 7 }).map((h) => h.id)).toEqual([7]);
+  });
+
   it('stores vectors and finds the nearest chunk', () => {
     const idx = SearchIndex.create(3);
     idx.add({ id: 1, path: 'a.go', language: 'go', kind: 'block', name: '', sig: '', body: 'alpha' }, new Float32Array([1, 0, 0]));

@@ -164,16 +164,62 @@ function assertSync(result: unknown): void {
   if (result instanceof Promise) throw new Error('Orama returned a promise from a synchronous operation');
 }
 
+/**
+ * Every part of Orama's private state this module reads, in one place (Orama is pinned to
+ * 3.1.18 in package.json for this reason). `privateParts` checks the shapes on each new or
+ * loaded index and fails with a clear error if an Orama upgrade changed them; the test
+ * "Orama internals" in test/core/text-index.test.ts runs it.
+ */
+interface OramaPrivate {
+  /** Our index component's store (`db.data.index`). */
+  store: CodeIndexStore;
+  /** External id ↔ internal id (`sharedInternalDocumentStore`); internal ids start at 1 and are never reused. */
+  idToInternalId: Map<string, number>;
+  internalIdToId: string[];
+  /** The vector index of the `embedding` field, when the schema has one. */
+  vectors: { add(internalId: number, v: Float32Array): void; vectors: Map<number, unknown> } | undefined;
+  /** The documents store and its data (`db.documentsStore`, `db.data.docs`). */
+  getDoc(id: string): unknown;
+}
+
+function privateParts(db: AnyOrama): OramaPrivate {
+  const data = db.data as unknown as { index?: CodeIndexStore; docs?: unknown };
+  const store = data.index;
+  const shared = (store as { sharedInternalDocumentStore?: { idToInternalId?: unknown; internalIdToId?: unknown } } | undefined)?.sharedInternalDocumentStore;
+  const vectorIndexes = (store as { vectorIndexes?: Record<string, { node?: { add?: unknown; vectors?: unknown } }> } | undefined)?.vectorIndexes;
+  const node = vectorIndexes?.embedding?.node;
+  const problems = [
+    !store || !(store.text instanceof CodeTextIndex) ? 'db.data.index.text (our text index)' : '',
+    !(shared?.idToInternalId instanceof Map) ? 'sharedInternalDocumentStore.idToInternalId (a Map)' : '',
+    !Array.isArray(shared?.internalIdToId) ? 'sharedInternalDocumentStore.internalIdToId (an array)' : '',
+    typeof vectorIndexes !== 'object' ? 'vectorIndexes' : '',
+    node && (typeof node.add !== 'function' || !(node.vectors instanceof Map)) ? 'vectorIndexes.embedding.node (add, vectors)' : '',
+    typeof db.documentsStore?.get !== 'function' || data.docs === undefined ? 'documentsStore.get / data.docs' : '',
+  ].filter(Boolean);
+  if (problems.length) throw new Error(`Orama's internals are not what this version of vlt expects (it is built for @orama/orama 3.1.18): ${problems.join(', ')}`);
+  return {
+    store: store!,
+    idToInternalId: shared!.idToInternalId as Map<string, number>,
+    internalIdToId: shared!.internalIdToId as string[],
+    vectors: node as OramaPrivate['vectors'],
+    getDoc: (id) => db.documentsStore.get(data.docs as never, id),
+  };
+}
+
 export interface ScoredChunk {
   id: number;
   score: number;
 }
 
 export class SearchIndex {
+  private readonly parts: OramaPrivate;
+
   private constructor(
     private db: AnyOrama,
     readonly dimensions: number | undefined,
-  ) {}
+  ) {
+    this.parts = privateParts(db);
+  }
 
   static create(dimensions?: number): SearchIndex {
     return new SearchIndex(createOrama(dimensions), dimensions);
@@ -184,11 +230,11 @@ export class SearchIndex {
   }
 
   private get store(): CodeIndexStore {
-    return (this.db.data as unknown as { index: CodeIndexStore }).index;
+    return this.parts.store;
   }
 
   has(id: number): boolean {
-    return this.store.sharedInternalDocumentStore.idToInternalId.has(String(id)) && this.getDoc(id) !== undefined;
+    return this.parts.idToInternalId.has(String(id)) && this.getDoc(id) !== undefined;
   }
 
   /** Path, language and kind of an indexed chunk. */
@@ -197,7 +243,7 @@ export class SearchIndex {
   }
 
   private getDoc(id: number): StoredDoc | undefined {
-    return this.db.documentsStore.get(this.db.data.docs, String(id)) as StoredDoc | undefined;
+    return this.parts.getDoc(String(id)) as StoredDoc | undefined;
   }
 
   add(doc: ChunkDoc, embedding?: Float32Array): void {
@@ -225,7 +271,7 @@ export class SearchIndex {
     if (terms.length === 0) return [];
     if (opts.accept) {
       const accept = opts.accept;
-      const ids = this.store.sharedInternalDocumentStore.internalIdToId;
+      const ids = this.parts.internalIdToId;
       const language = opts.language;
       return this.store.text
         .search(terms, {
@@ -266,14 +312,12 @@ export class SearchIndex {
 
   /** Fills the vector of an already indexed chunk (used after loading a snapshot). */
   setVector(id: number, vector: Float32Array): void {
-    const internal = this.store.sharedInternalDocumentStore.idToInternalId.get(String(id));
-    const vi = (this.store.vectorIndexes as Record<string, { node: { add(id: number, v: Float32Array): void } }>).embedding;
-    if (internal !== undefined && vi) vi.node.add(internal, vector);
+    const internal = this.parts.idToInternalId.get(String(id));
+    if (internal !== undefined) this.parts.vectors?.add(internal, vector);
   }
 
   vectorCount(): number {
-    const vi = (this.store.vectorIndexes as unknown as Record<string, { node: { vectors: Map<number, unknown> } }>).embedding;
-    return vi ? vi.node.vectors.size : 0;
+    return this.parts.vectors?.vectors.size ?? 0;
   }
 
   /** A binary snapshot for persistence (vectors excluded). */
@@ -299,7 +343,7 @@ export class SearchIndex {
 
   /** Document ids Orama has handed out (it never reuses one) against the chunks it holds now. */
   idSlack(): { assigned: number; live: number } {
-    return { assigned: this.store.sharedInternalDocumentStore.internalIdToId.length, live: this.size };
+    return { assigned: this.parts.internalIdToId.length, live: this.size };
   }
 
   textStats(): { slots: number; deleted: number; vocabulary: number } {

@@ -15,6 +15,11 @@ import { FramingWatchdog } from '../../../src/node/lsp/client';
 const FAKE = path.resolve(__dirname, '../../fixtures/lsp/fake-lsp.mjs');
 /** Scheduling slack on top of a call's timeout (2-core CI machines under load). */
 const SLACK_MS = 400;
+/**
+ * "At once" means without waiting for the call's 5 s timeout; how fast exactly is the bench's
+ * business (a loaded 2-core machine stalls a process for hundreds of milliseconds).
+ */
+const WITHOUT_WAITING = 2_500;
 
 let dir: string;
 let servers: ReturnType<typeof createLanguageServers> | undefined;
@@ -171,7 +176,7 @@ describe('bad input', () => {
     controller.abort();
     const a = await timed(5_000, (o) => lsp.definition(POS, { ...o, signal: controller.signal }));
     expect(a).toMatchObject({ ok: false, failure: 'timeout', reason: 'cancelled by the caller' });
-    expect(a.wall).toBeLessThan(200);
+    expect(a.wall).toBeLessThan(WITHOUT_WAITING);
   });
 });
 
@@ -180,7 +185,7 @@ describe('faulty servers', () => {
     const lsp = start({ name: 'ghost', languages: ['typescript'], command: '/nonexistent/ghost-lsp', args: [] });
     const a = await timed(5_000, (o) => lsp.definition(POS, o));
     expect(a).toMatchObject({ ok: false, failure: 'unavailable', reason: expect.stringMatching(/does not exist/) });
-    expect(a.wall).toBeLessThan(100);
+    expect(a.wall).toBeLessThan(WITHOUT_WAITING);
     expect(lsp.serverFor('typescript')).toMatchObject({ state: 'not-installed' });
   });
 
@@ -190,7 +195,7 @@ describe('faulty servers', () => {
     expect(a).toMatchObject({ ok: false, failure: 'unavailable', reason: expect.stringMatching(/ENOENT/) });
     const b = await timed(5_000, (o) => lsp.hover(POS, o));
     expect(b).toMatchObject({ ok: false, failure: 'unavailable' });
-    expect(b.wall).toBeLessThan(50);
+    expect(b.wall).toBeLessThan(WITHOUT_WAITING);
     expect(lsp.status()[0]).toMatchObject({ state: 'not-installed', detail: expect.stringMatching(/ENOENT/) });
   });
 
@@ -203,7 +208,7 @@ describe('faulty servers', () => {
     expect(pidsStarted()).toHaveLength(3);
     const d = await timed(5_000, (o) => lsp.definition(POS, o));
     expect(d).toMatchObject({ ok: false, failure: 'unavailable', reason: expect.stringMatching(/crashed 3 times within 60 s/) });
-    expect(d.wall).toBeLessThan(50);
+    expect(d.wall).toBeLessThan(WITHOUT_WAITING);
     expect(pidsStarted()).toHaveLength(3);
     expect(lsp.status()[0]).toMatchObject({ state: 'crashed', restarts: 2, detail: expect.stringMatching(/^gave up/) });
   });
