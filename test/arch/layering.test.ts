@@ -34,11 +34,16 @@ describe('architecture', () => {
     expect(offenders).toEqual([]);
   });
 
-  it('the built CLI bundle never requires vscode', () => {
+  it('the built CLI bundle never requires vscode, nor bundles the editor\'s or the chat UI\'s packages', () => {
     const bundle = path.join(root, 'dist/cli.js');
     if (!existsSync(bundle)) execFileSync('node', ['esbuild.mjs'], { cwd: root });
     const text = readFileSync(bundle, 'utf8');
     expect(text).not.toMatch(/require\(["']vscode["']\)/);
+    // The editor's and the chat UI's packages stay out of the CLI and MCP bundle (esbuild
+    // marks each bundled module with a `// node_modules/<package>/…` line).
+    const bundled = new Set([...text.matchAll(/^\/\/ node_modules\/((?:@[^/]+\/)?[^/]+)\//gm)].map((m) => m[1]));
+    expect(bundled.size).toBeGreaterThan(10);
+    for (const pkg of ['vscode-languageclient', 'marked', 'dompurify', 'highlight.js', '@vscode/test-electron']) expect(bundled.has(pkg), pkg).toBe(false);
   });
 
   it('each host has exactly one wiring file: the CLI opens the engine there, the long-lived hosts open the workspace server core there', () => {
