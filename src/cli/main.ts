@@ -453,7 +453,7 @@ export function buildProgram(): Command {
 
   const mcp = program
     .command('mcp')
-    .description('serve the agent tools (search_code, index_status) over MCP on stdin/stdout; logs go to stderr')
+    .description("serve every agent tool (search_code, find_definition, find_references, ask_oracle, notes, threads, …) over MCP on stdin/stdout; logs go to stderr")
     .exitOverride()
     .action(async () => {
       // The global -C/--workspace is read here, so `vlt mcp --workspace DIR` and `vlt -C DIR mcp` agree.

@@ -9,9 +9,17 @@ import type { Logger } from '../core/ports';
 import { DEFAULT_MCP_HOST, DEFAULT_MCP_PORT, MCP_PATH } from './http';
 import { loadOrCreateToken, readServerRecord } from './token';
 
-/** The package's name on npm, which `npx` runs. */
-const PACKAGE = 'vlt-oracle';
 const SERVER_NAME = 'vlt';
+
+/**
+ * How a client starts this program: the Node that runs it and the CLI script, both absolute,
+ * so the command works from a checkout or any install (the package is not on the npm registry,
+ * so `npx vlt-oracle` would not).
+ */
+export function thisProgram(): { command: string; args: string[] } {
+  const script = process.argv[1];
+  return { command: process.execPath, args: script ? [path.resolve(script)] : [] };
+}
 const VSCODE_TOKEN_INPUT = 'vlt-mcp-token';
 
 export interface McpInfo {
@@ -36,7 +44,7 @@ export interface McpInfo {
 }
 
 /** Gathers the info, creating the token when there is none yet (a client needs it before the first start). */
-export async function mcpInfo(workspace: string, logger: Logger, cwd: string = process.cwd()): Promise<McpInfo> {
+export async function mcpInfo(workspace: string, logger: Logger, cwd: string = process.cwd(), program: { command: string; args: string[] } = thisProgram()): Promise<McpInfo> {
   const root = path.resolve(workspace);
   const st = await stat(root).catch(() => undefined);
   if (!st) throw new VltError('PATH_NOT_FOUND', `workspace ${root} does not exist`);
@@ -46,7 +54,8 @@ export async function mcpInfo(workspace: string, logger: Logger, cwd: string = p
   const url = rec?.url ?? `http://${DEFAULT_MCP_HOST}:${DEFAULT_MCP_PORT}${MCP_PATH}`;
   // Claude Code starts a project's servers in the project folder, where "." is the workspace.
   const wsArg = path.resolve(cwd) === root ? '.' : shellQuote(root);
-  const stdioArgs = [PACKAGE, 'mcp', '--workspace', '${workspaceFolder}'];
+  const stdioArgs = [...program.args, 'mcp', '--workspace', '${workspaceFolder}'];
+  const stdioCommand = [program.command, ...program.args].map(shellQuote).join(' ');
   const bearer = `Bearer ${token.token}`;
   return {
     workspace: root,
@@ -55,11 +64,11 @@ export async function mcpInfo(workspace: string, logger: Logger, cwd: string = p
     token_file: token.source.kind === 'file' ? token.source.path : null,
     token_source: token.source.kind,
     config: {
-      claude_code_stdio: `claude mcp add ${SERVER_NAME} -- npx ${PACKAGE} mcp --workspace ${wsArg}`,
+      claude_code_stdio: `claude mcp add ${SERVER_NAME} -- ${stdioCommand} mcp --workspace ${wsArg}`,
       claude_code_http: `claude mcp add --transport http ${SERVER_NAME} ${url} --header "Authorization: ${bearer}"`,
-      cursor_stdio: { mcpServers: { [SERVER_NAME]: { command: 'npx', args: stdioArgs } } },
+      cursor_stdio: { mcpServers: { [SERVER_NAME]: { command: program.command, args: stdioArgs } } },
       cursor_http: { mcpServers: { [SERVER_NAME]: { url, headers: { Authorization: bearer } } } },
-      vscode_stdio: { servers: { [SERVER_NAME]: { type: 'stdio', command: 'npx', args: stdioArgs } } },
+      vscode_stdio: { servers: { [SERVER_NAME]: { type: 'stdio', command: program.command, args: stdioArgs } } },
       // VS Code asks for the token once and keeps it in its secret storage, so that a
       // workspace's mcp.json can be committed without it.
       vscode_http: {

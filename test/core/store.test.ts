@@ -530,7 +530,7 @@ describe('corrupt index files', () => {
 
       const err = await expectVltError(IndexStore.open(ws, { mode: 'read' }), 'INDEX_CORRUPT');
       expect(err.message).toMatch(reason);
-      expect(err.message).toMatch(/^index\.db .*re-index the workspace to rebuild it$/);
+      expect(err.message).toMatch(/^index\.db .*; rebuild it with `vlt coderag init`$/);
       expect(err.message).not.toContain('\n');
 
       const logger = recordingLogger();

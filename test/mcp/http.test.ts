@@ -15,7 +15,7 @@ import { TOOLS, type SearchCodeHit, type SearchCodeResult } from '../../src/core
 import { resolveBindHost, startMcpHttpServer } from '../../src/mcp/http';
 import { createMcpServer } from '../../src/mcp/server';
 import { nodeWorkspaceFs } from '../../src/node/fs';
-import { copyFixture, tempDir, vlt } from '../helpers/cli';
+import { CLI, copyFixture, tempDir, vlt } from '../helpers/cli';
 import { alive, call, connectHttp, ensureBuilt, floor, rssKb, startServe, stopServe, textOf, writeBigGo, type HttpSession, type Served } from '../helpers/mcp-client';
 import { fuzzer } from '../helpers/mcp-fuzz';
 
@@ -291,14 +291,15 @@ describe('vlt serve: MCP over Streamable HTTP', () => {
     expect(info.token_file).toBe(file);
     expect(info.http).toMatchObject({ running: true, url: served.url, pid: served.pid });
     expect(info.config.claude_code_http).toBe(`claude mcp add --transport http vlt ${served.url} --header "Authorization: Bearer ${token}"`);
-    expect(info.config.claude_code_stdio).toMatch(/^claude mcp add vlt -- npx vlt-oracle mcp --workspace /);
+    // The stdio command is this very program (Node and the CLI script, absolute): it works from a checkout.
+    expect(info.config.claude_code_stdio).toBe(`claude mcp add vlt -- ${process.execPath} ${CLI} mcp --workspace ${ws.dir}`);
     expect(info.config.vscode_http).toMatchObject({ servers: { vlt: { type: 'http', url: served.url } } });
-    expect(info.config.vscode_stdio).toMatchObject({ servers: { vlt: { type: 'stdio', command: 'npx' } } });
+    expect(info.config.vscode_stdio).toMatchObject({ servers: { vlt: { type: 'stdio', command: process.execPath, args: [CLI, 'mcp', '--workspace', '${workspaceFolder}'] } } });
     expect(info.config.cursor_http).toMatchObject({ mcpServers: { vlt: { url: served.url, headers: { Authorization: `Bearer ${token}` } } } });
     const text = await vlt(['mcp', 'info'], { cwd: ws.dir });
     expect(text.code).toBe(0);
     expect(text.stdout).toContain(token);
-    expect(text.stdout).toContain('claude mcp add vlt -- npx vlt-oracle mcp --workspace .');
+    expect(text.stdout).toContain(`claude mcp add vlt -- ${process.execPath} ${CLI} mcp --workspace .`);
     expect(text.stdout).toContain('.vscode/mcp.json');
   });
 

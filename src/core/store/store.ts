@@ -216,7 +216,7 @@ class ByteReader {
 }
 
 function corruptRefs(why: string): VltError {
-  return new VltError('INDEX_CORRUPT', `a stored reference list is malformed (${why}); re-index the workspace`);
+  return new VltError('INDEX_CORRUPT', `a stored reference list is malformed (${why}); rebuild the index with \`vlt coderag init\``);
 }
 
 function checkRefNumber(value: number, field: string): number {
@@ -1266,7 +1266,7 @@ export class IndexStore {
       if (attempt.db) {
         db = attempt.db;
       } else if (this.mode === 'read') {
-        throw new VltError('INDEX_CORRUPT', `${INDEX_FILE} ${attempt.problem}; re-index the workspace to rebuild it`, {
+        throw new VltError('INDEX_CORRUPT', `${INDEX_FILE} ${attempt.problem}; rebuild it with \`vlt coderag init\``, {
           path: this.indexPath,
         });
       } else {
