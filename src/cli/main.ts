@@ -153,6 +153,7 @@ function trustLine(t: StatusReport['trust']): string {
 }
 
 function printSearch(res: SearchOutput, explain: boolean): void {
+  for (const n of res.notes) out(`note: ${n}`);
   if (res.hits.length === 0) out('no results');
   res.hits.forEach((h, i) => {
     const sym = h.symbol ? `  ${h.symbol} (${h.kind})` : `  (${h.kind})`;
@@ -324,7 +325,11 @@ export function buildProgram(): Command {
       const engine = await openForQuery(root(), globals());
       try {
         const res = await engine.search(query, { k: o.limit, ...(o.lang ? { language: o.lang } : {}), ...(o.path ? { pathGlob: o.path } : {}) });
-        if (o.json) json(o.explain ? { hits: res.hits, explain: res.explain } : res.hits);
+        if (o.json) {
+          // The --json contract is the list of hits; what to know about them goes to stderr.
+          for (const n of res.notes) wiring(globals()).logger.warn(n);
+          json(o.explain ? { hits: res.hits, notes: res.notes, explain: res.explain } : res.hits);
+        }
         else printSearch(res, Boolean(o.explain));
       } finally {
         await engine.close();

@@ -18,7 +18,7 @@ import { silentLogger, type EmbeddingProvider, type Logger, type ProgressSink, t
 import { hybridSearch, normalizeSymbolName, type FusedHit, type RetrieverRun, type SearchSources, type SymbolCandidate } from './search/hybrid';
 import type { AnalyzedQuery } from './search/query';
 import { SearchIndex } from './search/orama-index';
-import { identifierParts } from './search/tokenizer';
+import { identifierParts, tokenize } from './search/tokenizer';
 import { IndexStore, type SymbolRow } from './store/store';
 
 export interface EngineDeps {
@@ -52,6 +52,11 @@ export interface SearchHit {
 
 export interface SearchOutput {
   hits: SearchHit[];
+  /**
+   * What the user should know about the hits: identifiers of the query that nothing in the
+   * index defines or mentions (the hits then match only its other words).
+   */
+  notes: string[];
   explain: {
     analysis: AnalyzedQuery;
     retrievers: Array<{ name: string; ms: number; skipped?: string; top: Array<{ rank: number; path: string; line: number; score: number; why?: string }> }>;
@@ -533,6 +538,7 @@ export class Engine {
     const where = (id: number) => rows.get(id);
     return {
       hits,
+      notes: this.unknownIdentifierNotes(res.analysis.identifiers, hits.length),
       explain: {
         analysis: res.analysis,
         retrievers: res.runs.map((r: RetrieverRun) => ({
@@ -574,6 +580,20 @@ export class Engine {
    * out of `docs`. The oracle weighs how much of a question the evidence covers by this, so a
    * question about something the workspace never mentions is recognised as such.
    */
+  /** A note per identifier of the query that no symbol is named and no chunk mentions. */
+  private unknownIdentifierNotes(identifiers: readonly string[], hits: number): string[] {
+    const unknown = identifiers.filter((id) => {
+      const last = id.split(/\.|::|->|#/).pop() ?? id;
+      if ((this.symbolMap().get(normalizeSymbolName(last))?.length ?? 0) > 0) return false;
+      // The tokenizer keeps the whole identifier as its first term: a chunk that mentions it has it.
+      const whole = tokenize(last)[0];
+      return whole === undefined || this.searchIndex.docFrequency(whole) === 0;
+    });
+    if (unknown.length === 0) return [];
+    const names = unknown.map((n) => `\`${n}\``).join(', ');
+    return [hits > 0 ? `nothing in the index is named or mentions ${names}; these hits match the query's other words` : `nothing in the index is named or mentions ${names}`];
+  }
+
   termRarity(terms: readonly string[]): { docs: number; df: Map<string, number> } {
     const df = new Map<string, number>();
     for (const t of terms) df.set(t, this.searchIndex.docFrequency(t));

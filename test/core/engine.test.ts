@@ -168,6 +168,13 @@ describe('scoped search', () => {
       expect(python.hits.map((h) => h.path)).toEqual(['crypto/tls/notes.py']);
       const all = await engine.search('parse', { k: 50, pathGlob: 'crypto/**' });
       expect(new Set(all.hits.map((h) => h.path)).size).toBe(14);
+
+      // A name nothing defines or mentions is said to be unknown, even when other words match.
+      const unknown = await engine.search('HugeFunc123 parse', { k: 3 });
+      expect(unknown.hits.length).toBeGreaterThan(0);
+      expect(unknown.notes).toEqual(['nothing in the index is named or mentions `HugeFunc123`; these hits match the query\'s other words']);
+      expect((await engine.search('handshakeStep3 parse', { k: 3 })).notes).toEqual([]);
+      expect((await engine.search('parse', { k: 3 })).notes).toEqual([]);
     } finally {
       await engine.close();
     }

@@ -207,6 +207,8 @@ export interface SearchCodeResult {
   next_cursor?: string;
   /** True when the budget cut this answer: hits moved to the next page, or a snippet was shortened. */
   truncated: boolean;
+  /** What to know about the hits, e.g. that nothing in the workspace is named an identifier of the query. */
+  notes?: string[];
 }
 
 type SearchCodeInput = z.output<typeof searchCodeInput>;
@@ -285,7 +287,7 @@ async function searchCode(ctx: ToolContext, input: SearchCodeInput): Promise<Sea
     }
     break;
   }
-  const result: SearchCodeResult = { hits, truncated: cut || next < ranked.length };
+  const result: SearchCodeResult = { hits, truncated: cut || next < ranked.length, ...(res.notes.length ? { notes: res.notes } : {}) };
   if (next < ranked.length) result.next_cursor = encodeCursor(next, fingerprint);
   return result;
 }
