@@ -251,7 +251,8 @@ async function searchCode(ctx: ToolContext, input: SearchCodeInput): Promise<Sea
   // The envelope is sized with the longest cursor this request can produce (its length does
   // not depend on the offset's value beyond a few digits), so that adding the cursor at the
   // end never pushes a full page over the budget.
-  const envelope = JSON.stringify({ hits: [], next_cursor: encodeCursor(input.limit, fingerprint), truncated: false }).length;
+  const notes = res.notes.length ? { notes: res.notes } : {};
+  const envelope = JSON.stringify({ hits: [], next_cursor: encodeCursor(input.limit, fingerprint), truncated: false, ...notes }).length;
   const hits: SearchCodeResult['hits'] = [];
   let used = envelope;
   let cut = false;
@@ -287,7 +288,7 @@ async function searchCode(ctx: ToolContext, input: SearchCodeInput): Promise<Sea
     }
     break;
   }
-  const result: SearchCodeResult = { hits, truncated: cut || next < ranked.length, ...(res.notes.length ? { notes: res.notes } : {}) };
+  const result: SearchCodeResult = { hits, truncated: cut || next < ranked.length, ...notes };
   if (next < ranked.length) result.next_cursor = encodeCursor(next, fingerprint);
   return result;
 }
