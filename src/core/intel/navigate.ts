@@ -3,11 +3,11 @@
  *
  * 1. `lsp`: a language server (exact, type-aware), when one runs for the file's language and
  *    answers within the timeout;
- * 2. `ctags`: Universal Ctags' tags for the name, when installed: name matches only, so they
- *    are candidates that the next step confirms or overrides;
- * 3. `graph`: the index's own resolution: the syntax tree of the file (locals scopes, member
+ * 2. `graph`: the index's own resolution: the syntax tree of the file (locals scopes, member
  *    receivers), imports resolved to files, re-exports followed, class members and base
  *    classes searched; then, for names no scope binds, every indexed definition of the name;
+ * 3. `ctags`: Universal Ctags' tags for the name, when installed and only when the index did
+ *    not settle it: name matches only, merged with the index's candidates;
  * 4. `search`: the hybrid search, when nothing above knows the name.
  *
  * Only LSP answers are `exact`. A fallback answer says how it was resolved (`how`) and how
@@ -111,6 +111,12 @@ function emptyReason(code: 'not-defined' | 'no-uses', message: string, providers
   const failed = providers.find((p) => p.provider === 'lsp' && p.status === 'failed');
   return failed ? { code: 'lsp-failed', message: `the language server failed (${failed.reason ?? 'no reason given'}), and ${message}` } : { code, message };
 }
+
+/**
+ * Ctags is asked only when the index cannot settle the name itself (its tags are name matches,
+ * and loading them costs a process or a large cache read): said so in the providers.
+ */
+const ctagsNotNeeded = (): ProviderRun => ({ provider: 'ctags', status: 'skipped', reason: 'not needed: the index resolved the name', ms: 0 });
 
 /** A Universal Ctags tag, as the ctags port returns it. */
 export interface Tag {
@@ -256,19 +262,20 @@ export class Navigator {
     }
     if (!name) throw new VltError('USAGE', `no identifier at ${file}:${q.line}:${q.col}`);
 
-    // 2. ctags: name matches, kept as candidates for the index to confirm.
-    const tags = await this.ctagsStep(name, providers);
-
-    // 3. The index's own resolution.
+    // 2. The index's own resolution.
     const t0 = performance.now();
     const r = await this.resolver.resolveAt(file, q.line, q.col);
     if (r.locs.length > 0) {
       providers.push({ provider: 'graph', status: 'answered', reason: r.how, ms: performance.now() - t0 });
+      providers.push(ctagsNotNeeded());
       if (lspLocs !== undefined) notes.push('answered by the index after the language server gave no answer');
       return answer(name, r.locs.map((l) => this.describe(l, 'graph', false, 'high', r.how)));
     }
     const candidates = r.candidates;
     providers.push({ provider: 'graph', status: candidates.length > 0 ? 'answered' : 'empty', reason: r.how, ms: performance.now() - t0 });
+
+    // 3. ctags, when the index could not resolve the use: name matches, merged with the index's candidates.
+    const tags = await this.ctagsStep(name, providers);
     if (candidates.length > 0 || (tags && tags.length > 0)) {
       const merged = this.mergeCandidates(candidates, tags ?? []);
       const unique = merged.length === 1;
@@ -394,7 +401,6 @@ export class Navigator {
     void opts;
     const providers: ProviderRun[] = [{ provider: 'lsp', status: 'skipped', reason: 'a language server needs a position; give FILE:LINE:COL for an exact answer', ms: 0 }];
     const notes: string[] = [];
-    const tags = await this.ctagsStep(name.split(/[.:#]/).pop() ?? name, providers);
     const t0 = performance.now();
     const qualified = splitQualified(name);
     // A qualified name means the members of that type (or its bases) or the top-level
@@ -410,8 +416,12 @@ export class Navigator {
     }
     const ranked = rankDefinitions(rows);
     providers.push({ provider: 'graph', status: ranked.length > 0 ? 'answered' : 'empty', reason: `${ranked.length} indexed definitions`, ms: performance.now() - t0 });
-    // Ctags knows names only: its tags join the index's rows unless the qualifiers chose those.
-    const merged = await this.atNames(this.mergeCandidates(ranked, members.length > 0 ? [] : (tags ?? [])), qualified?.name ?? name);
+    // Ctags knows names only: its tags join the index's rows unless the qualifiers chose those
+    // (then it is not asked at all).
+    let tags: Tag[] | undefined;
+    if (members.length > 0) providers.push(ctagsNotNeeded());
+    else tags = await this.ctagsStep(name.split(/[.:#]/).pop() ?? name, providers);
+    const merged = await this.atNames(this.mergeCandidates(ranked, tags ?? []), qualified?.name ?? name);
     if (merged.length > 0) {
       const unique = merged.length === 1;
       if (!unique) notes.push(`${merged.length} definitions are named ${name}; all are listed, most likely first (types and functions before variables, non-test files first)`);
