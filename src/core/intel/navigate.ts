@@ -106,6 +106,13 @@ function withReason(a: NavAnswer): NavAnswer {
  */
 const TREE_USES_CAP = 2000;
 
+/**
+ * How long a language server still loading its workspace (see `LanguageServerInfo.warm`) is
+ * waited for when the index has its references already: long enough for a small workspace's
+ * server to answer exactly, short enough that a large one's first load is not waited out.
+ */
+const LOADING_PATIENCE_MS = 2000;
+
 /** The reason for an empty answer, naming a language server that failed first. */
 function emptyReason(code: 'not-defined' | 'no-uses', message: string, providers: readonly ProviderRun[]): NavReason {
   const failed = providers.find((p) => p.provider === 'lsp' && p.status === 'failed');
@@ -504,29 +511,82 @@ export class Navigator {
   private async referencesInner(query: string, opts: NavOptions): Promise<NavAnswer> {
     const limit = opts.limit ?? 500;
     const def = await this.definition(query, opts);
+    const q = parseNavQuery(query);
+    const base = (providers: ProviderRun[], notes: string[]) => ({ query, symbol: def.symbol, ambiguous: def.ambiguous, notes, providers });
+    const fromIndex = (o: NavOptions) => this.indexReferences(query, def, base([...def.providers], [...def.notes]), o);
+    if (q.kind !== 'position') return fromIndex(opts);
+    const file = this.relPath(q.path);
+    const facts = await this.files.fileFacts(file);
+    const target = def.locations[0];
+    if (!facts || target?.provenance !== 'lsp') return fromIndex(opts);
+
     const providers = [...def.providers];
     const notes = [...def.notes];
-    const q = parseNavQuery(query);
-    const base = { query, symbol: def.symbol, ambiguous: def.ambiguous, notes, providers };
-    if (q.kind === 'position') {
-      const file = this.relPath(q.path);
-      const facts = await this.files.fileFacts(file);
-      if (facts && def.locations[0]?.provenance === 'lsp') {
-        const refs = await this.lspStep('references', file, facts.language, q.line, q.col, opts, providers, notes);
-        if (refs && refs.length > 0) {
-          const all = rankReferences(
-            refs.map((r) => this.describe({ path: r.path, line: r.startLine, col: r.startCol }, 'lsp', true, 'high', 'language server')),
-            def.locations[0].path,
-          );
-          if (isTsFamily(facts.language) && !(await this.hasTsProject(file))) {
-            notes.push(
-              `no tsconfig.json or jsconfig.json covers ${file}: the language server's project holds only the files it opened and what they import, so uses in other files can be missing (add a tsconfig.json, or ask with --no-lsp for the index's answer)`,
-            );
-          }
-          return { ...base, locations: all.slice(0, limit), total: all.length, definition: def.locations[0], truncated: all.length > limit };
-        }
+    const lspAnswer = async (refs: SourceRange[]): Promise<NavAnswer> => {
+      const all = rankReferences(
+        refs.map((r) => this.describe({ path: r.path, line: r.startLine, col: r.startCol }, 'lsp', true, 'high', 'language server')),
+        target.path,
+      );
+      if (isTsFamily(facts.language) && !(await this.hasTsProject(file))) {
+        notes.push(
+          `no tsconfig.json or jsconfig.json covers ${file}: the language server's project holds only the files it opened and what they import, so uses in other files can be missing (add a tsconfig.json, or ask with --no-lsp for the index's answer)`,
+        );
       }
+      return { ...base(providers, notes), locations: all.slice(0, limit), total: all.length, definition: target, truncated: all.length > limit };
+    };
+    const server = this.deps.lsp?.serverFor(facts.language);
+    if (server?.warm !== false) {
+      const refs = await this.lspStep('references', file, facts.language, q.line, q.col, opts, providers, notes);
+      if (refs && refs.length > 0) return lspAnswer(refs);
+      return this.indexReferences(query, def, base(providers, notes), opts);
     }
+
+    // A server that has not answered references since it started loads (type-checks) the
+    // packages involved on the first one: on a large workspace that takes longer than any
+    // timeout a person waits. The index's answer is gathered meanwhile; the server keeps what
+    // it has at least LOADING_PATIENCE_MS to answer, and as long as the index takes, and if it
+    // has not answered by then, the index answers and says why. The server's request goes on
+    // until its own timeout, so that a long-lived host's next call finds it loaded.
+    const t0 = performance.now();
+    const lspProviders: ProviderRun[] = [];
+    const lspNotes: string[] = [];
+    const lspRefs = this.lspStep('references', file, facts.language, q.line, q.col, opts, lspProviders, lspNotes);
+    const stopIndex = new AbortController();
+    const signal = opts.signal ? AbortSignal.any([opts.signal, stopIndex.signal]) : stopIndex.signal;
+    const indexed = this.indexReferences(query, def, base([], []), { ...opts, signal }).then(
+      (a) => ({ ok: true as const, a }),
+      (e: unknown) => ({ ok: false as const, e }),
+    );
+    const first = await Promise.race([lspRefs.then((r) => ({ lsp: r })), indexed.then((i) => ({ index: i }))]);
+    const viaLsp = async (refs: SourceRange[] | undefined): Promise<NavAnswer> => {
+      providers.push(...lspProviders);
+      notes.push(...lspNotes);
+      if (refs && refs.length > 0) {
+        stopIndex.abort();
+        await indexed;
+        return lspAnswer(refs);
+      }
+      const i = await indexed;
+      if (!i.ok) throw i.e;
+      return { ...i.a, providers: [...providers, ...i.a.providers], notes: [...notes, ...i.a.notes] };
+    };
+    if ('lsp' in first) return viaLsp(first.lsp);
+    const index = first.index;
+    if (!index.ok || index.a.locations.length === 0) return viaLsp(await lspRefs);
+    const left = LOADING_PATIENCE_MS - (performance.now() - t0);
+    const late = left > 0 ? await Promise.race([lspRefs, new Promise<'waiting'>((r) => setTimeout(() => r('waiting'), left))]) : 'waiting';
+    if (late !== 'waiting') return viaLsp(late);
+    const waited = ((performance.now() - t0) / 1000).toFixed(1);
+    const why = `${server.name} is still loading the workspace (no references after ${waited} s, the first since it started)`;
+    providers.push({ provider: 'lsp', status: 'skipped', reason: why, ms: performance.now() - t0 });
+    notes.push(`${why}; these are the index's references, not type-checked: ask again once it has loaded for its exact answer`);
+    return { ...index.a, providers: [...providers, ...index.a.providers], notes: [...notes, ...index.a.notes] };
+  }
+
+  /** References gathered by the index for the first of `def`'s locations; see {@link gatherReferences}. */
+  private async indexReferences(query: string, def: NavAnswer, base: Pick<NavAnswer, 'query' | 'symbol' | 'ambiguous' | 'notes' | 'providers'>, opts: NavOptions): Promise<NavAnswer> {
+    const limit = opts.limit ?? 500;
+    const { providers, notes } = base;
     const target = def.locations[0];
     if (!target || def.locations.every((l) => l.provenance === 'search')) {
       const reason = def.reason ?? emptyReason('not-defined', `no definition of ${def.symbol || query} is indexed (search finds the name only in text), so its uses cannot be resolved`, providers);
