@@ -509,78 +509,106 @@ export class Navigator {
   }
 
   private async referencesInner(query: string, opts: NavOptions): Promise<NavAnswer> {
-    const limit = opts.limit ?? 500;
+    const q = parseNavQuery(query);
+    if (q.kind === 'position' && !opts.noLsp && this.deps.lsp) {
+      const file = this.relPath(q.path);
+      const facts = await this.files.fileFacts(file);
+      const server = facts ? this.deps.lsp.serverFor(facts.language) : undefined;
+      if (facts && server && server.state !== 'not-installed' && server.warm === false) return this.referencesWhileLoading(query, { ...q, path: file }, facts, server.name, opts);
+    }
+    return this.referencesChain(query, opts);
+  }
+
+  /** The chain for references: the definition, then the language server's references at a position, else the index's. */
+  private async referencesChain(query: string, opts: NavOptions): Promise<NavAnswer> {
     const def = await this.definition(query, opts);
     const q = parseNavQuery(query);
     const base = (providers: ProviderRun[], notes: string[]) => ({ query, symbol: def.symbol, ambiguous: def.ambiguous, notes, providers });
-    const fromIndex = (o: NavOptions) => this.indexReferences(query, def, base([...def.providers], [...def.notes]), o);
-    if (q.kind !== 'position') return fromIndex(opts);
-    const file = this.relPath(q.path);
-    const facts = await this.files.fileFacts(file);
-    const target = def.locations[0];
-    if (!facts || target?.provenance !== 'lsp') return fromIndex(opts);
-
     const providers = [...def.providers];
     const notes = [...def.notes];
-    const lspAnswer = async (refs: SourceRange[]): Promise<NavAnswer> => {
-      const all = rankReferences(
-        refs.map((r) => this.describe({ path: r.path, line: r.startLine, col: r.startCol }, 'lsp', true, 'high', 'language server')),
-        target.path,
-      );
-      if (isTsFamily(facts.language) && !(await this.hasTsProject(file))) {
-        notes.push(
-          `no tsconfig.json or jsconfig.json covers ${file}: the language server's project holds only the files it opened and what they import, so uses in other files can be missing (add a tsconfig.json, or ask with --no-lsp for the index's answer)`,
-        );
+    const target = def.locations[0];
+    if (q.kind === 'position' && target?.provenance === 'lsp') {
+      const file = this.relPath(q.path);
+      const facts = await this.files.fileFacts(file);
+      if (facts) {
+        const refs = await this.lspStep('references', file, facts.language, q.line, q.col, opts, providers, notes);
+        if (refs && refs.length > 0) return this.lspReferences(base(providers, notes), file, facts.language, target, refs, opts.limit ?? 500);
       }
-      return { ...base(providers, notes), locations: all.slice(0, limit), total: all.length, definition: target, truncated: all.length > limit };
-    };
-    const server = this.deps.lsp?.serverFor(facts.language);
-    if (server?.warm !== false) {
-      const refs = await this.lspStep('references', file, facts.language, q.line, q.col, opts, providers, notes);
-      if (refs && refs.length > 0) return lspAnswer(refs);
-      return this.indexReferences(query, def, base(providers, notes), opts);
     }
+    return this.indexReferences(query, def, base(providers, notes), opts);
+  }
 
-    // A server that has not answered references since it started loads (type-checks) the
-    // packages involved on the first one: on a large workspace that takes longer than any
-    // timeout a person waits. The index's answer is gathered meanwhile; the server keeps what
-    // it has at least LOADING_PATIENCE_MS to answer, and as long as the index takes, and if it
-    // has not answered by then, the index answers and says why. The server's request goes on
-    // until its own timeout, so that a long-lived host's next call finds it loaded.
+  /** An answer of the language server's references, ranked, with what the caller should know. */
+  private async lspReferences(base: Pick<NavAnswer, 'query' | 'symbol' | 'ambiguous' | 'notes' | 'providers'>, file: string, language: LanguageId, definition: NavLocation, refs: SourceRange[], limit: number): Promise<NavAnswer> {
+    const all = rankReferences(
+      refs.map((r) => this.describe({ path: r.path, line: r.startLine, col: r.startCol }, 'lsp', true, 'high', 'language server')),
+      definition.path,
+    );
+    if (isTsFamily(language) && !(await this.hasTsProject(file))) {
+      base.notes.push(
+        `no tsconfig.json or jsconfig.json covers ${file}: the language server's project holds only the files it opened and what they import, so uses in other files can be missing (add a tsconfig.json, or ask with --no-lsp for the index's answer)`,
+      );
+    }
+    return { ...base, locations: all.slice(0, limit), total: all.length, definition, truncated: all.length > limit };
+  }
+
+  /**
+   * References at a position while the file's language server is not warm (it has not answered
+   * references since it started). Its first references load (type-check) every package that
+   * could hold a use, and on a large workspace its start alone takes seconds: longer than a
+   * person waits, when the index can answer in a second. So the server's chain (definition,
+   * then references) and the index's run side by side. The server's answer is taken when it
+   * comes within LOADING_PATIENCE_MS of the call or before the index's; otherwise the index
+   * answers and says the server is still loading. The server's requests go on until their own
+   * timeout, so that a long-lived host's next call finds it loaded and waits for it as usual.
+   */
+  private async referencesWhileLoading(query: string, pos: { path: string; line: number; col: number }, facts: FileFacts, serverName: string, opts: NavOptions): Promise<NavAnswer> {
     const t0 = performance.now();
+    const limit = opts.limit ?? 500;
     const lspProviders: ProviderRun[] = [];
     const lspNotes: string[] = [];
-    const lspRefs = this.lspStep('references', file, facts.language, q.line, q.col, opts, lspProviders, lspNotes);
+    const viaLsp = (async () => {
+      const defs = await this.lspStep('definition', pos.path, facts.language, pos.line, pos.col, opts, lspProviders, lspNotes);
+      if (!defs || defs.length === 0) return undefined;
+      const refs = await this.lspStep('references', pos.path, facts.language, pos.line, pos.col, opts, lspProviders, lspNotes);
+      return refs && refs.length > 0 ? { defs, refs } : undefined;
+    })();
     const stopIndex = new AbortController();
     const signal = opts.signal ? AbortSignal.any([opts.signal, stopIndex.signal]) : stopIndex.signal;
-    const indexed = this.indexReferences(query, def, base([], []), { ...opts, signal }).then(
+    const indexed = this.referencesChain(query, { ...opts, noLsp: true, signal }).then(
       (a) => ({ ok: true as const, a }),
       (e: unknown) => ({ ok: false as const, e }),
     );
-    const first = await Promise.race([lspRefs.then((r) => ({ lsp: r })), indexed.then((i) => ({ index: i }))]);
-    const viaLsp = async (refs: SourceRange[] | undefined): Promise<NavAnswer> => {
-      providers.push(...lspProviders);
-      notes.push(...lspNotes);
-      if (refs && refs.length > 0) {
-        stopIndex.abort();
-        await indexed;
-        return lspAnswer(refs);
-      }
+    // The index's answer, with the server's runs in place of its "--no-lsp" one.
+    const indexAnswer = async (extra?: ProviderRun): Promise<NavAnswer> => {
       const i = await indexed;
       if (!i.ok) throw i.e;
-      return { ...i.a, providers: [...providers, ...i.a.providers], notes: [...notes, ...i.a.notes] };
+      const providers = [...lspProviders, ...(extra ? [extra] : []), ...i.a.providers.filter((p) => p.provider !== 'lsp')];
+      return { ...i.a, providers, notes: [...lspNotes, ...i.a.notes] };
     };
-    if ('lsp' in first) return viaLsp(first.lsp);
-    const index = first.index;
-    if (!index.ok || index.a.locations.length === 0) return viaLsp(await lspRefs);
+    const lspAnswer = async (found: { defs: SourceRange[]; refs: SourceRange[] }): Promise<NavAnswer> => {
+      stopIndex.abort();
+      await indexed;
+      const d = found.defs[0]!;
+      const definition = this.describe({ path: d.path, line: d.startLine, col: d.startCol }, 'lsp', true, 'high', 'language server');
+      const symbol = (await this.resolver.analyze(pos.path, pos.line, pos.col))?.target?.name ?? '';
+      return this.lspReferences({ query, symbol, ambiguous: false, notes: lspNotes, providers: lspProviders }, pos.path, facts.language, definition, found.refs, limit);
+    };
+    const first = await Promise.race([viaLsp.then((v) => ({ lsp: v })), indexed.then((i) => ({ index: i }))]);
+    if ('lsp' in first) return first.lsp ? lspAnswer(first.lsp) : indexAnswer();
+    if (!first.index.ok || first.index.a.locations.length === 0) {
+      // The index has nothing to offer: the server is waited for, up to its timeout.
+      const late = await viaLsp;
+      return late ? lspAnswer(late) : indexAnswer();
+    }
     const left = LOADING_PATIENCE_MS - (performance.now() - t0);
-    const late = left > 0 ? await Promise.race([lspRefs, new Promise<'waiting'>((r) => setTimeout(() => r('waiting'), left))]) : 'waiting';
-    if (late !== 'waiting') return viaLsp(late);
+    const late = left > 0 ? await Promise.race([viaLsp, new Promise<'waiting'>((r) => setTimeout(() => r('waiting'), left))]) : 'waiting';
+    if (late !== 'waiting') return late ? lspAnswer(late) : indexAnswer();
     const waited = ((performance.now() - t0) / 1000).toFixed(1);
-    const why = `${server.name} is still loading the workspace (no references after ${waited} s, the first since it started)`;
-    providers.push({ provider: 'lsp', status: 'skipped', reason: why, ms: performance.now() - t0 });
-    notes.push(`${why}; these are the index's references, not type-checked: ask again once it has loaded for its exact answer`);
-    return { ...index.a, providers: [...providers, ...index.a.providers], notes: [...notes, ...index.a.notes] };
+    const why = `${serverName} is still loading the workspace (no references after ${waited} s, the first since it started)`;
+    const answer = await indexAnswer({ provider: 'lsp', status: 'skipped', reason: why, ms: performance.now() - t0 });
+    answer.notes.unshift(`${why}; these are the index's references, not type-checked: ask again once it has loaded for its exact answer`);
+    return answer;
   }
 
   /** References gathered by the index for the first of `def`'s locations; see {@link gatherReferences}. */

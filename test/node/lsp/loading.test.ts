@@ -34,15 +34,15 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function start(mode: string, refsMs?: number) {
+function start(mode: string, refsMs?: number, env: Record<string, string> = {}) {
   const spec: ServerSpec = {
     name: 'fake-lsp',
     languages: ['typescript', 'tsx', 'javascript'],
     command: process.execPath,
     args: [FAKE, mode],
-    env: refsMs !== undefined ? { FAKE_LSP_REFS_MS: String(refsMs) } : {},
+    env: { ...env, ...(refsMs !== undefined ? { FAKE_LSP_REFS_MS: String(refsMs) } : {}) },
   };
-  servers = createLanguageServers({ root: dir, logger: silentLogger, servers: [spec], readyTimeoutMs: 5_000, client: { settleMs: 50, graceMs: 300 } });
+  servers = createLanguageServers({ root: dir, logger: silentLogger, servers: [spec], readyTimeoutMs: 10_000, client: { settleMs: 50, graceMs: 300 } });
   return servers;
 }
 
@@ -54,8 +54,9 @@ describe('references while the language server is still loading', () => {
     const lsp = start('slow-first-references', 8_000);
     expect(lsp.serverFor('typescript')?.warm).toBe(false);
     const a = await engine!.navigator({ lsp }).references('main.ts:5:3', { lspTimeoutMs: 10_000 });
-    // The definition came from the server; the references from the index, and it says why.
-    expect(a.definition?.provenance).toBe('lsp');
+    // The server answered the definition, not the references: the index answered both, and says why.
+    expect(lspRuns(a)[0]).toBe('answered: fake-lsp');
+    expect(a.definition).toMatchObject({ path: 'lib.ts', line: 2, provenance: 'graph' });
     expect(where(a)).toEqual(['main.ts:1:10 graph', 'main.ts:5:3 graph']);
     expect(lspRuns(a)).toContainEqual(expect.stringMatching(/^skipped: fake-lsp is still loading the workspace \(no references after \d+\.\d s, the first since it started\)$/));
     expect(a.notes.join('\n')).toMatch(/fake-lsp is still loading the workspace.*ask again once it has loaded/);
@@ -73,6 +74,13 @@ describe('references while the language server is still loading', () => {
     const second = await nav.references('main.ts:5:3', { lspTimeoutMs: 10_000 });
     expect(where(second).sort()).toEqual(['/opt/elsewhere/outside.ts:1:1 lsp', 'lib.ts:2:17 lsp', 'main.ts:5:3 lsp']);
     expect(lspRuns(second).every((r) => !r.includes('still loading'))).toBe(true);
+  });
+
+  it('does not wait for a server still starting up either (its definition not answered yet)', async () => {
+    const lsp = start('slow-ready', undefined, { FAKE_LSP_READY_MS: '8000' });
+    const a = await engine!.navigator({ lsp }).references('main.ts:5:3', { lspTimeoutMs: 10_000 });
+    expect(where(a)).toEqual(['main.ts:1:10 graph', 'main.ts:5:3 graph']);
+    expect(lspRuns(a)).toEqual([expect.stringMatching(/^skipped: fake-lsp is still loading the workspace/)]);
   });
 
   it('a fresh server that answers at once is not skipped', async () => {
