@@ -161,7 +161,11 @@ export interface NavigatorDeps {
 export interface NavOptions {
   /** Skip the language server (the fallback chain alone, as `--no-lsp` and the benchmark do). */
   noLsp?: boolean;
-  /** Upper bound for the LSP step. */
+  /**
+   * Upper bound for the LSP step (default 10 s). Given explicitly, it is also how long a server
+   * still loading its workspace is waited for; without it, references do not wait for one
+   * (see `referencesWhileLoading`).
+   */
   lspTimeoutMs?: number;
   /** For references: the most locations listed (the total still counts every use found). */
   limit?: number;
@@ -510,7 +514,9 @@ export class Navigator {
 
   private async referencesInner(query: string, opts: NavOptions): Promise<NavAnswer> {
     const q = parseNavQuery(query);
-    if (q.kind === 'position' && !opts.noLsp && this.deps.lsp) {
+    // A caller that chose the server's timeout waits for it, loading or not (a benchmark of the
+    // server, `--lsp-timeout`).
+    if (q.kind === 'position' && !opts.noLsp && opts.lspTimeoutMs === undefined && this.deps.lsp) {
       const file = this.relPath(q.path);
       const facts = await this.files.fileFacts(file);
       const server = facts ? this.deps.lsp.serverFor(facts.language) : undefined;
@@ -607,7 +613,7 @@ export class Navigator {
     const waited = ((performance.now() - t0) / 1000).toFixed(1);
     const why = `${serverName} is still loading the workspace (no references after ${waited} s, the first since it started)`;
     const answer = await indexAnswer({ provider: 'lsp', status: 'skipped', reason: why, ms: performance.now() - t0 });
-    answer.notes.unshift(`${why}; these are the index's references, not type-checked: ask again once it has loaded for its exact answer`);
+    answer.notes.unshift(`${why}; these are the index's references, not type-checked: ask again once it has loaded, or give a timeout to wait for it (--lsp-timeout), for its exact answer`);
     return answer;
   }
 

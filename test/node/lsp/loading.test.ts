@@ -53,39 +53,45 @@ describe('references while the language server is still loading', () => {
   it('answers from the index, saying the server is still loading, rather than waiting out its timeout', async () => {
     const lsp = start('slow-first-references', 8_000);
     expect(lsp.serverFor('typescript')?.warm).toBe(false);
-    const a = await engine!.navigator({ lsp }).references('main.ts:5:3', { lspTimeoutMs: 10_000 });
+    const a = await engine!.navigator({ lsp }).references('main.ts:5:3');
     // The server answered the definition, not the references: the index answered both, and says why.
     expect(lspRuns(a)[0]).toBe('answered: fake-lsp');
     expect(a.definition).toMatchObject({ path: 'lib.ts', line: 2, provenance: 'graph' });
     expect(where(a)).toEqual(['main.ts:1:10 graph', 'main.ts:5:3 graph']);
     expect(lspRuns(a)).toContainEqual(expect.stringMatching(/^skipped: fake-lsp is still loading the workspace \(no references after \d+\.\d s, the first since it started\)$/));
-    expect(a.notes.join('\n')).toMatch(/fake-lsp is still loading the workspace.*ask again once it has loaded/);
+    expect(a.notes.join('\n')).toMatch(/fake-lsp is still loading the workspace.*ask again once it has loaded, or give a timeout/);
     expect(a.total).toBe(2);
   });
 
   it('takes the server answer when it comes in time, and waits for a server that has answered references before', async () => {
     const lsp = start('slow-first-references', 2_500);
     const nav = engine!.navigator({ lsp });
-    const first = await nav.references('main.ts:5:3', { lspTimeoutMs: 10_000 });
+    const first = await nav.references('main.ts:5:3');
     expect(where(first)).toEqual(['main.ts:1:10 graph', 'main.ts:5:3 graph']);
     // The server's request goes on after the index answered; once it is answered the server is warm.
     for (let i = 0; i < 100 && lsp.serverFor('typescript')?.warm !== true; i++) await new Promise((r) => setTimeout(r, 50));
     expect(lsp.serverFor('typescript')?.warm).toBe(true);
-    const second = await nav.references('main.ts:5:3', { lspTimeoutMs: 10_000 });
+    const second = await nav.references('main.ts:5:3');
     expect(where(second).sort()).toEqual(['/opt/elsewhere/outside.ts:1:1 lsp', 'lib.ts:2:17 lsp', 'main.ts:5:3 lsp']);
     expect(lspRuns(second).every((r) => !r.includes('still loading'))).toBe(true);
   });
 
   it('does not wait for a server still starting up either (its definition not answered yet)', async () => {
     const lsp = start('slow-ready', undefined, { FAKE_LSP_READY_MS: '8000' });
-    const a = await engine!.navigator({ lsp }).references('main.ts:5:3', { lspTimeoutMs: 10_000 });
+    const a = await engine!.navigator({ lsp }).references('main.ts:5:3');
     expect(where(a)).toEqual(['main.ts:1:10 graph', 'main.ts:5:3 graph']);
     expect(lspRuns(a)).toEqual([expect.stringMatching(/^skipped: fake-lsp is still loading the workspace/)]);
   });
 
+  it('waits for a loading server when the caller chose the timeout', async () => {
+    const lsp = start('slow-first-references', 2_500);
+    const a = await engine!.navigator({ lsp }).references('main.ts:5:3', { lspTimeoutMs: 10_000 });
+    expect(where(a).sort()).toEqual(['/opt/elsewhere/outside.ts:1:1 lsp', 'lib.ts:2:17 lsp', 'main.ts:5:3 lsp']);
+  });
+
   it('a fresh server that answers at once is not skipped', async () => {
     const lsp = start('ok');
-    const a = await engine!.navigator({ lsp }).references('main.ts:5:3', { lspTimeoutMs: 10_000 });
+    const a = await engine!.navigator({ lsp }).references('main.ts:5:3');
     expect(a.locations.every((l) => l.provenance === 'lsp')).toBe(true);
     expect(a.total).toBe(3);
   });
