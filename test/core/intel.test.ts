@@ -435,7 +435,7 @@ describe('ctags is consulted only when the index cannot settle the name', () => 
     return { asked, tags };
   }
 
-  it('not for a position the index resolves, nor for a qualified name the index finds; yes for a bare name', async () => {
+  it('not for a position the index resolves, a qualified name the index finds, or references the index has a definition for; yes for the definition of a bare name', async () => {
     const { asked, tags } = countingTags();
     const nav = go.navigator({ tags });
     const byPos = await nav.references('util/util.go:4:6', { noLsp: true });
@@ -448,6 +448,12 @@ describe('ctags is consulted only when the index cannot settle the name', () => 
     expect(top(bare)).toBe('util/util.go:4:6');
     expect(asked).toEqual(['probe', 'Helper']);
     expect(bare.providers.find((p) => p.provider === 'ctags')?.status).toBe('answered');
+    // References of a bare name are gathered for the index's first definition: ctags is not asked.
+    asked.length = 0;
+    const refs = await nav.references('Helper', { noLsp: true });
+    expect(refs.definition).toMatchObject({ path: 'util/util.go', line: 4 });
+    expect(refs.locations.length).toBeGreaterThan(0);
+    expect(asked).toEqual([]);
   });
 });
 

@@ -124,6 +124,7 @@ function emptyReason(code: 'not-defined' | 'no-uses', message: string, providers
  * and loading them costs a process or a large cache read): said so in the providers.
  */
 const ctagsNotNeeded = (): ProviderRun => ({ provider: 'ctags', status: 'skipped', reason: 'not needed: the index resolved the name', ms: 0 });
+const ctagsNotForReferences = (): ProviderRun => ({ provider: 'ctags', status: 'skipped', reason: "not needed: references are gathered for the index's first definition", ms: 0 });
 
 /** A Universal Ctags tag, as the ctags port returns it. */
 export interface Tag {
@@ -243,7 +244,11 @@ export class Navigator {
     }
   }
 
-  /** Set while `references` runs, so that the definition step's trees stay for the uses. */
+  /**
+   * Set while `references` runs: the definition step's trees stay for the uses, and ctags is not
+   * asked when the index has a candidate (the uses are gathered for the first candidate, which
+   * is the index's whatever ctags adds).
+   */
   private keep = false;
 
   private async definitionInner(query: string, opts: NavOptions): Promise<NavAnswer> {
@@ -286,7 +291,9 @@ export class Navigator {
     providers.push({ provider: 'graph', status: candidates.length > 0 ? 'answered' : 'empty', reason: r.how, ms: performance.now() - t0 });
 
     // 3. ctags, when the index could not resolve the use: name matches, merged with the index's candidates.
-    const tags = await this.ctagsStep(name, providers);
+    let tags: Tag[] | undefined;
+    if (this.keep && candidates.length > 0) providers.push(ctagsNotForReferences());
+    else tags = await this.ctagsStep(name, providers);
     if (candidates.length > 0 || (tags && tags.length > 0)) {
       const merged = this.mergeCandidates(candidates, tags ?? []);
       const unique = merged.length === 1;
@@ -431,6 +438,7 @@ export class Navigator {
     // (then it is not asked at all).
     let tags: Tag[] | undefined;
     if (members.length > 0) providers.push(ctagsNotNeeded());
+    else if (this.keep && ranked.length > 0) providers.push(ctagsNotForReferences());
     else tags = await this.ctagsStep(name.split(/[.:#]/).pop() ?? name, providers);
     const merged = await this.atNames(this.mergeCandidates(ranked, tags ?? []), qualified?.name ?? name);
     if (merged.length > 0) {
