@@ -366,12 +366,17 @@ export function buildProgram(): Command {
     });
 
   /** Opens the index, language servers and ctags for one navigation command; closes them all. */
-  const withNavigator = async <T>(fn: (nav: Navigator, engine: Engine, lsp: LanguageServers) => Promise<T>): Promise<T> => {
+  /**
+   * Opens the index and runs `fn` with a navigator over it. Language servers are wired only when
+   * the call may use them (not with --no-lsp); ctags is wired always, but it is spawned or its
+   * cached tags read only when the chain consults it (the index could not settle the name).
+   */
+  const withNavigator = async <T>(opts: { lsp: boolean }, fn: (nav: Navigator, engine: Engine, lsp: LanguageServers | undefined) => Promise<T>): Promise<T> => {
     const g = globals();
     const { logger } = wiring(g);
     const engine = await openForQuery(root(), g);
     const trusted = engine.config.trust.trusted;
-    const lsp = createLanguageServers({ root: engine.root, logger, trusted });
+    const lsp = opts.lsp ? createLanguageServers({ root: engine.root, logger, trusted }) : undefined;
     const tags = new CtagsProvider({
       root: engine.root,
       files: () => engine.store.listFiles().map((f) => f.path),
@@ -380,9 +385,9 @@ export function buildProgram(): Command {
       trusted,
     });
     try {
-      return await fn(engine.navigator({ lsp, tags }), engine, lsp);
+      return await fn(engine.navigator({ ...(lsp ? { lsp } : {}), tags }), engine, lsp);
     } finally {
-      await lsp.dispose();
+      await lsp?.dispose();
       await engine.close();
     }
   };
@@ -398,7 +403,7 @@ export function buildProgram(): Command {
     .option('--no-lsp', 'do not start language servers (the fallback chain alone)')
     .option('--lsp-timeout <ms>', 'upper bound for the language server', parsePositiveInt)
     .action(async (target: string, o: { json?: boolean; explain?: boolean; lsp?: boolean; lspTimeout?: number }) => {
-      await withNavigator(async (nav) => {
+      await withNavigator({ lsp: o.lsp !== false }, async (nav) => {
         const a = await nav.definition(target, navOptions(o));
         if (o.json) json(a);
         else out(formatNavAnswer(a, 'definition', Boolean(o.explain)));
@@ -419,7 +424,7 @@ export function buildProgram(): Command {
     .action(async (target: string, o: { limit: number; cursor?: string; budget?: number; json?: boolean; explain?: boolean; lsp?: boolean; lspTimeout?: number }) => {
       const fingerprint = requestFingerprint([target, o.lsp !== false, o.budget ?? null, o.limit]);
       const offset = o.cursor !== undefined ? decodeCursor(o.cursor, fingerprint, Number.MAX_SAFE_INTEGER) : 0;
-      await withNavigator(async (nav) => {
+      await withNavigator({ lsp: o.lsp !== false }, async (nav) => {
         const a = await nav.references(target, { ...navOptions(o), limit: offset + o.limit, ...(o.budget !== undefined ? { budgetMs: o.budget } : {}) });
         const page = { ...a, locations: a.locations.slice(offset), offset };
         const more = a.total !== undefined ? a.total > offset + o.limit : a.locations.length >= offset + o.limit;
@@ -436,7 +441,8 @@ export function buildProgram(): Command {
     .option('--json', 'machine-readable output')
     .option('--timeout <ms>', 'upper bound for the language server', parsePositiveInt, 30_000)
     .action(async (target: string, o: { json?: boolean; timeout: number }) => {
-      await withNavigator(async (nav, engine, lsp) => {
+      await withNavigator({ lsp: true }, async (nav, engine, lsp) => {
+        if (!lsp) throw new VltError('INTERNAL', 'diag runs without language servers');
         const m = /^(.+):(\d+):(\d+)$/.exec(target);
         const file = nav.relPath(m?.[1] ?? target);
         const st = await nodeWorkspaceFs.stat(path.join(engine.root, file)).catch(() => undefined);

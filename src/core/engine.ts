@@ -8,7 +8,7 @@ import { loadConfig, warnIgnoredKeysOnce, type VltConfig } from './config';
 import { VltError } from './errors';
 import { OpenAIEmbeddingProvider, embeddingCacheKey } from './embeddings';
 import { dryRun, persistIndex, runIndex, type DryRunReport, type IndexReport } from './indexer';
-import { CodeGraph, loadResolverConfig } from './intel/graph';
+import { CodeGraph, loadResolverConfig, type GraphBuilder } from './intel/graph';
 import type { LanguageServers } from './intel/lsp';
 import { Navigator, type TagsProvider } from './intel/navigate';
 import { TreeCache } from './intel/sources';
@@ -19,7 +19,8 @@ import { hybridSearch, normalizeSymbolName, type FusedHit, type RetrieverRun, ty
 import type { AnalyzedQuery } from './search/query';
 import { SearchIndex } from './search/orama-index';
 import { identifierParts, tokenize } from './search/tokenizer';
-import { IndexStore, type SymbolRow } from './store/store';
+import { IndexStore, type FileRow, type SymbolRow } from './store/store';
+import type { LanguageId } from './types';
 
 export interface EngineDeps {
   fs: WorkspaceFs;
@@ -85,6 +86,34 @@ export interface StatusReport {
   trust: { trusted: boolean; source: string; stale: boolean; ignored: string[] };
 }
 
+
+/** What {@link Engine.warmNavigation} did. */
+export interface WarmReport {
+  graph: 'built' | 'cached' | 'skipped';
+  /** Languages whose grammar is loaded and was exercised. */
+  languages: LanguageId[];
+  ms: number;
+  /** Why it stopped before the end (cancelled, the index changed). */
+  stopped?: string;
+}
+
+/** The warm-up's slice: short enough that a request arriving meanwhile hardly notices it. */
+const WARM_SLICE_MS = 10;
+/**
+ * A language with fewer indexed files is not warmed unless it is the workspace's main one (a
+ * few scripts in another language rarely get navigated first), nor more than a few languages
+ * (each grammar holds megabytes).
+ */
+const WARM_MIN_FILES = 5;
+const WARM_MAX_LANGUAGES = 4;
+/** The largest file parsed to exercise a grammar: a bigger one is a longer block. */
+const WARM_SAMPLE_BYTES = 32 * 1024;
+/**
+ * After a reload the graph is rebuilt in the background only when its last build took less than
+ * this: a writer host reloads after every commit, and a big workspace's graph (half a second on
+ * the Go standard library) is then left for the next navigation call to build.
+ */
+const REWARM_GRAPH_MAX_MS = 150;
 
 const SNIPPET_LINES = 12;
 /** Targeted runs up to this many files parse in this thread once the workers are released. */
@@ -635,6 +664,8 @@ export class Engine {
   }
 
   private graphCache: { key: string; graph: Promise<CodeGraph> } | undefined;
+  /** The graph of an index state being built (by a call or the warm-up), shared by both. */
+  private graphBuild: { key: string; builder: Promise<GraphBuilder> } | undefined;
   private navParser: Promise<CodeParser> | undefined;
   /**
    * Syntax trees navigation parsed, by content hash, kept across calls: a long-lived host
@@ -644,24 +675,154 @@ export class Engine {
 
   /**
    * The code graph (files and resolved imports) of the current index state, built on first
-   * use and cached until the index changes.
+   * use and cached until the index changes. A build the warm-up left half done is finished
+   * here without pausing.
    */
   graph(): Promise<CodeGraph> {
     const key = this.stateVersion;
     if (this.graphCache?.key !== key) {
-      const build = (async () => {
-        const files = this.store.listFiles().map((f) => f.path);
-        const config = await loadResolverConfig(this.root, this.deps.fs, files);
-        const g = CodeGraph.build(this.store, config);
+      const build = this.graphBuilder(key).then((b) => {
+        const g = b.finish();
+        this.lastGraphMs = g.stats.ms;
         this.logger.debug(`graph: ${g.fileCount} files, ${g.stats.resolved}/${g.stats.imports} imports resolved in ${g.stats.ms.toFixed(0)} ms`);
         return g;
-      })();
+      });
       this.graphCache = { key, graph: build };
       build.catch(() => {
         if (this.graphCache?.graph === build) this.graphCache = undefined;
       });
     }
     return this.graphCache.graph;
+  }
+
+  private graphBuilder(key: string): Promise<GraphBuilder> {
+    if (this.graphBuild?.key !== key) {
+      const builder = (async () => {
+        const files = this.store.listFiles();
+        const config = await loadResolverConfig(
+          this.root,
+          this.deps.fs,
+          files.map((f) => f.path),
+        );
+        // The config read is asynchronous: the index may have changed meanwhile.
+        if (this.stateVersion !== key) throw new VltError('CANCELLED', 'the index changed while its graph was being built');
+        return CodeGraph.builder(this.store, config, files);
+      })();
+      this.graphBuild = { key, builder };
+      builder.catch(() => {
+        if (this.graphBuild?.builder === builder) this.graphBuild = undefined;
+      });
+    }
+    return this.graphBuild.builder;
+  }
+
+  /** How long the last complete graph took to build, for deciding whether re-warming it is cheap. */
+  private lastGraphMs: number | undefined;
+
+  /**
+   * Prepares, while the host is idle, what the first definition or reference search would
+   * otherwise load on its own time: the code graph of the current index state, then the
+   * grammars and queries of the languages the index holds (most files first), each exercised
+   * once on one of its files so that the first real parse runs compiled code.
+   *
+   * It runs in slices of about {@link WARM_SLICE_MS} (the grammar loads and the index reads
+   * are longer blocks, tens of milliseconds on the Go standard library), and before each slice
+   * awaits `whenIdle`, which the host resolves once no request is in flight: a request waits
+   * at most for the slice in progress, and a request that needs the graph finishes its build
+   * itself, without pauses. Stops when `signal` aborts or the index state changes (a reload):
+   * what was done stays, and nothing half done is ever used.
+   *
+   * `graphOnly`: re-warm only the graph, and only when its last build was cheap (a reload of a
+   * new generation: the grammars are still loaded, and a big workspace's graph is left for the
+   * next call to build rather than rebuilt after every commit).
+   */
+  async warmNavigation(opts: { whenIdle: () => Promise<void>; signal?: AbortSignal; graphOnly?: boolean }): Promise<WarmReport> {
+    const t0 = performance.now();
+    const key = this.stateVersion;
+    const report: WarmReport = { graph: 'skipped', languages: [], ms: 0 };
+    const stop = (): string | undefined => (opts.signal?.aborted ? 'cancelled' : this.stateVersion !== key ? 'the index changed' : undefined);
+    const done = (why?: string): WarmReport => {
+      if (why) report.stopped = why;
+      report.ms = performance.now() - t0;
+      return report;
+    };
+    if (opts.graphOnly && (this.lastGraphMs === undefined || this.lastGraphMs > REWARM_GRAPH_MAX_MS)) return done();
+    let why: string | undefined;
+    // 1. The code graph: every reference search and most definitions read it.
+    if (this.graphCache?.key !== key) {
+      await opts.whenIdle();
+      if ((why = stop())) return done(why);
+      let builder: GraphBuilder;
+      try {
+        builder = await this.graphBuilder(key);
+      } catch (e) {
+        return done(stop() ?? `the graph failed: ${String(e)}`);
+      }
+      while (!builder.done) {
+        await opts.whenIdle();
+        if ((why = stop())) return done(why);
+        builder.step(performance.now() + WARM_SLICE_MS);
+      }
+      // A call may have finished the build meanwhile and cached it; else cache it now.
+      if (this.graphCache?.key !== key) {
+        const g = builder.finish();
+        this.lastGraphMs = g.stats.ms;
+        this.graphCache = { key, graph: Promise.resolve(g) };
+        report.graph = 'built';
+      } else report.graph = 'cached';
+    } else report.graph = 'cached';
+    if (opts.graphOnly) return done();
+    // 2. The grammars: tree-sitter's runtime, each grammar, its tag and locals queries, and a
+    // first parse (V8 compiles a grammar's WebAssembly lazily, on its first parses).
+    await opts.whenIdle();
+    if ((why = stop())) return done(why);
+    let parser: CodeParser;
+    try {
+      parser = await this.syntaxParser();
+    } catch (e) {
+      return done(`no parser: ${String(e)}`);
+    }
+    for (const { language, sample } of this.warmLanguages()) {
+      await opts.whenIdle();
+      if ((why = stop())) return done(why);
+      try {
+        parser.prepare(language);
+        const text = await this.deps.fs.readFile(path.join(this.root, sample)).then(
+          (b) => new TextDecoder().decode(b),
+          () => undefined,
+        );
+        await opts.whenIdle();
+        if ((why = stop())) return done(why);
+        if (text !== undefined) parser.openTree(language, text).dispose();
+        report.languages.push(language);
+      } catch (e) {
+        // A grammar that cannot load fails the call that needs it, with its own message.
+        this.logger.debug(`warm-up: ${language}: ${String(e)}`);
+      }
+    }
+    return done();
+  }
+
+  /**
+   * The languages worth warming, most files first, each with the file to parse once: one of
+   * middling size (a big file costs a long block, a tiny one exercises little of the grammar).
+   */
+  private warmLanguages(): Array<{ language: LanguageId; sample: string }> {
+    const byLanguage = new Map<LanguageId, FileRow[]>();
+    for (const f of this.store.listFiles()) {
+      if (f.language === 'markdown') continue;
+      let list = byLanguage.get(f.language);
+      if (!list) byLanguage.set(f.language, (list = []));
+      list.push(f);
+    }
+    return [...byLanguage]
+      .sort((a, b) => b[1].length - a[1].length)
+      .filter(([, files], i) => i === 0 || files.length >= WARM_MIN_FILES)
+      .slice(0, WARM_MAX_LANGUAGES)
+      .map(([language, files]) => {
+        const sized = files.filter((f) => f.size <= WARM_SAMPLE_BYTES).sort((a, b) => b.size - a.size);
+        return { language, sample: (sized[0] ?? files[0]!).path };
+      });
   }
 
   /** An in-thread parser for live syntax trees (navigation parses single files on demand). */

@@ -175,6 +175,10 @@ export async function runMcpStdio(opts: McpStdioOptions): Promise<void> {
   try {
     await server.connect(new StdioServerTransport());
     logger.info(`mcp: serving ${TOOL_NAMES.length} tools for ${host.root}`);
+    // A client starts its servers ahead of its first call: open the index now (building it when
+    // there is none), and the warm-up that follows readies navigation. A failure is logged and
+    // retried on a call.
+    host.getEngine().catch((e: unknown) => logger.warn(`mcp: could not open the index yet: ${e instanceof Error ? e.message : String(e)}`));
     logger.debug(`mcp: stopping (${await Promise.race([closed, stdinEnded, signals.signalled])})`);
     host.abort();
     await server.close().catch((e: unknown) => logger.warn(`mcp: closing failed: ${String(e)}`));

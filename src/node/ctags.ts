@@ -4,7 +4,7 @@
  * with the index generation it was made for, so that later processes reuse it until the index
  * changes.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import type { Tag, TagsProvider } from '../core/intel/navigate';
@@ -54,12 +54,45 @@ export class CtagsProvider implements TagsProvider {
   private byName: Map<string, Tag[]> | undefined;
   private builtFor = -1;
   private building: Promise<Map<string, Tag[]>> | undefined;
+  /** The ctags process running now, stopped by {@link dispose}. */
+  private child: ChildProcess | undefined;
+  private disposed = false;
+  /** Ends the pauses of a warm-up's load: a lookup is waiting for it. */
+  private neededNow: (() => void) | undefined;
 
   constructor(private readonly opts: CtagsOptions) {}
 
   unavailable(): Promise<string | undefined> {
     this.why ??= probe(this.opts.command ?? 'ctags');
     return this.why;
+  }
+
+  /**
+   * Loads the tags now (running ctags when no cache of this index generation exists), so that
+   * the first lookup does not wait for them; a failure is left for a lookup to report.
+   */
+  async warm(pause?: () => Promise<void>): Promise<void> {
+    if (await this.unavailable()) return;
+    const gen = this.opts.generation();
+    if (this.byName && this.builtFor === gen) return;
+    if (!this.building) {
+      // Reading and decoding the tags is one long block (tens of megabytes of JSON on a large
+      // workspace): `pause` lets the caller hold it back until its requests are answered,
+      // unless a lookup needs the tags meanwhile.
+      const needed = new Promise<void>((resolve) => (this.neededNow = resolve));
+      const hold = pause ? () => Promise.race([pause(), needed]) : undefined;
+      this.building = this.load(gen, hold).finally(() => {
+        this.building = undefined;
+        this.neededNow = undefined;
+      });
+    }
+    await this.building.catch(() => undefined);
+  }
+
+  /** Stops a ctags run in progress and starts no other (the host is shutting down). */
+  dispose(): void {
+    this.disposed = true;
+    this.child?.kill('SIGKILL');
   }
 
   async lookup(name: string): Promise<Tag[]> {
@@ -70,6 +103,7 @@ export class CtagsProvider implements TagsProvider {
   private async tags(): Promise<Map<string, Tag[]>> {
     const gen = this.opts.generation();
     if (this.byName && this.builtFor === gen) return this.byName;
+    this.neededNow?.();
     this.building ??= this.load(gen).finally(() => (this.building = undefined));
     return this.building;
   }
@@ -78,10 +112,12 @@ export class CtagsProvider implements TagsProvider {
     return path.join(this.opts.root, '.vlt', CACHE_FILE);
   }
 
-  private async load(gen: number): Promise<Map<string, Tag[]>> {
+  private async load(gen: number, pause?: () => Promise<void>): Promise<Map<string, Tag[]>> {
     let tags: Tag[] | undefined;
     try {
-      const cached = JSON.parse(await fs.readFile(this.cachePath(), 'utf8')) as CacheFile;
+      const text = await fs.readFile(this.cachePath(), 'utf8');
+      await pause?.();
+      const cached = JSON.parse(text) as CacheFile;
       if (cached.version === CACHE_VERSION && cached.generation === gen && Array.isArray(cached.tags)) tags = cached.tags;
     } catch {
       // No cache, or an unreadable one: run ctags.
@@ -95,6 +131,7 @@ export class CtagsProvider implements TagsProvider {
         this.opts.logger.debug(`ctags: cannot cache tags: ${String(e)}`);
       }
     }
+    await pause?.();
     const map = new Map<string, Tag[]>();
     for (const t of tags) {
       let list = map.get(t.name);
@@ -114,10 +151,15 @@ export class CtagsProvider implements TagsProvider {
     return new Promise((resolve, reject) => {
       // `--options=NONE` must come first to stop the preloading of option files.
       const args = [...(this.opts.trusted ? [] : ['--options=NONE']), '--output-format=json', '--fields=+nKZ', '--extras=-F', '-L', '-', '-f', '-'];
+      if (this.disposed) {
+        reject(new Error('ctags was stopped: the host is shutting down'));
+        return;
+      }
       const child = spawn(command, args, {
         cwd: this.opts.root,
         stdio: ['pipe', 'pipe', 'pipe'],
       });
+      this.child = child;
       const tags: Tag[] = [];
       let rest = '';
       let stderr = '';
@@ -141,8 +183,13 @@ export class CtagsProvider implements TagsProvider {
         clearTimeout(timer);
         reject(e);
       });
-      child.on('close', (code) => {
+      child.on('close', (code, signal) => {
         clearTimeout(timer);
+        if (this.child === child) this.child = undefined;
+        if (signal !== null && this.disposed) {
+          reject(new Error('ctags was stopped: the host is shutting down'));
+          return;
+        }
         const t = parseTagLine(rest);
         if (t) tags.push(t);
         if (code !== 0 && tags.length === 0) {

@@ -42,6 +42,9 @@ import { publishQueue, unpublishQueue } from './queue-state';
 
 export const MCP_SERVER_NAME = 'vlt-oracle';
 
+/** How often a paused warm-up looks again whether the server is idle. */
+const WARM_POLL_MS = 200;
+
 /** How long the server waits without a call before it folds the session journal. */
 const IDLE_FOLD_MS = 1500;
 
@@ -206,17 +209,83 @@ export class WorkspaceServer {
    * in time), and a commit of another process is loaded when no other request is in flight.
    */
   async read<T>(fn: (engine: Engine) => Promise<T>): Promise<T> {
-    const engine = await this.getEngine();
-    if (this.queue && this.queue.state().pending > 0) await this.queue.applyPending();
-    if (this.gate.idle && (await engine.changedOnDisk().catch(() => false))) {
-      await this.gate.exclusive(async () => {
-        if (await engine.refresh()) {
-          this.logger.info(`index: loaded generation ${engine.store.generation}, committed by another process`);
-          this.opts.onState?.();
-        }
+    // Counted from the start, before any wait: the warm-up yields to a request from the moment
+    // it arrives, not only once it runs.
+    this.requests++;
+    try {
+      const engine = await this.getEngine();
+      if (this.queue && this.queue.state().pending > 0) await this.queue.applyPending();
+      if (this.gate.idle && (await engine.changedOnDisk().catch(() => false))) {
+        await this.gate.exclusive(async () => {
+          if (await engine.refresh()) {
+            this.logger.info(`index: loaded generation ${engine.store.generation}, committed by another process`);
+            this.opts.onState?.();
+            this.warm(engine, true);
+          }
+        });
+      }
+      return await this.gate.read(() => fn(engine));
+    } finally {
+      this.requests--;
+      if (this.requests === 0 && this.gate.idle) for (const wake of this.idleWaiters.splice(0)) wake();
+    }
+  }
+
+  /** Requests begun and not yet answered. */
+  private requests = 0;
+  private idleWaiters: Array<() => void> = [];
+  /** The warm-up in progress, so that a new one replaces it and close() can wait for it. */
+  private warming: { abort: AbortController; done: Promise<void> } | undefined;
+  /** A full warm-up (grammars included) has completed once; later ones re-warm only the graph. */
+  private warmedOnce = false;
+
+  /**
+   * Resolves once no request is in flight and no exclusive step runs, after letting the event
+   * loop take in what has arrived (a request's first bytes): the warm-up's turn.
+   */
+  private async whenIdle(): Promise<void> {
+    for (;;) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      // Shutting down: the warm-up sees it and stops.
+      if ((this.requests === 0 && this.gate.idle) || this.shutdown.signal.aborted) return;
+      // Woken when the last request ends; an exclusive step alone (catching up, a reload) is
+      // polled, since it ends inside a request or in the background.
+      await new Promise<void>((resolve) => {
+        this.idleWaiters.push(resolve);
+        setTimeout(resolve, WARM_POLL_MS).unref();
       });
     }
-    return this.gate.read(() => fn(engine));
+  }
+
+  /**
+   * Warms navigation in the background (Engine.warmNavigation: the code graph, the grammars of
+   * the index's languages, then ctags' tags): only while no request runs, cancelled on
+   * shutdown and by a newer warm-up. `reloaded`: after a reload of a new index state, only the
+   * graph, and only when that is cheap.
+   */
+  private warm(engine: Engine, reloaded = false): void {
+    if (this.shutdown.signal.aborted) return;
+    this.warming?.abort.abort();
+    // A reload that interrupts the first warm-up warms everything, not only the graph.
+    const graphOnly = reloaded && this.warmedOnce;
+    const abort = new AbortController();
+    const signal = AbortSignal.any([abort.signal, this.shutdown.signal]);
+    const done = (async () => {
+      const r = await engine.warmNavigation({ whenIdle: () => this.whenIdle(), signal, graphOnly });
+      if (!graphOnly && !r.stopped) {
+        this.warmedOnce = true;
+        // Ctags runs as its own process; its tags are read into this one once, here.
+        const tags = this.restricted ? undefined : this.intel(engine).tags;
+        await this.whenIdle();
+        if (!signal.aborted && tags instanceof CtagsProvider) await tags.warm(() => this.whenIdle());
+      }
+      this.logger.debug(`warm-up: graph ${r.graph}, grammars ${r.languages.join(', ') || 'none'} in ${r.ms.toFixed(0)} ms${r.stopped ? ` (stopped: ${r.stopped})` : ''}`);
+    })().catch((e: unknown) => this.logger.debug(`warm-up failed: ${e instanceof Error ? e.message : String(e)}`));
+    const entry = { abort, done };
+    this.warming = entry;
+    void done.finally(() => {
+      if (this.warming === entry) this.warming = undefined;
+    });
   }
 
   /** The tools every transport offers, each call run through {@link read} and recorded in the session. */
@@ -415,6 +484,10 @@ export class WorkspaceServer {
     this.queue?.dispose();
     if (this.queue) unpublishQueue(this.root);
     this.shutdown.abort();
+    // The warm-up stops at its next slice (a ctags run it started is stopped); the engine must
+    // not close under it.
+    if (this.openedEngine) this.tagsByEngine.get(this.openedEngine)?.dispose();
+    await this.warming?.done;
     await this.recorded;
     await this.lsp?.dispose();
     const mem = this.memory;
@@ -501,6 +574,7 @@ export class WorkspaceServer {
     this.phase = 'ready';
     this.openedEngine = engine;
     this.opts.onState?.();
+    this.warm(engine);
     return engine;
   }
 
@@ -534,6 +608,7 @@ export class WorkspaceServer {
       before.set(p, f ? engine.store.chunksOfFile(f.id).map((c) => c.text).join('\n') : '');
     }
     const report = await engine.index({ paths: [...paths], persist: false });
+    if (report.changed.length > 0) this.warm(engine, true);
     let lines = 0;
     for (const p of report.changed) {
       const f = engine.store.getFile(p);

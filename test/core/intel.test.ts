@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/core/engine';
 import { VltError } from '../../src/core/errors';
 import type { LanguageServers, LspAnswer, SourceRange } from '../../src/core/intel/lsp';
-import type { NavAnswer } from '../../src/core/intel/navigate';
+import type { NavAnswer, TagsProvider } from '../../src/core/intel/navigate';
 import { ModuleResolver, parseJsonc } from '../../src/core/intel/resolve';
 import { nodeWorkspaceFs } from '../../src/node/fs';
 import { tempDir } from '../helpers/cli';
@@ -109,7 +109,7 @@ describe('definitions and references without a language server', () => {
     const d = await nav.definition('src/service.ts:11:20', { noLsp: true });
     expect(top(d)).toBe('src/lib/util.ts:1:17');
     expect(d.locations[0]).toMatchObject({ provenance: 'graph', exact: false, confidence: 'high' });
-    expect(d.providers.map((p) => `${p.provider}:${p.status}`)).toEqual(['lsp:skipped', 'ctags:skipped', 'graph:answered']);
+    expect(d.providers.map((p) => `${p.provider}:${p.status}`)).toEqual(['lsp:skipped', 'graph:answered', 'ctags:skipped']);
     // `this.greet(...)` is Base.greet; `this.count` is Base's field.
     expect(top(await nav.definition('src/service.ts:13:17', { noLsp: true }))).toBe('src/lib/util.ts:14:3');
     expect(top(await nav.definition('src/service.ts:12:10', { noLsp: true }))).toBe('src/lib/util.ts:12:13');
@@ -407,6 +407,53 @@ describe('by name equals by position: a qualified name means that owner\'s membe
 
   it('Rust: Type::method, not the free function of that name', async () => {
     await sameEitherWay('rust', 'Writer::flush', 'src/lib.rs:4:12');
+  });
+});
+
+describe('ctags is consulted only when the index cannot settle the name', () => {
+  let go: Engine;
+  beforeAll(async () => {
+    go = await openFixture('go');
+  });
+  afterAll(async () => {
+    await go?.close();
+  });
+
+  /** A ctags port that counts how often it is asked (probing whether it runs included). */
+  function countingTags() {
+    const asked: string[] = [];
+    const tags: TagsProvider = {
+      unavailable: () => {
+        asked.push('probe');
+        return Promise.resolve(undefined);
+      },
+      lookup: (name) => {
+        asked.push(name);
+        return Promise.resolve([{ name, path: 'util/util.go', line: 4, kind: 'function' }]);
+      },
+    };
+    return { asked, tags };
+  }
+
+  it('not for a position the index resolves, a qualified name the index finds, or references the index has a definition for; yes for the definition of a bare name', async () => {
+    const { asked, tags } = countingTags();
+    const nav = go.navigator({ tags });
+    const byPos = await nav.references('util/util.go:4:6', { noLsp: true });
+    expect(byPos.locations.length).toBeGreaterThan(0);
+    const byName = await nav.definition('util.Helper', { noLsp: true });
+    expect(top(byName)).toBe('util/util.go:4:6');
+    expect(byName.providers.find((p) => p.provider === 'ctags')).toMatchObject({ status: 'skipped', reason: expect.stringMatching(/not needed/) });
+    expect(asked).toEqual([]);
+    const bare = await nav.definition('Helper', { noLsp: true });
+    expect(top(bare)).toBe('util/util.go:4:6');
+    expect(asked).toEqual(['probe', 'Helper']);
+    expect(bare.providers.find((p) => p.provider === 'ctags')?.status).toBe('answered');
+    // References of a bare name are gathered for the index's first definition: ctags is not asked.
+    asked.length = 0;
+    const refs = await nav.references('Helper', { noLsp: true });
+    expect(refs.definition).toMatchObject({ path: 'util/util.go', line: 4 });
+    expect(refs.locations.length).toBeGreaterThan(0);
+    expect(asked).toEqual([]);
   });
 });
 

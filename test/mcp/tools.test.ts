@@ -36,7 +36,7 @@ describe('code intelligence and memory tools over MCP', () => {
     expect(r.symbol).toBe('double');
     expect(r.locations[0]).toMatchObject({ citation: 'src/lib/util.ts:1', provenance: 'graph', exact: false, confidence: 'high' });
     expect(r.locations[0]?.text).toBe('export function helper(value: number): number {');
-    expect(r.providers.map((p) => p.provider)).toEqual(['lsp', 'ctags', 'graph']);
+    expect(r.providers.map((p) => p.provider)).toEqual(['lsp', 'graph', 'ctags']);
   }, 60_000);
 
   it('find_definition with the language server allowed answers the same place, exact or with a note', async () => {

@@ -11,6 +11,7 @@ import { chainLanguageServers, type LanguageServers, type LspAnswer, type Source
 import { silentLogger } from '../../src/core/ports';
 import { nodeWorkspaceFs } from '../../src/node/fs';
 import { StateGate } from '../../src/server/gate';
+import { WorkspaceServer } from '../../src/server/workspace';
 import { copyFixture } from '../helpers/cli';
 
 const cleanups: Array<() => void> = [];
@@ -148,5 +149,42 @@ describe('a long-lived writer and its lock', () => {
     } finally {
       await long.close();
     }
+  });
+});
+
+describe('the warm-up of a long-lived host', () => {
+  const deps = { embeddingProvider: null, parseWorkers: 0 };
+  const capture = () => {
+    const lines: string[] = [];
+    return { lines, logger: { ...silentLogger, debug: (m: string) => lines.push(m) } };
+  };
+
+  it('warms navigation once the engine is open, after the request that opened it, and says what it did', async () => {
+    const { dir, cleanup } = copyFixture('test/fixtures/intel/go');
+    cleanups.push(cleanup);
+    const { lines, logger } = capture();
+    const ws = await WorkspaceServer.open({ workspace: dir, logger, deps, headlessLanguageServers: false, restricted: true });
+    try {
+      // The request that opens the engine runs first: the warm-up waits for it.
+      const answered = await ws.read(async (e) => {
+        await new Promise((r) => setTimeout(r, 30));
+        return lines.some((l) => l.startsWith('warm-up:')) ? 'warm-up ran during the request' : e.root;
+      });
+      expect(answered).toBe(dir);
+      for (let i = 0; i < 200 && !lines.some((l) => l.startsWith('warm-up:')); i++) await new Promise((r) => setTimeout(r, 25));
+      expect(lines.find((l) => l.startsWith('warm-up:'))).toMatch(/^warm-up: graph (built|cached), grammars go/);
+    } finally {
+      await ws.close();
+    }
+  });
+
+  it('stops on shutdown: close() during the warm-up returns, and nothing runs after', async () => {
+    const { dir, cleanup } = copyFixture('test/fixtures/intel/go');
+    cleanups.push(cleanup);
+    const { lines, logger } = capture();
+    const ws = await WorkspaceServer.open({ workspace: dir, logger, deps, headlessLanguageServers: false, restricted: true });
+    await ws.getEngine();
+    await ws.close();
+    expect(lines.find((l) => l.startsWith('warm-up:'))).toMatch(/^warm-up: graph skipped, grammars none in .* \(stopped: cancelled\)$/);
   });
 });

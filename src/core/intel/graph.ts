@@ -6,7 +6,7 @@
  */
 import * as path from 'node:path';
 import type { WorkspaceFs } from '../ports';
-import type { IndexStore } from '../store/store';
+import type { FileRow, IndexStore } from '../store/store';
 import type { ImportSpec, LanguageId } from '../types';
 import { ModuleResolver, parseJsonc, tsPathConfigOf, type ResolverConfig, type TsPathConfig } from './resolve';
 
@@ -22,6 +22,15 @@ export interface ImportEdge {
   targets: number[];
 }
 
+/** A {@link CodeGraph} being built; see {@link CodeGraph.builder}. */
+export interface GraphBuilder {
+  readonly done: boolean;
+  /** Resolves imports until `until` (a `performance.now()` time) or the end; true when the graph is complete. */
+  step(until: number): boolean;
+  /** Resolves whatever is left and returns the graph (the same one on every call). */
+  finish(): CodeGraph;
+}
+
 export class CodeGraph {
   private readonly byPath = new Map<string, FileNode>();
   private readonly byId = new Map<number, FileNode>();
@@ -32,9 +41,19 @@ export class CodeGraph {
 
   private constructor(readonly resolver: ModuleResolver) {}
 
-  static build(store: IndexStore, config: ResolverConfig): CodeGraph {
+  static build(store: IndexStore, config: ResolverConfig, files?: readonly FileRow[]): CodeGraph {
+    return CodeGraph.builder(store, config, files).finish();
+  }
+
+  /**
+   * A build that can run in slices: the index is read at once (so that the graph is of one
+   * index state, whatever happens between slices), and the imports are resolved a slice at a
+   * time by {@link GraphBuilder.step}. A host warms the graph this way while no request runs;
+   * a caller that needs the graph now calls {@link GraphBuilder.finish}, which resolves the rest
+   * without pausing.
+   */
+  static builder(store: IndexStore, config: ResolverConfig, files: readonly FileRow[] = store.listFiles()): GraphBuilder {
     const t0 = performance.now();
-    const files = store.listFiles();
     const resolver = new ModuleResolver(
       files.map((f) => f.path),
       config,
@@ -45,29 +64,54 @@ export class CodeGraph {
       g.byPath.set(f.path, node);
       g.byId.set(f.id, node);
     }
-    for (const [fileId, specs] of store.allImportSpecs()) {
-      const from = g.byId.get(fileId);
-      if (!from) continue;
-      const edges: ImportEdge[] = [];
-      for (const spec of specs) {
-        g.stats.imports++;
-        const targets: number[] = [];
-        for (const p of resolver.resolve(from.path, from.language, spec)) {
-          const t = g.byPath.get(p);
-          if (t && t.id !== fileId) targets.push(t.id);
+    const pending = [...store.allImportSpecs()];
+    let next = 0;
+    let ms = performance.now() - t0;
+    const builder: GraphBuilder = {
+      get done() {
+        return next >= pending.length;
+      },
+      step(until) {
+        const t1 = performance.now();
+        // A file's imports are resolved in one go; the clock is read every few files.
+        while (next < pending.length) {
+          const [fileId, specs] = pending[next++]!;
+          g.addImports(fileId, specs);
+          if (next % 16 === 0 && performance.now() >= until) break;
         }
-        if (targets.length > 0) g.stats.resolved++;
-        edges.push({ spec, targets });
-        for (const t of targets) {
-          let list = g.importersOf.get(t);
-          if (!list) g.importersOf.set(t, (list = []));
-          if (list[list.length - 1] !== fileId) list.push(fileId);
-        }
+        ms += performance.now() - t1;
+        if (next >= pending.length) g.stats.ms = ms;
+        return next >= pending.length;
+      },
+      finish() {
+        builder.step(Infinity);
+        return g;
+      },
+    };
+    return builder;
+  }
+
+  /** Resolves one file's imports into edges (and the importers of their targets). */
+  private addImports(fileId: number, specs: readonly ImportSpec[]): void {
+    const from = this.byId.get(fileId);
+    if (!from) return;
+    const edges: ImportEdge[] = [];
+    for (const spec of specs) {
+      this.stats.imports++;
+      const targets: number[] = [];
+      for (const p of this.resolver.resolve(from.path, from.language, spec)) {
+        const t = this.byPath.get(p);
+        if (t && t.id !== fileId) targets.push(t.id);
       }
-      g.importsOf.set(fileId, edges);
+      if (targets.length > 0) this.stats.resolved++;
+      edges.push({ spec, targets });
+      for (const t of targets) {
+        let list = this.importersOf.get(t);
+        if (!list) this.importersOf.set(t, (list = []));
+        if (list[list.length - 1] !== fileId) list.push(fileId);
+      }
     }
-    g.stats.ms = performance.now() - t0;
-    return g;
+    this.importsOf.set(fileId, edges);
   }
 
   file(pathOrId: string | number): FileNode | undefined {

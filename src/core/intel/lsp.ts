@@ -61,6 +61,13 @@ export interface LanguageServerInfo {
   /** The command that runs it, or why it cannot run. */
   detail: string;
   restarts: number;
+  /**
+   * Whether the server has answered a references request since it (re)started. The first one
+   * loads (type-checks) every package that could hold a use, which on a large workspace takes
+   * longer than a timeout (gopls on the Go standard library); false until then. Undefined when
+   * the source cannot tell (the editor's servers, usually long running).
+   */
+  warm?: boolean;
 }
 
 /**

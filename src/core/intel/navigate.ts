@@ -3,11 +3,11 @@
  *
  * 1. `lsp`: a language server (exact, type-aware), when one runs for the file's language and
  *    answers within the timeout;
- * 2. `ctags`: Universal Ctags' tags for the name, when installed: name matches only, so they
- *    are candidates that the next step confirms or overrides;
- * 3. `graph`: the index's own resolution: the syntax tree of the file (locals scopes, member
+ * 2. `graph`: the index's own resolution: the syntax tree of the file (locals scopes, member
  *    receivers), imports resolved to files, re-exports followed, class members and base
  *    classes searched; then, for names no scope binds, every indexed definition of the name;
+ * 3. `ctags`: Universal Ctags' tags for the name, when installed and only when the index did
+ *    not settle it: name matches only, merged with the index's candidates;
  * 4. `search`: the hybrid search, when nothing above knows the name.
  *
  * Only LSP answers are `exact`. A fallback answer says how it was resolved (`how`) and how
@@ -106,11 +106,25 @@ function withReason(a: NavAnswer): NavAnswer {
  */
 const TREE_USES_CAP = 2000;
 
+/**
+ * How long a language server still loading its workspace (see `LanguageServerInfo.warm`) is
+ * waited for when the index has its references already: long enough for a small workspace's
+ * server to answer exactly, short enough that a large one's first load is not waited out.
+ */
+const LOADING_PATIENCE_MS = 2000;
+
 /** The reason for an empty answer, naming a language server that failed first. */
 function emptyReason(code: 'not-defined' | 'no-uses', message: string, providers: readonly ProviderRun[]): NavReason {
   const failed = providers.find((p) => p.provider === 'lsp' && p.status === 'failed');
   return failed ? { code: 'lsp-failed', message: `the language server failed (${failed.reason ?? 'no reason given'}), and ${message}` } : { code, message };
 }
+
+/**
+ * Ctags is asked only when the index cannot settle the name itself (its tags are name matches,
+ * and loading them costs a process or a large cache read): said so in the providers.
+ */
+const ctagsNotNeeded = (): ProviderRun => ({ provider: 'ctags', status: 'skipped', reason: 'not needed: the index resolved the name', ms: 0 });
+const ctagsNotForReferences = (): ProviderRun => ({ provider: 'ctags', status: 'skipped', reason: "not needed: references are gathered for the index's first definition", ms: 0 });
 
 /** A Universal Ctags tag, as the ctags port returns it. */
 export interface Tag {
@@ -148,7 +162,11 @@ export interface NavigatorDeps {
 export interface NavOptions {
   /** Skip the language server (the fallback chain alone, as `--no-lsp` and the benchmark do). */
   noLsp?: boolean;
-  /** Upper bound for the LSP step. */
+  /**
+   * Upper bound for the LSP step (default 10 s). Given explicitly, it is also how long a server
+   * still loading its workspace is waited for; without it, references do not wait for one
+   * (see `referencesWhileLoading`).
+   */
   lspTimeoutMs?: number;
   /** For references: the most locations listed (the total still counts every use found). */
   limit?: number;
@@ -226,7 +244,11 @@ export class Navigator {
     }
   }
 
-  /** Set while `references` runs, so that the definition step's trees stay for the uses. */
+  /**
+   * Set while `references` runs: the definition step's trees stay for the uses, and ctags is not
+   * asked when the index has a candidate (the uses are gathered for the first candidate, which
+   * is the index's whatever ctags adds).
+   */
   private keep = false;
 
   private async definitionInner(query: string, opts: NavOptions): Promise<NavAnswer> {
@@ -256,19 +278,22 @@ export class Navigator {
     }
     if (!name) throw new VltError('USAGE', `no identifier at ${file}:${q.line}:${q.col}`);
 
-    // 2. ctags: name matches, kept as candidates for the index to confirm.
-    const tags = await this.ctagsStep(name, providers);
-
-    // 3. The index's own resolution.
+    // 2. The index's own resolution.
     const t0 = performance.now();
     const r = await this.resolver.resolveAt(file, q.line, q.col);
     if (r.locs.length > 0) {
       providers.push({ provider: 'graph', status: 'answered', reason: r.how, ms: performance.now() - t0 });
+      providers.push(ctagsNotNeeded());
       if (lspLocs !== undefined) notes.push('answered by the index after the language server gave no answer');
       return answer(name, r.locs.map((l) => this.describe(l, 'graph', false, 'high', r.how)));
     }
     const candidates = r.candidates;
     providers.push({ provider: 'graph', status: candidates.length > 0 ? 'answered' : 'empty', reason: r.how, ms: performance.now() - t0 });
+
+    // 3. ctags, when the index could not resolve the use: name matches, merged with the index's candidates.
+    let tags: Tag[] | undefined;
+    if (this.keep && candidates.length > 0) providers.push(ctagsNotForReferences());
+    else tags = await this.ctagsStep(name, providers);
     if (candidates.length > 0 || (tags && tags.length > 0)) {
       const merged = this.mergeCandidates(candidates, tags ?? []);
       const unique = merged.length === 1;
@@ -394,7 +419,6 @@ export class Navigator {
     void opts;
     const providers: ProviderRun[] = [{ provider: 'lsp', status: 'skipped', reason: 'a language server needs a position; give FILE:LINE:COL for an exact answer', ms: 0 }];
     const notes: string[] = [];
-    const tags = await this.ctagsStep(name.split(/[.:#]/).pop() ?? name, providers);
     const t0 = performance.now();
     const qualified = splitQualified(name);
     // A qualified name means the members of that type (or its bases) or the top-level
@@ -410,8 +434,13 @@ export class Navigator {
     }
     const ranked = rankDefinitions(rows);
     providers.push({ provider: 'graph', status: ranked.length > 0 ? 'answered' : 'empty', reason: `${ranked.length} indexed definitions`, ms: performance.now() - t0 });
-    // Ctags knows names only: its tags join the index's rows unless the qualifiers chose those.
-    const merged = await this.atNames(this.mergeCandidates(ranked, members.length > 0 ? [] : (tags ?? [])), qualified?.name ?? name);
+    // Ctags knows names only: its tags join the index's rows unless the qualifiers chose those
+    // (then it is not asked at all).
+    let tags: Tag[] | undefined;
+    if (members.length > 0) providers.push(ctagsNotNeeded());
+    else if (this.keep && ranked.length > 0) providers.push(ctagsNotForReferences());
+    else tags = await this.ctagsStep(name.split(/[.:#]/).pop() ?? name, providers);
+    const merged = await this.atNames(this.mergeCandidates(ranked, tags ?? []), qualified?.name ?? name);
     if (merged.length > 0) {
       const unique = merged.length === 1;
       if (!unique) notes.push(`${merged.length} definitions are named ${name}; all are listed, most likely first (types and functions before variables, non-test files first)`);
@@ -492,31 +521,114 @@ export class Navigator {
   }
 
   private async referencesInner(query: string, opts: NavOptions): Promise<NavAnswer> {
-    const limit = opts.limit ?? 500;
-    const def = await this.definition(query, opts);
-    const providers = [...def.providers];
-    const notes = [...def.notes];
     const q = parseNavQuery(query);
-    const base = { query, symbol: def.symbol, ambiguous: def.ambiguous, notes, providers };
-    if (q.kind === 'position') {
+    // A caller that chose the server's timeout waits for it, loading or not (a benchmark of the
+    // server, `--lsp-timeout`).
+    if (q.kind === 'position' && !opts.noLsp && opts.lspTimeoutMs === undefined && this.deps.lsp) {
       const file = this.relPath(q.path);
       const facts = await this.files.fileFacts(file);
-      if (facts && def.locations[0]?.provenance === 'lsp') {
+      const server = facts ? this.deps.lsp.serverFor(facts.language) : undefined;
+      if (facts && server && server.state !== 'not-installed' && server.warm === false) return this.referencesWhileLoading(query, { ...q, path: file }, facts, server.name, opts);
+    }
+    return this.referencesChain(query, opts);
+  }
+
+  /** The chain for references: the definition, then the language server's references at a position, else the index's. */
+  private async referencesChain(query: string, opts: NavOptions): Promise<NavAnswer> {
+    const def = await this.definition(query, opts);
+    const q = parseNavQuery(query);
+    const base = (providers: ProviderRun[], notes: string[]) => ({ query, symbol: def.symbol, ambiguous: def.ambiguous, notes, providers });
+    const providers = [...def.providers];
+    const notes = [...def.notes];
+    const target = def.locations[0];
+    if (q.kind === 'position' && target?.provenance === 'lsp') {
+      const file = this.relPath(q.path);
+      const facts = await this.files.fileFacts(file);
+      if (facts) {
         const refs = await this.lspStep('references', file, facts.language, q.line, q.col, opts, providers, notes);
-        if (refs && refs.length > 0) {
-          const all = rankReferences(
-            refs.map((r) => this.describe({ path: r.path, line: r.startLine, col: r.startCol }, 'lsp', true, 'high', 'language server')),
-            def.locations[0].path,
-          );
-          if (isTsFamily(facts.language) && !(await this.hasTsProject(file))) {
-            notes.push(
-              `no tsconfig.json or jsconfig.json covers ${file}: the language server's project holds only the files it opened and what they import, so uses in other files can be missing (add a tsconfig.json, or ask with --no-lsp for the index's answer)`,
-            );
-          }
-          return { ...base, locations: all.slice(0, limit), total: all.length, definition: def.locations[0], truncated: all.length > limit };
-        }
+        if (refs && refs.length > 0) return this.lspReferences(base(providers, notes), file, facts.language, target, refs, opts.limit ?? 500);
       }
     }
+    return this.indexReferences(query, def, base(providers, notes), opts);
+  }
+
+  /** An answer of the language server's references, ranked, with what the caller should know. */
+  private async lspReferences(base: Pick<NavAnswer, 'query' | 'symbol' | 'ambiguous' | 'notes' | 'providers'>, file: string, language: LanguageId, definition: NavLocation, refs: SourceRange[], limit: number): Promise<NavAnswer> {
+    const all = rankReferences(
+      refs.map((r) => this.describe({ path: r.path, line: r.startLine, col: r.startCol }, 'lsp', true, 'high', 'language server')),
+      definition.path,
+    );
+    if (isTsFamily(language) && !(await this.hasTsProject(file))) {
+      base.notes.push(
+        `no tsconfig.json or jsconfig.json covers ${file}: the language server's project holds only the files it opened and what they import, so uses in other files can be missing (add a tsconfig.json, or ask with --no-lsp for the index's answer)`,
+      );
+    }
+    return { ...base, locations: all.slice(0, limit), total: all.length, definition, truncated: all.length > limit };
+  }
+
+  /**
+   * References at a position while the file's language server is not warm (it has not answered
+   * references since it started). Its first references load (type-check) every package that
+   * could hold a use, and on a large workspace its start alone takes seconds: longer than a
+   * person waits, when the index can answer in a second. So the server's chain (definition,
+   * then references) and the index's run side by side. The server's answer is taken when it
+   * comes within LOADING_PATIENCE_MS of the call or before the index's; otherwise the index
+   * answers and says the server is still loading. The server's requests go on until their own
+   * timeout, so that a long-lived host's next call finds it loaded and waits for it as usual.
+   */
+  private async referencesWhileLoading(query: string, pos: { path: string; line: number; col: number }, facts: FileFacts, serverName: string, opts: NavOptions): Promise<NavAnswer> {
+    const t0 = performance.now();
+    const limit = opts.limit ?? 500;
+    const lspProviders: ProviderRun[] = [];
+    const lspNotes: string[] = [];
+    const viaLsp = (async () => {
+      const defs = await this.lspStep('definition', pos.path, facts.language, pos.line, pos.col, opts, lspProviders, lspNotes);
+      if (!defs || defs.length === 0) return undefined;
+      const refs = await this.lspStep('references', pos.path, facts.language, pos.line, pos.col, opts, lspProviders, lspNotes);
+      return refs && refs.length > 0 ? { defs, refs } : undefined;
+    })();
+    const stopIndex = new AbortController();
+    const signal = opts.signal ? AbortSignal.any([opts.signal, stopIndex.signal]) : stopIndex.signal;
+    const indexed = this.referencesChain(query, { ...opts, noLsp: true, signal }).then(
+      (a) => ({ ok: true as const, a }),
+      (e: unknown) => ({ ok: false as const, e }),
+    );
+    // The index's answer, with the server's runs in place of its "--no-lsp" one.
+    const indexAnswer = async (extra?: ProviderRun): Promise<NavAnswer> => {
+      const i = await indexed;
+      if (!i.ok) throw i.e;
+      const providers = [...lspProviders, ...(extra ? [extra] : []), ...i.a.providers.filter((p) => p.provider !== 'lsp')];
+      return { ...i.a, providers, notes: [...lspNotes, ...i.a.notes] };
+    };
+    const lspAnswer = async (found: { defs: SourceRange[]; refs: SourceRange[] }): Promise<NavAnswer> => {
+      stopIndex.abort();
+      await indexed;
+      const d = found.defs[0]!;
+      const definition = this.describe({ path: d.path, line: d.startLine, col: d.startCol }, 'lsp', true, 'high', 'language server');
+      const symbol = (await this.resolver.analyze(pos.path, pos.line, pos.col))?.target?.name ?? '';
+      return this.lspReferences({ query, symbol, ambiguous: false, notes: lspNotes, providers: lspProviders }, pos.path, facts.language, definition, found.refs, limit);
+    };
+    const first = await Promise.race([viaLsp.then((v) => ({ lsp: v })), indexed.then((i) => ({ index: i }))]);
+    if ('lsp' in first) return first.lsp ? lspAnswer(first.lsp) : indexAnswer();
+    if (!first.index.ok || first.index.a.locations.length === 0) {
+      // The index has nothing to offer: the server is waited for, up to its timeout.
+      const late = await viaLsp;
+      return late ? lspAnswer(late) : indexAnswer();
+    }
+    const left = LOADING_PATIENCE_MS - (performance.now() - t0);
+    const late = left > 0 ? await Promise.race([viaLsp, new Promise<'waiting'>((r) => setTimeout(() => r('waiting'), left))]) : 'waiting';
+    if (late !== 'waiting') return late ? lspAnswer(late) : indexAnswer();
+    const waited = ((performance.now() - t0) / 1000).toFixed(1);
+    const why = `${serverName} is still loading the workspace (no references after ${waited} s, the first since it started)`;
+    const answer = await indexAnswer({ provider: 'lsp', status: 'skipped', reason: why, ms: performance.now() - t0 });
+    answer.notes.unshift(`${why}; these are the index's references, not type-checked: ask again once it has loaded, or give a timeout to wait for it (--lsp-timeout), for its exact answer`);
+    return answer;
+  }
+
+  /** References gathered by the index for the first of `def`'s locations; see {@link gatherReferences}. */
+  private async indexReferences(query: string, def: NavAnswer, base: Pick<NavAnswer, 'query' | 'symbol' | 'ambiguous' | 'notes' | 'providers'>, opts: NavOptions): Promise<NavAnswer> {
+    const limit = opts.limit ?? 500;
+    const { providers, notes } = base;
     const target = def.locations[0];
     if (!target || def.locations.every((l) => l.provenance === 'search')) {
       const reason = def.reason ?? emptyReason('not-defined', `no definition of ${def.symbol || query} is indexed (search finds the name only in text), so its uses cannot be resolved`, providers);

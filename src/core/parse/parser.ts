@@ -72,6 +72,11 @@ export interface CodeParser {
   withTree<T>(language: LanguageId, source: string, fn: (root: Node, locals: Query | undefined) => T): T;
   /** Like `withTree`, but the caller keeps the tree until it calls `dispose()`. */
   openTree(language: LanguageId, source: string): { root: Node; locals: Query | undefined; dispose(): void };
+  /**
+   * Loads a language's grammar, tag query and locals query now, as its first parse would
+   * (a host warming up while idle); throws PARSER_UNAVAILABLE like `parse`.
+   */
+  prepare(language: LanguageId): void;
   /** Frees the parser, the queries and the cached grammars. */
   dispose(): void;
 }
@@ -574,6 +579,11 @@ class TreeSitterCodeParser implements CodeParser {
     }
     this.localsQueries.set(language, query);
     return query ?? undefined;
+  }
+
+  prepare(language: LanguageId): void {
+    if (language === 'markdown') return;
+    this.localsQuery(language, this.runtime(language));
   }
 
   withTree<T>(language: LanguageId, source: string, fn: (root: Node, locals: Query | undefined) => T): T {

@@ -178,12 +178,12 @@ export class LspClient {
     if (this.missing) return { ...base, state: 'not-installed', detail: this.missing };
     const command = [spec.command, ...spec.args].join(' ');
     const s = this.session;
-    if (!this.disposed && s && !s.dead) return { ...base, state: s.isReady ? 'ready' : 'starting', detail: command };
+    if (!this.disposed && s && !s.dead) return { ...base, state: s.isReady ? 'ready' : 'starting', detail: command, warm: s.answeredReferences };
     if (!this.disposed && this.lastDeath?.crash) {
       const gaveUp = this.budgetExhausted();
-      return { ...base, state: 'crashed', detail: gaveUp ? `gave up: ${gaveUp}` : this.lastDeath.reason };
+      return { ...base, state: 'crashed', detail: gaveUp ? `gave up: ${gaveUp}` : this.lastDeath.reason, warm: false };
     }
-    return { ...base, state: 'stopped', detail: command };
+    return { ...base, state: 'stopped', detail: command, warm: false };
   }
 
   /** `textDocument/definition`; LocationLinks are reduced to their target selection range. */
@@ -256,6 +256,7 @@ export class LspClient {
       await wait(s.ready);
       stage = 'request';
       const value = await wait(work(s, doc, cancel.token, scope));
+      if (what === 'textDocument/references') s.answeredReferences = true;
       return { ok: true, value, server: this.name, ms: elapsed(t0) };
     } catch (e) {
       // Tells the server to stop working on a request we no longer wait for ($/cancelRequest).
@@ -349,6 +350,8 @@ class Session {
   readonly connection: MessageConnection;
   readonly initialized: Promise<void>;
   readonly ready: Promise<void>;
+  /** A references request was answered: the server has loaded what references need. */
+  answeredReferences = false;
   /** Rejects with SessionDied when the process dies or its stream breaks; never resolves. */
   readonly died: Promise<never>;
   dead = false;
