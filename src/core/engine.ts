@@ -4,10 +4,10 @@
  * in-memory search index and the parser pool.
  */
 import * as path from 'node:path';
-import { loadConfig, warnIgnoredKeysOnce, type VltConfig } from './config';
+import { GENERATED_MODES, loadConfig, warnIgnoredKeysOnce, type GeneratedMode, type VltConfig } from './config';
 import { VltError } from './errors';
 import { OpenAIEmbeddingProvider, embeddingCacheKey } from './embeddings';
-import { dryRun, persistIndex, runIndex, type DryRunReport, type IndexReport } from './indexer';
+import { dryRun, GENERATED_META, persistIndex, runIndex, type DryRunReport, type IndexReport } from './indexer';
 import { CodeGraph, loadResolverConfig, type GraphBuilder } from './intel/graph';
 import type { LanguageServers } from './intel/lsp';
 import { Navigator, type TagsProvider } from './intel/navigate';
@@ -79,6 +79,12 @@ export interface StatusReport {
   languages: Record<string, number>;
   last_update: string | null;
   skipped_by_reason: Record<string, number>;
+  /**
+   * Generated files ("Code generated ... DO NOT EDIT") in the index, and how many of them are
+   * navigation-only: their definitions and references are used, but search never returns them.
+   * `mode` is the `[index] generated` the index was built with.
+   */
+  generated: { mode: GeneratedMode; files: number; navigation_only: number };
   skipped_dirs: Array<{ path: string; reason: string }>;
   unsupported_files: number;
   config: string | null;
@@ -656,11 +662,27 @@ export class Engine {
       languages: s.languages,
       last_update: s.updatedAt ?? null,
       skipped_by_reason: s.skippedByReason,
+      generated: { mode: this.generatedMode(), files: s.generatedFiles, navigation_only: this.generatedMode() === 'navigation' ? s.generatedFiles : 0 },
       skipped_dirs: skippedDirs,
       unsupported_files: Number(this.store.getMeta('unsupported_files') ?? 0),
       config: this.config.configPath ?? null,
       trust: { ...this.config.trust, ignored: [...this.config.trust.ignored] },
     };
+  }
+
+  /** The `[index] generated` the index was built with (the configured one before the first run). */
+  private generatedMode(): GeneratedMode {
+    const stored = this.store.getMeta(GENERATED_META);
+    return (GENERATED_MODES as readonly string[]).includes(stored ?? '') ? (stored as GeneratedMode) : this.config.index.generated;
+  }
+
+  /**
+   * Whether `path` is indexed for navigation only: a generated file, kept out of search and of
+   * the oracle's evidence, whose definitions and uses navigation still finds.
+   */
+  isNavigationOnly(file: string | { generated: boolean }): boolean {
+    if (this.generatedMode() !== 'navigation') return false;
+    return (typeof file === 'string' ? this.store.getFile(file)?.generated : file.generated) === true;
   }
 
   private graphCache: { key: string; graph: Promise<CodeGraph> } | undefined;
