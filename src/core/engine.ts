@@ -445,7 +445,7 @@ export class Engine {
     }
     for (const p of paths) {
       const file = this.store.getFile(p);
-      if (file) this.addSymbols(this.symbolsByName, this.store.symbolsOfFile(file.id));
+      if (file && !this.isNavigationOnly(file)) this.addSymbols(this.symbolsByName, this.store.symbolsOfFile(file.id));
     }
   }
 
@@ -526,7 +526,9 @@ export class Engine {
   private symbolMap(): Map<string, SymbolCandidate[]> {
     if (this.symbolsByName) return this.symbolsByName;
     const map = new Map<string, SymbolCandidate[]>();
-    this.addSymbols(map, this.store.allSymbols());
+    // Search knows no definition of a navigation-only file: it could never return one, and the
+    // count of a name's definitions weighs each of its hits.
+    this.addSymbols(map, this.store.allSymbols(this.generatedMode() === 'navigation' ? { generated: false } : {}));
     this.symbolsByName = map;
     return map;
   }
@@ -876,7 +878,7 @@ export class Engine {
     });
   }
 
-  /** Every distinct definition name, from the symbol table the search already holds (for suggestions). */
+  /** Every distinct definition name, from the symbol table the search already holds (for suggestions; not those of navigation-only files). */
   private symbolNames(): readonly string[] {
     if (!this.symbolNameList) {
       const names = new Set<string>();

@@ -150,6 +150,22 @@ describe('[index] generated', () => {
     expect(engine.status().generated).toEqual({ mode: 'navigation', files: 1, navigation_only: 1 });
   });
 
+  it("search weighs a definition as if the generated file's definitions did not exist", async () => {
+    // main.go defines a name that the generated file defines three more times (other packages).
+    writeFileSync(path.join(dir, 'main.go'), `${FILES['main.go']}\n// Quuxify does the main thing.\nfunc Quuxify() {}\n`);
+    writeFileSync(
+      path.join(dir, GENERATED),
+      `${FILES[GENERATED]}\nfunc (a A) Quuxify() {}\nfunc (b B) Quuxify() {}\nfunc (c C) Quuxify() {}\ntype A int\ntype B int\ntype C int\n`,
+    );
+    const symbolScore = async (engine: Engine) => {
+      const symbol = (await engine.search('Quuxify')).explain.retrievers.find((r) => r.name === 'symbol');
+      expect(symbol?.top.map((t) => t.path)).toEqual(['main.go']);
+      return symbol?.top[0]?.score;
+    };
+    const withoutGenerated = await symbolScore(await indexed('skip'));
+    expect(await symbolScore(await indexed('navigation'))).toBe(withoutGenerated);
+  });
+
   it('a targeted run after a change of mode walks the workspace and applies it', async () => {
     await indexed('skip');
     for (const e of open.splice(0)) await e.close();

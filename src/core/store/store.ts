@@ -1873,9 +1873,11 @@ export class IndexStore {
       .map(symbolFromRow);
   }
 
-  allSymbols(): SymbolRow[] {
+  /** Every definition; with `generated: false`, none of generated files. */
+  allSymbols(opts: { generated?: boolean } = {}): SymbolRow[] {
     this.assertOpen();
-    return this.conn.all(`SELECT ${SYMBOL_COLUMNS} FROM symbols s JOIN files f ON f.id = s.file_id ORDER BY s.id`).map(symbolFromRow);
+    const where = opts.generated === false ? ' WHERE f.generated = 0' : '';
+    return this.conn.all(`SELECT ${SYMBOL_COLUMNS} FROM symbols s JOIN files f ON f.id = s.file_id${where} ORDER BY s.id`).map(symbolFromRow);
   }
 
   /** A file's indexed references; with `onlyName`, just the uses of that name (decoded alone). */
