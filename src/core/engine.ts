@@ -683,8 +683,8 @@ export class Engine {
    * the oracle's evidence, whose definitions and uses navigation still finds.
    */
   isNavigationOnly(file: string | { generated: boolean }): boolean {
-    if (this.generatedMode() !== 'navigation') return false;
-    return (typeof file === 'string' ? this.store.getFile(file)?.generated : file.generated) === true;
+    const generated = typeof file === 'string' ? this.store.getFile(file)?.generated : file.generated;
+    return generated === true && this.generatedMode() === 'navigation';
   }
 
   private graphCache: { key: string; graph: Promise<CodeGraph> } | undefined;
