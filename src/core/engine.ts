@@ -627,8 +627,21 @@ export class Engine {
       return whole === undefined || this.searchIndex.docFrequency(whole) === 0;
     });
     if (unknown.length === 0) return [];
-    const names = unknown.map((n) => `\`${n}\``).join(', ');
-    return [hits > 0 ? `nothing in the index is named or mentions ${names}; these hits match the query's other words` : `nothing in the index is named or mentions ${names}`];
+    // A name that only navigation-only (generated) files define or use is not unknown: say where
+    // it is, or the user would take it for a name the workspace lacks.
+    const last = (id: string) => id.split(/\.|::|->|#/).pop() ?? id;
+    const generatedOnly = unknown.filter((id) => this.store.findSymbols(last(id), { limit: 1 }).length > 0 || this.store.filesReferencing(last(id)).length > 0);
+    const absent = unknown.filter((id) => !generatedOnly.includes(id));
+    const list = (ids: readonly string[]) => ids.map((n) => `\`${n}\``).join(', ');
+    const notes: string[] = [];
+    if (absent.length > 0) {
+      const names = list(absent);
+      notes.push(hits > 0 ? `nothing in the index is named or mentions ${names}; these hits match the query's other words` : `nothing in the index is named or mentions ${names}`);
+    }
+    if (generatedOnly.length > 0) {
+      notes.push(`only generated files define or use ${list(generatedOnly)}; search leaves them out ([index] generated), find_definition and find_references (\`vlt coderag def\`/\`refs\`) reach them`);
+    }
+    return notes;
   }
 
   termRarity(terms: readonly string[]): { docs: number; df: Map<string, number> } {

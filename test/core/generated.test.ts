@@ -35,6 +35,8 @@ const FILES: Record<string, string> = {
     '\treturn util.Helper() + util.Helper()',
     '}',
     '',
+    'func GlimmerFrob() {}',
+    '',
   ].join('\n'),
   'main.go': [
     'package main',
@@ -109,6 +111,11 @@ describe('[index] generated', () => {
     expect(seen.searchPaths).not.toContain(GENERATED);
     // The search still works: the caller is found by the name.
     expect(seen.searchPaths).toContain('main.go');
+
+    // A name only the generated file has: search says where it is instead of "nothing is named".
+    const only = await engine.search('GlimmerFrob');
+    expect(only.hits.map((h) => h.path)).not.toContain(GENERATED);
+    expect(only.notes).toEqual([expect.stringMatching(/^only generated files define or use `GlimmerFrob`; search leaves them out/)]);
 
     const file = engine.store.getFile(GENERATED);
     expect(file?.generated).toBe(true);
