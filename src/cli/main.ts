@@ -100,7 +100,7 @@ function formatNavAnswer(a: NavAnswer & { next_cursor?: string; offset?: number 
 function summarizeIndex(r: IndexReport): string {
   const secs = r.ms.total / 1000;
   const parts = [
-    `indexed ${r.filesParsed} files (${r.filesUnchanged} unchanged, ${r.filesRemoved} removed, ${r.filesSkipped} skipped)`,
+    `indexed ${r.filesParsed} files (${r.filesUnchanged} unchanged, ${r.filesRemoved} removed, ${r.filesSkipped} skipped${r.filesNavigationOnly ? `, ${r.filesNavigationOnly} generated for navigation only` : ''})`,
     `${r.chunksAdded} chunks`,
   ];
   if (r.embedded || r.embeddingCacheHits) parts.push(`${r.embedded} embedded, ${r.embeddingCacheHits} from cache`);
@@ -123,6 +123,7 @@ function printDryRun(r: DryRunReport): void {
   }
   const skipped = Object.entries(r.skipped);
   if (skipped.length) out(`skipped files: ${skipped.map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  if (r.navigationOnly) out(`generated files for navigation only (definitions and references, not search): ${r.navigationOnly}`);
   out(`files in no supported language: ${r.unsupportedFiles}`);
   out(`estimated embedding tokens: ${r.estimatedEmbeddingTokens.toLocaleString('en-US')} (embeddings: ${r.embeddings})`);
 }
@@ -139,6 +140,7 @@ function printStatus(s: StatusReport): void {
   out(`languages     ${Object.entries(s.languages).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(', ') || '-'}`);
   const skipped = Object.entries(s.skipped_by_reason);
   out(`skipped       ${skipped.length ? skipped.map(([k, v]) => `${k} ${v}`).join(', ') : 'none'}`);
+  out(`generated     ${s.generated.files} files, ${s.generated.navigation_only} navigation-only (definitions and references, not search) ([index] generated = "${s.generated.mode}")`);
   if (s.skipped_dirs.length) out(`skipped dirs  ${s.skipped_dirs.slice(0, 10).map((d) => `${d.path}/ (${d.reason})`).join(', ')}${s.skipped_dirs.length > 10 ? ` … ${s.skipped_dirs.length - 10} more` : ''}`);
   out(`config        ${s.config ?? 'defaults (no vlt.toml)'}`);
   out(`trust         ${trustLine(s.trust)}`);

@@ -98,6 +98,10 @@ export const DEFAULT_DENY_PATTERNS: readonly string[] = ['.env*', '*.pem', '*.ke
  * style: a pattern without a slash matches a name at any depth, a leading `/` anchors it
  * at the root, and a pattern matching a directory covers everything below it.
  */
+/** The `[index] generated` choices; see {@link IndexConfig.generated}. */
+export const GENERATED_MODES = ['navigation', 'skip', 'index'] as const;
+export type GeneratedMode = (typeof GENERATED_MODES)[number];
+
 export interface IndexConfig {
   /** Globs of workspace-relative paths to index; empty means everything. */
   include: string[];
@@ -107,6 +111,13 @@ export interface IndexConfig {
   languages: LanguageId[];
   /** Files larger than this are skipped without being read. */
   maxFileBytes: number;
+  /**
+   * What becomes of generated files ("Code generated ... DO NOT EDIT"): `navigation` stores their
+   * definitions, references and imports but no chunks (found by definitions and references,
+   * never by search nor as the oracle's evidence); `skip` leaves them out; `index` indexes them
+   * like any other file.
+   */
+  generated: GeneratedMode;
   /** Upper bound on the size of one chunk of source text. */
   chunkMaxChars: number;
   /** When a long-lived writer (editor, `coderag watch`) commits its queued edits: files, lines, seconds. */
@@ -222,6 +233,7 @@ const tomlSchema = z.strictObject({
       exclude: z.array(glob).optional(),
       languages: z.array(z.enum(LANGUAGES)).optional(),
       max_file_bytes: positiveInt.optional(),
+      generated: z.enum(GENERATED_MODES).optional(),
       chunk_max_chars: positiveInt.min(100).optional(),
       queue_files: positiveInt.optional(),
       queue_lines: positiveInt.optional(),
@@ -292,6 +304,7 @@ export function defaultConfig(): VltConfig {
       exclude: [],
       languages: [...LANGUAGES],
       maxFileBytes: DEFAULT_MAX_FILE_BYTES,
+      generated: 'navigation',
       chunkMaxChars: DEFAULT_CHUNK_MAX_CHARS,
       queue: { files: 5, lines: 1000, timeoutSeconds: 300 },
     },
@@ -549,6 +562,7 @@ function resolveConfig(toml: TomlConfig, env: NodeJS.ProcessEnv, configPath: str
       // Duplicates are harmless but would show up oddly in status output.
       languages: ti.languages ? [...new Set(ti.languages)] : d.index.languages,
       maxFileBytes: ti.max_file_bytes ?? d.index.maxFileBytes,
+      generated: ti.generated ?? d.index.generated,
       chunkMaxChars: ti.chunk_max_chars ?? d.index.chunkMaxChars,
       queue: {
         files: ti.queue_files ?? d.index.queue.files,

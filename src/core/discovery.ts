@@ -9,7 +9,8 @@
  *    incremental re-index can compare `size`/`mtimeMs` without any reads). The only file
  *    contents it reads are `.gitignore` files and `.git/info/exclude`.
  * 2. {@link classifyContent} (or {@link readDiscoveredFile}, which reads and classifies)
- *    decides from the bytes: binary, invalid UTF-8, minified and generated files. The
+ *    decides from the bytes: binary, invalid UTF-8 and minified files are rejected, generated
+ *    files are marked (the indexer applies `[index] generated` to them). The
  *    indexer calls it when it reads each file anyway, and gets the decoded text back, so
  *    no file is read twice. Files rejected there should be recorded by the indexer as
  *    {@link SkippedFile}s with the returned reason, alongside those of discovery.
@@ -53,7 +54,7 @@ export const SKIP_REASONS: Readonly<Record<SkipReason, string>> = {
   'too-large': 'larger than [index] max_file_bytes; not read',
   binary: 'contains a NUL byte in its first 8 KiB',
   minified: 'minified source (.min.js name, or very long lines)',
-  generated: 'carries a generated-code marker such as "Code generated ... DO NOT EDIT"',
+  generated: 'carries a generated-code marker such as "Code generated ... DO NOT EDIT" and [index] generated is "skip"',
   vendored: 'third-party or build-output directory (see VENDORED_DIRS)',
   testdata: "Go 'testdata' directory, which the go tool ignores by convention",
   'symlink-loop': 'symbolic link leading back into one of its own ancestor directories',
@@ -609,8 +610,12 @@ export async function isGitignored(root: string, rel: string, fs: WorkspaceFs): 
   return false;
 }
 
-/** Outcome of {@link classifyContent}: the decoded text, or why the file is skipped. */
-export type ContentClass = { ok: true; text: string } | { ok: false; reason: SkipReason; detail: string };
+/**
+ * Outcome of {@link classifyContent}: the decoded text, or why the file is skipped. A generated
+ * file is text like any other; `generated` carries its marker line, and the indexer decides
+ * from `[index] generated` what becomes of it.
+ */
+export type ContentClass = { ok: true; text: string; generated?: string } | { ok: false; reason: SkipReason; detail: string };
 
 export interface ClassifyOptions {
   /** Language of the file; derived from the path when omitted. */
@@ -694,7 +699,8 @@ function minifiedReason(text: string): string | undefined {
  * order: size (when `maxFileBytes` is given), NUL bytes in the first 8 KiB (`binary`),
  * strict UTF-8 (`invalid-utf8`; a BOM is dropped), a `.min.js` name or, for JavaScript and
  * TypeScript, lines over 5000 characters holding most of the first 64 KiB or an average line
- * over 500 there (`minified`), and a generated-code marker in the header comments (`generated`).
+ * over 500 there (`minified`). A generated-code marker in the header comments does not reject
+ * the file: it is returned as `generated`, for the indexer to apply `[index] generated`.
  */
 export function classifyContent(path: string, bytes: Uint8Array, opts: ClassifyOptions = {}): ContentClass {
   if (opts.maxFileBytes !== undefined && bytes.byteLength > opts.maxFileBytes) {
@@ -717,8 +723,7 @@ export function classifyContent(path: string, bytes: Uint8Array, opts: ClassifyO
     if (why) return { ok: false, reason: 'minified', detail: why };
   }
   const marker = generatedMarker(text);
-  if (marker !== undefined) return { ok: false, reason: 'generated', detail: marker.slice(0, 120) };
-  return { ok: true, text };
+  return marker === undefined ? { ok: true, text } : { ok: true, text, generated: marker.slice(0, 120) };
 }
 
 /**

@@ -4,10 +4,10 @@
  * in-memory search index and the parser pool.
  */
 import * as path from 'node:path';
-import { loadConfig, warnIgnoredKeysOnce, type VltConfig } from './config';
+import { GENERATED_MODES, loadConfig, warnIgnoredKeysOnce, type GeneratedMode, type VltConfig } from './config';
 import { VltError } from './errors';
 import { OpenAIEmbeddingProvider, embeddingCacheKey } from './embeddings';
-import { dryRun, persistIndex, runIndex, type DryRunReport, type IndexReport } from './indexer';
+import { dryRun, GENERATED_META, persistIndex, runIndex, type DryRunReport, type IndexReport } from './indexer';
 import { CodeGraph, loadResolverConfig, type GraphBuilder } from './intel/graph';
 import type { LanguageServers } from './intel/lsp';
 import { Navigator, type TagsProvider } from './intel/navigate';
@@ -79,6 +79,12 @@ export interface StatusReport {
   languages: Record<string, number>;
   last_update: string | null;
   skipped_by_reason: Record<string, number>;
+  /**
+   * Generated files ("Code generated ... DO NOT EDIT") in the index, and how many of them are
+   * navigation-only: their definitions and references are used, but search never returns them.
+   * `mode` is the `[index] generated` the index was built with.
+   */
+  generated: { mode: GeneratedMode; files: number; navigation_only: number };
   skipped_dirs: Array<{ path: string; reason: string }>;
   unsupported_files: number;
   config: string | null;
@@ -439,7 +445,7 @@ export class Engine {
     }
     for (const p of paths) {
       const file = this.store.getFile(p);
-      if (file) this.addSymbols(this.symbolsByName, this.store.symbolsOfFile(file.id));
+      if (file && !this.isNavigationOnly(file)) this.addSymbols(this.symbolsByName, this.store.symbolsOfFile(file.id));
     }
   }
 
@@ -520,7 +526,9 @@ export class Engine {
   private symbolMap(): Map<string, SymbolCandidate[]> {
     if (this.symbolsByName) return this.symbolsByName;
     const map = new Map<string, SymbolCandidate[]>();
-    this.addSymbols(map, this.store.allSymbols());
+    // Search knows no definition of a navigation-only file: it could never return one, and the
+    // count of a name's definitions weighs each of its hits.
+    this.addSymbols(map, this.store.allSymbols(this.generatedMode() === 'navigation' ? { generated: false } : {}));
     this.symbolsByName = map;
     return map;
   }
@@ -619,8 +627,21 @@ export class Engine {
       return whole === undefined || this.searchIndex.docFrequency(whole) === 0;
     });
     if (unknown.length === 0) return [];
-    const names = unknown.map((n) => `\`${n}\``).join(', ');
-    return [hits > 0 ? `nothing in the index is named or mentions ${names}; these hits match the query's other words` : `nothing in the index is named or mentions ${names}`];
+    // A name that only navigation-only (generated) files define or use is not unknown: say where
+    // it is, or the user would take it for a name the workspace lacks.
+    const last = (id: string) => id.split(/\.|::|->|#/).pop() ?? id;
+    const generatedOnly = unknown.filter((id) => this.store.findSymbols(last(id), { limit: 1 }).length > 0 || this.store.filesReferencing(last(id)).length > 0);
+    const absent = unknown.filter((id) => !generatedOnly.includes(id));
+    const list = (ids: readonly string[]) => ids.map((n) => `\`${n}\``).join(', ');
+    const notes: string[] = [];
+    if (absent.length > 0) {
+      const names = list(absent);
+      notes.push(hits > 0 ? `nothing in the index is named or mentions ${names}; these hits match the query's other words` : `nothing in the index is named or mentions ${names}`);
+    }
+    if (generatedOnly.length > 0) {
+      notes.push(`only generated files define or use ${list(generatedOnly)}; search leaves them out ([index] generated), find_definition and find_references (\`vlt coderag def\`/\`refs\`) reach them`);
+    }
+    return notes;
   }
 
   termRarity(terms: readonly string[]): { docs: number; df: Map<string, number> } {
@@ -656,11 +677,27 @@ export class Engine {
       languages: s.languages,
       last_update: s.updatedAt ?? null,
       skipped_by_reason: s.skippedByReason,
+      generated: { mode: this.generatedMode(), files: s.generatedFiles, navigation_only: this.generatedMode() === 'navigation' ? s.generatedFiles : 0 },
       skipped_dirs: skippedDirs,
       unsupported_files: Number(this.store.getMeta('unsupported_files') ?? 0),
       config: this.config.configPath ?? null,
       trust: { ...this.config.trust, ignored: [...this.config.trust.ignored] },
     };
+  }
+
+  /** The `[index] generated` the index was built with (the configured one before the first run). */
+  private generatedMode(): GeneratedMode {
+    const stored = this.store.getMeta(GENERATED_META);
+    return (GENERATED_MODES as readonly string[]).includes(stored ?? '') ? (stored as GeneratedMode) : this.config.index.generated;
+  }
+
+  /**
+   * Whether `path` is indexed for navigation only: a generated file, kept out of search and of
+   * the oracle's evidence, whose definitions and uses navigation still finds.
+   */
+  isNavigationOnly(file: string | { generated: boolean }): boolean {
+    const generated = typeof file === 'string' ? this.store.getFile(file)?.generated : file.generated;
+    return generated === true && this.generatedMode() === 'navigation';
   }
 
   private graphCache: { key: string; graph: Promise<CodeGraph> } | undefined;
@@ -854,7 +891,7 @@ export class Engine {
     });
   }
 
-  /** Every distinct definition name, from the symbol table the search already holds (for suggestions). */
+  /** Every distinct definition name, from the symbol table the search already holds (for suggestions; not those of navigation-only files). */
   private symbolNames(): readonly string[] {
     if (!this.symbolNameList) {
       const names = new Set<string>();

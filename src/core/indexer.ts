@@ -22,6 +22,8 @@ export interface IndexReport {
   filesUnchanged: number;
   filesRemoved: number;
   filesSkipped: number;
+  /** Generated files this run stored for navigation only (no chunks); see `[index] generated`. */
+  filesNavigationOnly: number;
   chunksAdded: number;
   chunksRemoved: number;
   embedded: number;
@@ -39,6 +41,8 @@ export interface DryRunReport {
   languages: Record<string, { files: number; bytes: number }>;
   skippedDirs: Array<{ path: string; reason: string; detail?: string }>;
   skipped: Record<string, number>;
+  /** Generated files that would be stored for navigation only (counted in `files` too). */
+  navigationOnly: number;
   unsupportedFiles: number;
   estimatedEmbeddingTokens: number;
   embeddings: string;
@@ -135,6 +139,7 @@ export async function dryRun(root: string, config: VltConfig, fs: WorkspaceFs, l
     languages: {},
     skippedDirs: disc.skippedDirs,
     skipped: {},
+    navigationOnly: 0,
     unsupportedFiles: disc.unsupportedCount,
     estimatedEmbeddingTokens: 0,
     embeddings: config.embeddings.enabled ? `${config.embeddings.model} at ${config.embeddings.baseUrl}` : 'off (no embedding provider configured)',
@@ -150,8 +155,10 @@ export async function dryRun(root: string, config: VltConfig, fs: WorkspaceFs, l
       report.skipped.unreadable = (report.skipped.unreadable ?? 0) + 1;
       continue;
     }
-    if (!cls.ok) {
-      report.skipped[cls.reason] = (report.skipped[cls.reason] ?? 0) + 1;
+    const mode = cls.ok && cls.generated !== undefined ? config.index.generated : 'index';
+    if (!cls.ok || mode === 'skip') {
+      const reason = cls.ok ? 'generated' : cls.reason;
+      report.skipped[reason] = (report.skipped[reason] ?? 0) + 1;
       continue;
     }
     report.files++;
@@ -159,7 +166,9 @@ export async function dryRun(root: string, config: VltConfig, fs: WorkspaceFs, l
     const l = (report.languages[f.language] ??= { files: 0, bytes: 0 });
     l.files++;
     l.bytes += f.size;
-    report.estimatedEmbeddingTokens += estimateTokens(cls.text);
+    // A navigation-only file has no chunks, so nothing of it is embedded.
+    if (mode === 'navigation') report.navigationOnly++;
+    else report.estimatedEmbeddingTokens += estimateTokens(cls.text);
   }
   return report;
 }
@@ -199,6 +208,9 @@ export async function persistIndex(store: IndexStore, search: SearchIndex): Prom
 /** The store meta key holding the extractor version the index was parsed with. */
 const EXTRACTOR_META = 'extractor_version';
 
+/** The store meta key holding the `[index] generated` mode the index was built with. */
+export const GENERATED_META = 'generated_mode';
+
 export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
   const { store, logger, onProgress, signal } = ctx;
   // Read through ctx each time: the host may load its search index only when a run needs it
@@ -222,6 +234,7 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
     filesUnchanged: 0,
     filesRemoved: 0,
     filesSkipped: 0,
+    filesNavigationOnly: 0,
     chunksAdded: 0,
     chunksRemoved: 0,
     embedded: 0,
@@ -231,7 +244,13 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
   };
 
   const known = new Map(store.listFiles().map((f) => [f.path, f]));
-  const targeted = ctx.paths ? await statKnownPaths(ctx, known) : undefined;
+  // Another `[index] generated` than the index was built with changes what generated files
+  // hold (chunks or not) or whether they are there at all: the run walks the whole workspace,
+  // and every generated file is treated again below. Unknown generated files are new anyway.
+  const generatedMode = ctx.config.index.generated;
+  const modeChanged = known.size > 0 && store.getMeta(GENERATED_META) !== generatedMode;
+  if (modeChanged) logger.info(`[index] generated is now "${generatedMode}"; treating the generated files again`);
+  const targeted = ctx.paths && !modeChanged ? await statKnownPaths(ctx, known) : undefined;
   const disc = targeted ?? (await discoverFiles(ctx.root, ctx.config, ctx.fs, { logger, ...(signal ? { signal } : {}), ...(onProgress ? { onProgress } : {}) }));
   report.filesDiscovered = disc.files.length;
   report.ms.discover = performance.now() - t0;
@@ -258,7 +277,7 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
   // Changed or new files. Size+mtime equal means unchanged without reading the file.
   const candidates = disc.files.filter((f) => {
     const k = known.get(f.path);
-    const same = !reparseAll && k !== undefined && k.size === f.size && k.mtimeMs === f.mtimeMs;
+    const same = !reparseAll && k !== undefined && !(modeChanged && k.generated) && k.size === f.size && k.mtimeMs === f.mtimeMs;
     if (same) report.filesUnchanged++;
     return !same;
   });
@@ -286,9 +305,19 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
       dropFile(f.path);
       return;
     }
+    const generated = cls.generated !== undefined;
+    if (generated && generatedMode === 'skip') {
+      skipped.push({ path: f.path, reason: 'generated', detail: cls.generated });
+      dropFile(f.path);
+      return;
+    }
+    // A generated file is stored for navigation (definitions, references, imports: its uses
+    // count and its names resolve) but, unless asked, gives search no chunk: as search results
+    // and as the oracle's evidence it is noise, and no chunk means nothing to embed either.
+    const navigationOnly = generated && generatedMode === 'navigation';
     const hash = sha1(bytes);
     const prev = known.get(f.path);
-    if (prev && prev.hash === hash && !reparseAll) {
+    if (prev && prev.hash === hash && !reparseAll && !(modeChanged && prev.generated)) {
       // Touched but not changed: keep the parse. The stored mtime stays old, so the next
       // run hashes this file again; that costs a read, never a parse.
       report.filesUnchanged++;
@@ -297,6 +326,7 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
     let parsed: ParsedFile;
     try {
       parsed = await ctx.pool.parse(f.path, f.language, cls.text);
+      if (navigationOnly) parsed = { ...parsed, chunks: [] };
     } catch (e) {
       logger.warn(`parse failed for ${f.path}: ${(e as Error).message}`);
       skipped.push({ path: f.path, reason: 'unreadable', detail: `parser failed: ${(e as Error).message}` });
@@ -305,7 +335,7 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
     }
     const enriched = parsed.chunks.map((c) => enrichedText(f.path, f.language, parsed.imports, c));
     const chunkHashes = enriched.map((t) => sha1(t));
-    const { chunkIds, removedChunkIds } = store.replaceFile({ path: f.path, hash, mtimeMs: f.mtimeMs, size: f.size, language: f.language }, parsed, chunkHashes);
+    const { chunkIds, removedChunkIds } = store.replaceFile({ path: f.path, hash, mtimeMs: f.mtimeMs, size: f.size, language: f.language, generated }, parsed, chunkHashes);
     for (const id of removedChunkIds) search.remove(id);
     report.chunksRemoved += removedChunkIds.length;
     const names = namesPerChunk(parsed);
@@ -316,6 +346,7 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
     });
     report.chunksAdded += chunkIds.length;
     report.filesParsed++;
+    if (navigationOnly) report.filesNavigationOnly++;
     report.changed.push(f.path);
   };
 
@@ -365,6 +396,7 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
 
   if (!targeted) {
     store.setMeta(EXTRACTOR_META, String(EXTRACTOR_VERSION));
+    store.setMeta(GENERATED_META, generatedMode);
     store.setSkipped(skipped);
     store.setMeta('unsupported_files', String(disc.unsupportedCount));
     store.setMeta('skipped_dirs', JSON.stringify(disc.skippedDirs));

@@ -41,6 +41,7 @@ describe('defaults', () => {
       exclude: [],
       languages: [...LANGUAGES],
       maxFileBytes: 1048576,
+      generated: 'navigation',
       chunkMaxChars: 1500,
       queue: { files: 5, lines: 1000, timeoutSeconds: 300 },
     });
@@ -77,6 +78,7 @@ include = ["src/**"]
 exclude = ["**/fixtures/**"]
 languages = ["go", "python"]
 max_file_bytes = 2048
+generated = "skip"
 chunk_max_chars = 800
 queue_files = 3
 queue_lines = 200
@@ -104,6 +106,7 @@ api_key_env = "MY_LLM_KEY"
       exclude: ['**/fixtures/**'],
       languages: ['go', 'python'],
       maxFileBytes: 2048,
+      generated: 'skip',
       chunkMaxChars: 800,
       queue: { files: 3, lines: 200, timeoutSeconds: 60 },
     });
@@ -154,6 +157,17 @@ api_key_env = "MY_LLM_KEY"
     expect(err.code).toBe('CONFIG_INVALID');
     expect(err.message).toContain('index.max_file_bytes');
     expect(err.message).toContain('embeddings.batch_size');
+  });
+
+  it('indexes generated files for navigation unless [index] generated says otherwise, and rejects other values', async () => {
+    expect(defaultConfig().index.generated).toBe('navigation');
+    await writeToml('[index]\ngenerated = "index"\n');
+    expect((await loadConfig(dir, {})).index.generated).toBe('index');
+    await writeToml('[index]\n\ngenerated = "yes"\n');
+    const err = await vltErrorOf(() => loadConfig(dir, {}));
+    expect(err.code).toBe('CONFIG_INVALID');
+    expect(err.message).toContain('index.generated');
+    expect(err.message).toMatch(/navigation/);
   });
 
   it('rejects an unknown language', async () => {

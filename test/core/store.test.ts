@@ -160,7 +160,7 @@ describe('IndexStore', () => {
     expect(w.isEmpty).toBe(true);
     expect(w.rebuildReason).toBeUndefined();
     const a = w.replaceFile(fileInfo('src/a.go'), parsed('A'), ['ha1', 'ha2']);
-    const b = w.replaceFile(fileInfo('src/b.go'), parsed('B'), ['hb1', 'hb2']);
+    const b = w.replaceFile({ ...fileInfo('src/b.go'), generated: true }, parsed('B'), ['hb1', 'hb2']);
     expect(a.chunkIds).toHaveLength(2);
     expect(a.removedChunkIds).toEqual([]);
     const blob = new Uint8Array(100_000).map((_, i) => (i * 7) & 0xff);
@@ -189,8 +189,9 @@ describe('IndexStore', () => {
       language: 'go',
       imports: ['"fmt"', '"example.com/A"'],
       refCount: 4,
+      generated: false,
     });
-    expect(r.getFile('src/b.go')?.id).toBe(b.fileId);
+    expect(r.getFile('src/b.go')).toMatchObject({ id: b.fileId, generated: true });
     expect(r.getFile('nope.go')).toBeUndefined();
 
     const src = parsed('A');
@@ -286,6 +287,7 @@ describe('IndexStore', () => {
       languages: { go: 2 },
       generation: 1,
       skippedByReason: { binary: 2, 'too-large': 1 },
+      generatedFiles: 1,
     });
     expect(stats.bytesOnDisk).toBe(fs.statSync(path.join(ws, '.vlt', 'index.db')).size);
     expect(stats.updatedAt).toMatch(/^\d{4}-\d{2}-\d{2}T/);

@@ -157,6 +157,8 @@ export class NavigationRetriever implements Retriever {
     const out: RetrievalResult[] = [];
     const seen = new Set<string>();
     const push = (loc: NavLocation, symbol: string, method: 'definition' | 'reference', rank: number) => {
+      // Generated code is found by navigation but is no evidence (see `[index] generated`).
+      if (this.deps.engine.isNavigationOnly(loc.path)) return;
       const chunk = this.deps.engine.chunkAround(loc.path, loc.line);
       // A reference is shown as the lines around it; a definition from its doc comment to the
       // end of its chunk (a chunk may hold several small definitions before this one).
@@ -342,7 +344,7 @@ export class StructureRetriever implements Retriever {
 
   retrieve(req: RetrievalRequest): Promise<RetrievalResult[]> {
     const dirs = req.question.dirs ?? [];
-    const files = this.engine.store.listFiles().filter((f) => inNamedDir(f.path, dirs));
+    const files = this.engine.store.listFiles().filter((f) => inNamedDir(f.path, dirs) && !this.engine.isNavigationOnly(f));
     const dirOf = (p: string) => (p.includes('/') ? p.slice(0, p.lastIndexOf('/')) : '');
     const depth = (p: string) => Math.min(...dirs.map((d) => {
       const dir = dirOf(p);

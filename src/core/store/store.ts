@@ -22,8 +22,12 @@ import { silentLogger, type Logger } from '../ports';
 import type { Chunk, ImportSpec, LanguageId, ParsedFile, SymbolDef, SymbolKind, SymbolRef } from '../types';
 import { isPidAlive, removeStaleTempFiles, writeFileAtomic } from './atomic';
 
-/** Version of the table layout of index.db. A file with any other version is rebuilt. */
-export const SCHEMA_VERSION = 2;
+/**
+ * Version of the table layout of index.db. A file with any other version is rebuilt.
+ * 3: `files.generated`, and generated files stored for navigation (without chunks) instead of
+ * skipped; an index of version 2 lacks both, so it is rebuilt rather than read.
+ */
+export const SCHEMA_VERSION = 3;
 
 /** Version of embeddings.db. Kept separate so that an index schema change keeps the vectors. */
 export const EMBEDDINGS_SCHEMA_VERSION = 1;
@@ -353,12 +357,15 @@ export interface FileInfo {
   mtimeMs: number;
   size: number;
   language: LanguageId;
+  /** The file carries a generated-code marker (see `classifyContent`). */
+  generated?: boolean;
 }
 
 export interface FileRow extends FileInfo {
   id: number;
   imports: string[];
   refCount: number;
+  generated: boolean;
 }
 
 export interface ChunkRow {
@@ -420,6 +427,8 @@ export interface StoreStats {
   updatedAt: string | null;
   generation: number;
   skippedByReason: Record<string, number>;
+  /** Files stored with a generated-code marker (navigation-only unless `[index] generated = "index"`). */
+  generatedFiles: number;
 }
 
 export interface OpenOptions {
@@ -460,6 +469,7 @@ CREATE TABLE files(
   imports TEXT NOT NULL,
   import_specs TEXT NOT NULL,
   ref_count INTEGER NOT NULL,
+  generated INTEGER NOT NULL DEFAULT 0,
   refs BLOB
 );
 CREATE TABLE chunks(
@@ -1151,7 +1161,7 @@ function symbolFromRow(r: SqlValue[]): SymbolRow {
   return row;
 }
 
-const FILE_COLUMNS = 'id, path, hash, mtime_ms, size, language, imports, ref_count';
+const FILE_COLUMNS = 'id, path, hash, mtime_ms, size, language, imports, ref_count, generated';
 
 function fileFromRow(r: SqlValue[]): FileRow {
   return {
@@ -1163,6 +1173,7 @@ function fileFromRow(r: SqlValue[]): FileRow {
     language: str(r[5]) as LanguageId,
     imports: JSON.parse(str(r[6]) || '[]') as string[],
     refCount: num(r[7]),
+    generated: num(r[8]) !== 0,
   };
 }
 
@@ -1450,19 +1461,20 @@ export class IndexStore {
         JSON.stringify(parsed.imports),
         JSON.stringify(parsed.importSpecs),
         parsed.refs.length,
+        file.generated ? 1 : 0,
         parsed.refs.length > 0 ? refBlob : null,
       ];
       if (existing) {
         fileId = num(existing[0]);
         ({ chunkIds: removedChunkIds, names: oldNames } = this.deleteChildren(fileId, existing[1]));
         conn.run(
-          'UPDATE files SET hash = ?, mtime_ms = ?, size = ?, language = ?, imports = ?, import_specs = ?, ref_count = ?, refs = ? WHERE id = ?',
+          'UPDATE files SET hash = ?, mtime_ms = ?, size = ?, language = ?, imports = ?, import_specs = ?, ref_count = ?, generated = ?, refs = ? WHERE id = ?',
           [...fileParams, fileId],
         );
       } else {
         fileId = this.nextFileId++;
         conn.run(
-          'INSERT INTO files(id, path, hash, mtime_ms, size, language, imports, import_specs, ref_count, refs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+          'INSERT INTO files(id, path, hash, mtime_ms, size, language, imports, import_specs, ref_count, generated, refs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
           [fileId, file.path, ...fileParams],
         );
       }
@@ -1861,9 +1873,11 @@ export class IndexStore {
       .map(symbolFromRow);
   }
 
-  allSymbols(): SymbolRow[] {
+  /** Every definition; with `generated: false`, none of generated files. */
+  allSymbols(opts: { generated?: boolean } = {}): SymbolRow[] {
     this.assertOpen();
-    return this.conn.all(`SELECT ${SYMBOL_COLUMNS} FROM symbols s JOIN files f ON f.id = s.file_id ORDER BY s.id`).map(symbolFromRow);
+    const where = opts.generated === false ? ' WHERE f.generated = 0' : '';
+    return this.conn.all(`SELECT ${SYMBOL_COLUMNS} FROM symbols s JOIN files f ON f.id = s.file_id${where} ORDER BY s.id`).map(symbolFromRow);
   }
 
   /** A file's indexed references; with `onlyName`, just the uses of that name (decoded alone). */
@@ -2022,6 +2036,7 @@ export class IndexStore {
       updatedAt: this.getMeta('updated_at') ?? null,
       generation: this.generation,
       skippedByReason,
+      generatedFiles: count('SELECT count(*) FROM files WHERE generated <> 0'),
     };
   }
 

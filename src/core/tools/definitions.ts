@@ -223,6 +223,7 @@ export const searchCodeTool: ToolDefinition<typeof searchCodeInput, SearchCodeRe
     'Hits are checked against the files on disk: a hit whose file changed since indexing has stale_index: true and a snippet re-read live; a vanished file has an empty snippet and a note.',
     'The answer stays within max_tokens. When more hits remain, next_cursor is set: call again with the same query, limit, language and path plus cursor to get the next page.',
     'Set signatures_only to scan many hits cheaply, then read the files you need.',
+    'Generated files ("Code generated ... DO NOT EDIT") are not searched by default; find_definition and find_references do reach them.',
   ].join(' '),
   inputSchema: searchCodeInput,
   // Read-only from the workspace's point of view: the first call may build the index, which
@@ -365,7 +366,7 @@ export const indexStatusTool: ToolDefinition<typeof indexStatusInput, IndexStatu
   title: 'Index status',
   description: [
     'Report what the code index of this workspace holds: how many files, chunks, symbols and references, per language; whether vector search is on;',
-    'which files and folders were skipped and why; and when the index was last updated.',
+    'which files and folders were skipped and why; how many generated files are indexed for navigation only (find_definition and find_references see them, search_code does not); and when the index was last updated.',
     'Use it when search results look incomplete, or to check whether a file or language is indexed.',
   ].join(' '),
   inputSchema: indexStatusInput,
