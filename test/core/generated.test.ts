@@ -8,6 +8,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/core/engine';
+import { RepoMapper } from '../../src/core/intel/repomap';
 import { analyzeQuestion } from '../../src/core/oracle/analyze';
 import { NavigationRetriever, StructureRetriever } from '../../src/core/oracle/retrievers';
 import { silentLogger } from '../../src/core/ports';
@@ -116,6 +117,11 @@ describe('[index] generated', () => {
     const only = await engine.search('GlimmerFrob');
     expect(only.hits.map((h) => h.path)).not.toContain(GENERATED);
     expect(only.notes).toEqual([expect.stringMatching(/^only generated files define or use `GlimmerFrob`; search leaves them out/)]);
+
+    // Nor is it on the repository map; the files that use its definitions still are.
+    const map = await new RepoMapper(engine).render({ maxTokens: 4000 });
+    expect(map.text).not.toContain(GENERATED);
+    expect(map.text).toContain('util/util.go');
 
     const file = engine.store.getFile(GENERATED);
     expect(file?.generated).toBe(true);

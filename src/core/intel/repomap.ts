@@ -40,10 +40,12 @@ export interface RepoMapSource {
   /** Changes whenever what the index holds may have changed; the cache key. */
   readonly stateVersion: string;
   readonly store: {
-    listFiles(): Array<{ id: number; path: string; language: LanguageId }>;
+    listFiles(): Array<{ id: number; path: string; language: LanguageId; generated?: boolean }>;
     allSymbols(): SymbolRow[];
     allRefPostings(): Array<{ name: string; fileIds: number[] }>;
   };
+  /** Files indexed for navigation only (generated code): never on the map. */
+  isNavigationOnly?(file: { generated: boolean }): boolean;
 }
 
 /** A file→file link that is not about one identifier, such as a resolved import; ids are the store's file ids. */
@@ -461,7 +463,10 @@ function splitBy<T>(items: readonly T[], key: (item: T) => number): number[][] {
 function buildState(source: RepoMapSource, key: string, extraEdges: RepoMapperOptions['extraEdges']): MapState {
   const t0 = performance.now();
   const store = source.store;
-  const files: FileNode[] = store.listFiles().map((f) => ({ id: f.id, path: f.path, language: f.language }));
+  const files: FileNode[] = store
+    .listFiles()
+    .filter((f) => !source.isNavigationOnly?.({ generated: f.generated === true }))
+    .map((f) => ({ id: f.id, path: f.path, language: f.language }));
   // Nodes in path order, names in order of first definition, referencers in node order: the
   // graph is then the same whatever order the indexer stored files in, and so are the ranks,
   // to the last bit.
