@@ -359,6 +359,26 @@ describe('references through a Go test package that dot-imports its own package'
 });
 
 
+describe('Go members through the type a receiver is declared with', () => {
+  it('a parameter, a var and a composite literal give their type: its methods, and those promoted from embedded types', async () => {
+    const engine = await openFixture('go-receivers');
+    try {
+      const nav = engine.navigator();
+      // `t.Errorf` with `t *tst.T`: promoted from the embedded `common`, not other.Errorer's.
+      expect(top(await nav.definition('use/use.go:6:4', { noLsp: true }))).toBe('tst/tst.go:8:18');
+      // `t.Run`: T's own method.
+      expect(top(await nav.definition('use/use.go:7:11', { noLsp: true }))).toBe('tst/tst.go:17:13');
+      // `var l tst.T` and `p := &tst.T{}`.
+      expect(top(await nav.definition('use/use.go:12:4', { noLsp: true }))).toBe('tst/tst.go:8:18');
+      expect(top(await nav.definition('use/use.go:14:11', { noLsp: true }))).toBe('tst/tst.go:17:13');
+      // And the references of T.Run count those uses, not Errorer.Run's.
+      expect(where(await nav.references('tst/tst.go:17:13', { noLsp: true }))).toEqual(['use/use.go:7:11', 'use/use.go:14:11']);
+    } finally {
+      await engine.close();
+    }
+  }, 20_000);
+});
+
 describe('by name equals by position: a qualified name means that owner\'s member', () => {
   const engines = new Map<string, Engine>();
   beforeAll(async () => {

@@ -234,6 +234,49 @@ export class IndexResolver {
     return found.own;
   }
 
+  /**
+   * Members named `member` of the Go type `typeName` as written in `file` (`T` in its package,
+   * `pkg.T` through the file's imports): its methods and fields, in the type's package, then
+   * those promoted from the types it embeds, nearest first.
+   */
+  private async goMembersOf(file: string, facts: FileFacts, typeName: string, member: string, depth: number): Promise<Loc[]> {
+    if (depth > MAX_DEPTH) return [];
+    const dot = typeName.lastIndexOf('.');
+    const name = typeName.slice(dot + 1);
+    let types: Loc[] = [];
+    if (dot > 0) {
+      for (const m of (await this.moduleOfBinding(file, facts, typeName.slice(0, dot))) ?? []) types.push(...(await this.exportsOf(m, name, depth + 1)));
+    } else {
+      types = await this.freeName(file, facts, name, depth + 1);
+    }
+    const out: Loc[] = [];
+    for (const t of types) {
+      const dir = t.path.slice(0, t.path.lastIndexOf('/') + 1);
+      const own = this.deps.store
+        .findSymbols(member, { limit: 500 })
+        .filter((s) => s.name === member && s.path.slice(0, s.path.lastIndexOf('/') + 1) === dir && s.container?.split('.').pop() === name);
+      for (const s of own) {
+        const sf = await this.fileFacts(s.path);
+        out.push({ path: s.path, line: s.startLine, col: sf ? nameCol(sf, s.startLine, member) : 1 });
+      }
+      if (out.length > 0) return out;
+      // Promoted through an embedded field: the embedded types are the `inherit` references
+      // inside the type's declaration.
+      const tf = await this.fileFacts(t.path);
+      const decl = tf?.symbols.find((s) => s.name === name && s.startLine === t.line);
+      const fileId = this.deps.store.getFile(t.path)?.id;
+      if (!tf || !decl || fileId === undefined) continue;
+      for (const ref of this.deps.store.getRefs(fileId)) {
+        if (ref.kind !== 'inherit' || ref.line < decl.startLine || ref.line > decl.endLine || ref.name === name) continue;
+        // `sync.Mutex` embedded: the package qualifier sits just before the name.
+        const qualifier = /(\w+)\.$/.exec((tf.lines[ref.line - 1] ?? '').slice(0, ref.col - 1))?.[1];
+        const embedded = await this.goMembersOf(t.path, tf, qualifier ? `${qualifier}.${ref.name}` : ref.name, member, depth + 1);
+        if (embedded.length > 0) return embedded;
+      }
+    }
+    return out;
+  }
+
   /** A class named `name` visible from `file`: its own, imported, or the only one indexed. */
   private async classByName(file: string, facts: FileFacts, name: string, depth: number): Promise<Loc[]> {
     const own = facts.symbols.filter((s) => s.name === name && s.container === undefined);
@@ -358,11 +401,16 @@ export class IndexResolver {
             if (locs.length > 0) return { name: t.name, locs, how: `member of ${cls.name}`, candidates: [] };
           }
           // The receiver's declaration states its type: `const p: TimeoutProvider = …`
-          // in another module, Python `register = template.Library()`.
+          // in another module, Python `register = template.Library()`, Go `t *testing.T`.
           for (const d of recvLocs) {
             const df = await this.fileFacts(d.path);
             const typeName = df ? assignedType((await this.syntax(d.path, df)).root, d.line, d.col, df.language) : undefined;
             if (!df || !typeName) continue;
+            if (df.language === 'go') {
+              const locs = await this.goMembersOf(d.path, df, typeName, t.name, depth + 1);
+              if (locs.length > 0) return { name: t.name, locs, how: `member of ${typeName}, the type ${r.name} is declared with`, candidates: [] };
+              continue;
+            }
             for (const c of await this.classByName(d.path, df, typeName, depth + 1)) {
               const locs = await this.membersOf(c.path, c.line, typeName, t.name, depth + 1);
               if (locs.length > 0) return { name: t.name, locs, how: `member of ${typeName}, the type ${r.name} is declared or constructed with`, candidates: [] };

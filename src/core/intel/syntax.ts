@@ -393,6 +393,7 @@ export function assignedType(root: Node, line: number, col: number, language: La
   const n = root.descendantForPosition({ row: line - 1, column: col - 1 });
   const decl = n?.parent;
   if (!n || !decl) return undefined;
+  if (language === 'go') return goDeclaredType(n, decl);
   if (language === 'python') {
     if (decl.type !== 'assignment' || decl.childForFieldName('left')?.startIndex !== n.startIndex) return undefined;
     const right = decl.childForFieldName('right');
@@ -406,6 +407,41 @@ export function assignedType(root: Node, line: number, col: number, language: La
   const value = decl.childForFieldName('value');
   const ctor = value?.type === 'new_expression' ? value.childForFieldName('constructor') : undefined;
   return ctor?.type === 'identifier' ? ctor.text : undefined;
+}
+
+/**
+ * A Go name's type as its declaration states it: a parameter or receiver (`t *testing.T`,
+ * `(srv *Server)`), `var x T`, or a composite literal (`x := &T{…}`, `var x = pkg.T{…}`). The
+ * name as written, qualified when it is (`testing.T`); pointers are looked through.
+ */
+function goDeclaredType(n: Node, decl: Node): string | undefined {
+  if (decl.type === 'parameter_declaration' || decl.type === 'variadic_parameter_declaration' || decl.type === 'var_spec') {
+    const written = goTypeName(decl.childForFieldName('type'));
+    if (written || decl.type !== 'var_spec') return written;
+    const names = decl.namedChildren.filter((c) => c?.type === 'identifier');
+    return goLiteralType(decl.childForFieldName('value')?.namedChildren[names.findIndex((c) => c?.startIndex === n.startIndex)]);
+  }
+  const stmt = decl.parent;
+  if (decl.type === 'expression_list' && stmt?.type === 'short_var_declaration' && stmt.childForFieldName('left')?.startIndex === decl.startIndex) {
+    const i = decl.namedChildren.findIndex((c) => c?.startIndex === n.startIndex);
+    return goLiteralType(stmt.childForFieldName('right')?.namedChildren[i]);
+  }
+  return undefined;
+}
+
+function goTypeName(t: Node | null | undefined): string | undefined {
+  if (!t) return undefined;
+  if (t.type === 'pointer_type' || t.type === 'parenthesized_type') return goTypeName(t.namedChildren[0]);
+  if (t.type === 'type_identifier' || t.type === 'qualified_type') return t.text;
+  if (t.type === 'generic_type') return goTypeName(t.childForFieldName('type'));
+  return undefined;
+}
+
+function goLiteralType(v: Node | null | undefined): string | undefined {
+  if (!v) return undefined;
+  if (v.type === 'unary_expression' && v.childForFieldName('operator')?.text === '&') return goLiteralType(v.childForFieldName('operand'));
+  if (v.type === 'composite_literal') return goTypeName(v.childForFieldName('type'));
+  return undefined;
 }
 
 function plainTarget(n: Node, name: string, scopes: LocalScopes | undefined): Exclude<Target, { kind: 'member' }> {
