@@ -83,6 +83,8 @@ const EDITOR_PREFIX = 'editor:';
 
 export class ChatService {
   private git: NodeGitHistory | undefined;
+  /** The editor's models as last listed (by the picker): a question naming one needs no listing first. */
+  private listedEditorModels = new Map<string, EditorModelInfo>();
 
   constructor(
     private readonly ws: WorkspaceServer,
@@ -171,7 +173,9 @@ export class ChatService {
     const reasons: string[] = name ? [] : ['no language model is configured ([llm] in vlt.toml or the user config, VLT_LLM_* variables, or the extension settings)'];
     if (this.editorModels) {
       try {
-        for (const m of await this.editorModels.list()) choices.push({ id: `${EDITOR_PREFIX}${m.id}`, label: m.name, detail: `${m.vendor}, through the editor` });
+        const listed = await this.editorModels.list();
+        this.listedEditorModels = new Map(listed.map((m) => [m.id, m]));
+        for (const m of listed) choices.push({ id: `${EDITOR_PREFIX}${m.id}`, label: m.name, detail: `${m.vendor}, through the editor` });
       } catch (e) {
         reasons.push(`the editor's models are unavailable: ${toVltError(e).message}`);
       }
@@ -186,7 +190,8 @@ export class ChatService {
     if (!id.startsWith(EDITOR_PREFIX) || !this.editorModels) throw new VltError('USAGE', `unknown model ${id.slice(0, 100)}: this server answers with its configured model${this.editorModels ? ", the editor's (editor:<id>)" : ''} or none`);
     if (this.ws.restricted) throw new VltError('RESTRICTED', "the workspace is not trusted: no model reads it, the editor's included");
     const wanted = id.slice(EDITOR_PREFIX.length);
-    const info = (await this.editorModels.list()).find((m) => m.id === wanted);
+    // A model gone since the picker listed it is refused by the editor, and the answer says so.
+    const info = this.listedEditorModels.get(wanted) ?? (await this.editorModels.list()).find((m) => m.id === wanted);
     if (!info) throw new VltError('NOT_FOUND', `the editor offers no model ${wanted.slice(0, 100)} now; pick another one`);
     return this.editorModels.model(info);
   }
