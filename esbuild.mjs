@@ -1,7 +1,8 @@
 // Bundles the CLI/MCP entry, the parse worker, the VS Code extension and the webview, and
 // copies the WebAssembly grammars and tree-sitter queries next to the bundles.
 import * as esbuild from 'esbuild';
-import { cpSync, mkdirSync, readdirSync, existsSync, chmodSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, existsSync, chmodSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 
 const watch = process.argv.includes('--watch');
@@ -20,7 +21,10 @@ const node = {
 };
 
 const entries = [
-  { ...node, entryPoints: { cli: 'src/cli/main.ts' }, outdir: out, banner: { js: '#!/usr/bin/env node' } },
+  // The `vlt` program is a thin front (cli.js: --version, --help, forwarding to the workspace
+  // daemon) and the full CLI it loads only to run a command itself (cli-main.js).
+  { ...node, entryPoints: { cli: 'src/cli/front.ts' }, outdir: out, banner: { js: '#!/usr/bin/env node' } },
+  { ...node, entryPoints: { 'cli-main': 'src/cli/main.ts' }, outdir: out },
   { ...node, entryPoints: { 'parse-worker': 'src/core/parse/worker.ts' }, outdir: out },
 ];
 if (existsSync('src/vscode/extension.ts')) entries.push({ ...node, entryPoints: { extension: 'src/vscode/extension.ts' }, outdir: out });
@@ -51,4 +55,7 @@ if (watch) {
 } else {
   await Promise.all(entries.map((e) => esbuild.build(e)));
   if (existsSync(join(out, 'cli.js'))) chmodSync(join(out, 'cli.js'), 0o755);
+  // Every command's help, for the front to print without loading the full CLI.
+  const help = execFileSync(process.execPath, ['-e', `process.stdout.write(JSON.stringify(require(${JSON.stringify(join(process.cwd(), out, 'cli-main.js'))}).helpTexts()))`], { encoding: 'utf8' });
+  writeFileSync(join(out, 'help.json'), help);
 }

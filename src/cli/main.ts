@@ -1,178 +1,46 @@
 /**
- * The `vlt` command line: the CLI host's one wiring file. It builds the engine's ports
- * (Node file system, stderr logger, progress), runs one command, prints results to stdout
- * and maps errors to exit codes: 0 success, 1 failure, 2 usage error.
+ * The `vlt` command line: the CLI host's one wiring file. It defines every command, builds the
+ * engine's ports (Node file system, stderr logger, progress), runs one command, prints results
+ * to stdout and maps errors to exit codes: 0 success, 1 failure, 2 usage error, 130 cancelled.
+ *
+ * Commands write through a {@link CliIo} and reach the workspace through a {@link CliRuntime}:
+ * this process's terminal and a fresh open of the index (`--no-daemon`), or, inside the
+ * workspace daemon, the client's terminal at the other end of the socket and the daemon's warm
+ * workspace server. The thin front (front.ts) decides which.
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import * as path from 'node:path';
-import { Engine, type SearchOutput, type StatusReport } from '../core/engine';
+import { version as VERSION } from '../../package.json';
+import type { Engine } from '../core/engine';
 import type { LanguageServers } from '../core/intel/lsp';
+import type { Navigator } from '../core/intel/navigate';
 import { DEFAULT_MAP_TOKENS, RepoMapper } from '../core/intel/repomap';
-import type { NavAnswer, Navigator } from '../core/intel/navigate';
-import { CtagsProvider } from '../node/ctags';
-import { createLanguageServers } from '../node/lsp';
 import { isVltError, VltError, toVltError } from '../core/errors';
-import type { DryRunReport, IndexReport } from '../core/indexer';
 import { LANGUAGES } from '../core/types';
 import { nodeWorkspaceFs } from '../node/fs';
-import { ProgressReporter, formatBytes, formatSeconds, stderrLogger, type LogLevel } from './progress';
+import { ProgressReporter, stderrLogger, type LogLevel } from './progress';
 import { registerMemoryCommands } from './memory-commands';
 import { registerTrustCommands } from './trust-commands';
 import { SOURCE_FAMILIES, type SourceFamily } from '../core/oracle/oracle';
-import type { OracleExplain } from '../core/oracle/types';
-import type { ToolContext } from '../core/tools/definitions';
 import { decodeCursor, encodeCursor, requestFingerprint } from '../core/tools/budget';
-import { openMemory } from '../node/memory';
-import { createNodeOracle } from '../node/oracle';
-
-const VERSION = '0.1.0';
+import { processIo, writeLine, type CliIo } from './io';
+import { processRuntime, summarizeIndexLine, type CliRuntime, type CliWiring } from './runtime';
+import { formatDryRun, formatExplain, formatNavAnswer, formatSearch, formatStatus } from './format';
 
 interface GlobalOpts {
   workspace?: string;
   verbose?: boolean;
   quiet?: boolean;
+  daemon?: boolean;
 }
+
+/** Help is wrapped at a fixed width, so that the front can print it without building the program. */
+export const HELP_WIDTH = 80;
 
 function parsePositiveInt(v: string): number {
   const n = Number(v);
   if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive integer');
   return n;
-}
-
-function out(text: string): void {
-  process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
-}
-
-function json(value: unknown): void {
-  out(JSON.stringify(value, null, 2));
-}
-
-function wiring(g: GlobalOpts) {
-  const level: LogLevel = g.quiet ? 'error' : g.verbose ? 'debug' : 'info';
-  const progress = new ProgressReporter(process.stderr, !g.quiet);
-  const logger = stderrLogger(level, () => progress.clear());
-  return { logger, progress, deps: { fs: nodeWorkspaceFs, logger } };
-}
-
-/** Opens the index for reading; if there is none yet, builds it first with progress. */
-async function openForQuery(root: string, g: GlobalOpts): Promise<Engine> {
-  const { logger, progress, deps } = wiring(g);
-  const reader = await Engine.open(root, deps, 'read');
-  if (!reader.isEmpty) return reader;
-  await reader.close();
-  logger.info(`no index in ${root} yet; building it first`);
-  const writer = await Engine.open(root, deps, 'write');
-  try {
-    const report = await writer.index({ onProgress: progress.sink });
-    logger.info(summarizeIndex(report));
-  } catch (e) {
-    await writer.close();
-    throw e;
-  }
-  return writer;
-}
-
-function formatNavAnswer(a: NavAnswer & { next_cursor?: string; offset?: number }, what: 'definition' | 'references', explain: boolean): string {
-  const lines: string[] = [];
-  const head = what === 'definition' ? `definition of ${a.symbol || a.query}` : `references to ${a.symbol || a.query}`;
-  const count =
-    a.locations.length === 0 && a.reason
-      ? `none (${a.reason.message})`
-      : a.total !== undefined && a.total !== a.locations.length
-        ? `${a.total} in all, ${(a.offset ?? 0) + 1}-${(a.offset ?? 0) + a.locations.length} listed`
-        : `${a.locations.length}${a.truncated ? '+' : ''}`;
-  lines.push(`${head}${a.ambiguous ? ' (ambiguous: every candidate listed)' : ''}: ${count}`);
-  if (a.definition && what === 'references') lines.push(`  defined at ${a.definition.path}:${a.definition.line}:${a.definition.col}`);
-  for (const l of a.locations) {
-    const tag = `${l.provenance}${l.exact ? ', exact' : `, ${l.confidence}`}`;
-    lines.push(`  ${l.path}:${l.line}:${l.col}  ${l.kind ?? ''}${l.signature ? `  ${l.signature}` : ''}  (${tag})`.replace(/ {3,}\(/, '  ('));
-  }
-  if (a.locations.length === 0 && a.suggestions?.length) lines.push(`  did you mean: ${a.suggestions.join(', ')}?`);
-  for (const n of a.notes) if (n !== a.reason?.message) lines.push(`note: ${n}`);
-  if (a.next_cursor) lines.push(`more: continue with --cursor ${a.next_cursor}`);
-  if (explain) {
-    lines.push('providers:');
-    for (const p of a.providers) lines.push(`  ${p.provider.padEnd(6)} ${p.status.padEnd(8)} ${p.ms.toFixed(1).padStart(8)} ms  ${p.reason ?? ''}`);
-  }
-  return lines.join('\n');
-}
-
-function summarizeIndex(r: IndexReport): string {
-  const secs = r.ms.total / 1000;
-  const parts = [
-    `indexed ${r.filesParsed} files (${r.filesUnchanged} unchanged, ${r.filesRemoved} removed, ${r.filesSkipped} skipped${r.filesNavigationOnly ? `, ${r.filesNavigationOnly} generated for navigation only` : ''})`,
-    `${r.chunksAdded} chunks`,
-  ];
-  if (r.embedded || r.embeddingCacheHits) parts.push(`${r.embedded} embedded, ${r.embeddingCacheHits} from cache`);
-  parts.push(`in ${secs < 10 ? `${r.ms.total.toFixed(0)} ms` : formatSeconds(secs)}`);
-  return parts.join(', ');
-}
-
-function printDryRun(r: DryRunReport): void {
-  out(`would index ${r.files} files (${formatBytes(r.bytes)})`);
-  for (const [lang, v] of Object.entries(r.languages).sort((a, b) => b[1].files - a[1].files)) out(`  ${lang.padEnd(12)} ${String(v.files).padStart(7)} files  ${formatBytes(v.bytes)}`);
-  if (r.skippedDirs.length) {
-    // Grouped by reason: a Python tree has hundreds of __pycache__ folders.
-    const byReason = new Map<string, typeof r.skippedDirs>();
-    for (const d of r.skippedDirs) byReason.set(d.reason, [...(byReason.get(d.reason) ?? []), d]);
-    out(`skipped folders (${r.skippedDirs.length}):`);
-    for (const [reason, dirs] of byReason) {
-      const shown = dirs.slice(0, 5).map((d) => `${d.path}/`).join(', ');
-      out(`  ${reason} ${dirs.length}: ${shown}${dirs.length > 5 ? `, … ${dirs.length - 5} more` : ''}`);
-    }
-  }
-  const skipped = Object.entries(r.skipped);
-  if (skipped.length) out(`skipped files: ${skipped.map(([k, v]) => `${k} ${v}`).join(', ')}`);
-  if (r.navigationOnly) out(`generated files for navigation only (definitions and references, not search): ${r.navigationOnly}`);
-  out(`files in no supported language: ${r.unsupportedFiles}`);
-  out(`estimated embedding tokens: ${r.estimatedEmbeddingTokens.toLocaleString('en-US')} (embeddings: ${r.embeddings})`);
-}
-
-function printStatus(s: StatusReport): void {
-  out(`workspace     ${s.workspace}`);
-  out(`index         ${s.index_path} (${formatBytes(s.bytes_on_disk)})`);
-  out(`last update   ${s.last_update ?? 'never'}`);
-  out(`files         ${s.files}`);
-  out(`chunks        ${s.chunks}`);
-  out(`symbols       ${s.symbols}`);
-  out(`references    ${s.references}`);
-  out(`vectors       ${s.vectors.enabled ? `${s.vectors.count} × ${s.vectors.dimensions ?? '?'} dims (${s.vectors.model})` : s.vectors.note}`);
-  out(`languages     ${Object.entries(s.languages).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(', ') || '-'}`);
-  const skipped = Object.entries(s.skipped_by_reason);
-  out(`skipped       ${skipped.length ? skipped.map(([k, v]) => `${k} ${v}`).join(', ') : 'none'}`);
-  out(`generated     ${s.generated.files} files, ${s.generated.navigation_only} navigation-only (definitions and references, not search) ([index] generated = "${s.generated.mode}")`);
-  if (s.skipped_dirs.length) out(`skipped dirs  ${s.skipped_dirs.slice(0, 10).map((d) => `${d.path}/ (${d.reason})`).join(', ')}${s.skipped_dirs.length > 10 ? ` … ${s.skipped_dirs.length - 10} more` : ''}`);
-  out(`config        ${s.config ?? 'defaults (no vlt.toml)'}`);
-  out(`trust         ${trustLine(s.trust)}`);
-}
-
-function trustLine(t: StatusReport['trust']): string {
-  const by = t.source === 'host' ? 'by the editor' : t.source === 'vlt-trust' ? 'by `vlt trust`' : '';
-  if (t.trusted) return `trusted ${by}`.trim();
-  const ignored = t.ignored.length ? `; ignored from vlt.toml: ${t.ignored.join(', ')}` : '';
-  const fix = t.stale ? 'vlt.toml changed since `vlt trust`: run `vlt trust` again to allow them' : 'run `vlt trust` to allow them';
-  return `not trusted${ignored}${t.ignored.length ? ` (${fix})` : ''}`;
-}
-
-function printSearch(res: SearchOutput, explain: boolean): void {
-  for (const n of res.notes) out(`note: ${n}`);
-  if (res.hits.length === 0) out('no results');
-  res.hits.forEach((h, i) => {
-    const sym = h.symbol ? `  ${h.symbol} (${h.kind})` : `  (${h.kind})`;
-    out(`${String(i + 1).padStart(2)}. ${h.path}:${h.start_line}-${h.end_line}${sym}  [${h.retrievers.join(',')}]  ${h.score.toFixed(4)}`);
-    for (const line of h.snippet.split('\n').slice(0, 3)) out(`      ${line.slice(0, 160)}`);
-  });
-  if (!explain) return;
-  const e = res.explain;
-  out('');
-  out(`explain (${e.ms} ms) — ${e.vectors}`);
-  out(`  query: identifiers=${JSON.stringify(e.analysis.identifiers)} paths=${JSON.stringify(e.analysis.paths)} terms=${e.analysis.terms.length}${e.analysis.isLong ? ' (long query)' : ''}`);
-  for (const r of e.retrievers) {
-    out(`  ${r.name} (${r.ms} ms)${r.skipped ? `: skipped, ${r.skipped}` : ''}`);
-    for (const t of r.top) out(`    ${String(t.rank).padStart(2)}. ${t.path}:${t.line}  ${t.score}${t.why ? `  ${t.why}` : ''}`);
-  }
-  out('  fusion (weighted reciprocal rank, k=60):');
-  for (const f of e.fusion) out(`    ${f.path}:${f.line}  ${f.score}  ${Object.entries(f.ranks).map(([k, v]) => `${k}#${v}`).join(' ')}`);
 }
 
 function parseSources(v: string): SourceFamily[] {
@@ -182,57 +50,40 @@ function parseSources(v: string): SourceFamily[] {
   return list as SourceFamily[];
 }
 
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const c of process.stdin) chunks.push(c as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-function formatExplain(e: OracleExplain): string {
-  const lines: string[] = ['', `explain — question type ${e.analysis.type} (${e.analysis.typeReason})`];
-  lines.push(`  symbols=${JSON.stringify(e.analysis.symbols)} paths=${JSON.stringify(e.analysis.paths)} terms=${JSON.stringify(e.analysis.terms)}`);
-  lines.push('retrieval paths:');
-  for (const r of e.runs) {
-    lines.push(`  ${r.name.padEnd(10)} ${r.status.padEnd(7)} ${r.ms.toFixed(1).padStart(8)} ms  ${r.reason ?? `${r.results.length} results`}`);
-    for (const x of r.results.slice(0, 8)) lines.push(`      ${x.citation}  ${x.method}  ${x.score}`);
-  }
-  lines.push('fusion and rerank (score = fused / best fused + features):');
-  for (const x of e.ranked) {
-    const ranks = Object.entries(x.ranks).map(([k, v]) => `${k}#${v}`).join(' ');
-    const feats = Object.entries(x.features).map(([k, v]) => `${k}${v >= 0 ? '+' : ''}${v}`).join(' ');
-    lines.push(`  ${x.score.toFixed(3)}  ${x.citation}  [${ranks}]${feats ? `  ${feats}` : ''}`);
-  }
-  lines.push(`evidence coverage ${e.threshold.best} (no-context below ${e.threshold.min}); weight of terms the index never mentions ${e.threshold.absent} (no-context from ${e.threshold.maxAbsent})${e.threshold.unknownSymbols.length ? `; names the index never mentions: ${e.threshold.unknownSymbols.join(', ')}` : ''}`);
-  lines.push(`context: ${e.context.tokens}/${e.context.budget} tokens`);
-  for (const i of e.context.items) lines.push(`  ${i.tier.padEnd(12)} ${String(i.tokens).padStart(5)}  ${i.citation}`);
-  for (const d of e.context.dropped) lines.push(`  dropped      ${String(d.tokens).padStart(5)}  ${d.citation} (${d.tier})`);
-  return lines.join('\n');
-}
-
-export function buildProgram(): Command {
+export function buildProgram(io: CliIo = processIo(), runtime: CliRuntime = processRuntime): Command {
+  const out = (text: string) => writeLine(io.stdout, text);
+  const json = (value: unknown) => out(JSON.stringify(value, null, 2));
   const program = new Command('vlt')
     .description('Vlt Oracle: codebase context for AI coding agents')
+    .configureOutput({ writeOut: (t) => io.stdout.write(t), writeErr: (t) => io.stderr.write(t) })
+    .configureHelp({ helpWidth: HELP_WIDTH })
     .version(VERSION)
     .option('-C, --workspace <dir>', 'workspace root (default: current directory)')
     .option('-v, --verbose', 'debug logs on stderr')
     .option('-q, --quiet', 'only errors on stderr')
+    .option('--no-daemon', 'run in this process instead of the workspace daemon (also VLT_DAEMON=0)')
     .showHelpAfterError()
     .exitOverride();
   const globals = (): GlobalOpts => program.opts<GlobalOpts>();
-  const root = (p?: string) => path.resolve(p ?? globals().workspace ?? process.cwd());
+  const root = (p?: string) => path.resolve(io.cwd, p ?? globals().workspace ?? '.');
+  const wiring = (): CliWiring & { level: LogLevel } => {
+    const g = globals();
+    const level: LogLevel = g.quiet ? 'error' : g.verbose ? 'debug' : 'info';
+    const progress = new ProgressReporter(io.stderr, !g.quiet, io.term);
+    const logger = stderrLogger(io.stderr, level, () => progress.clear());
+    return { logger, progress, signal: io.signal, level };
+  };
+  const workspace = (p?: string) => runtime.workspace(root(p), wiring());
+  /** Commands that hold this terminal or serve clients themselves: never run for another client. */
+  const here = (name: string) => {
+    if (runtime.kind === 'daemon') throw new VltError('USAGE', `\`vlt ${name}\` runs in the process that asked for it, not in the workspace daemon`);
+  };
 
   /** `init` and `sync`: an incremental index run with progress. */
-  const indexCommand = async (workspace: string, o: { json?: boolean }): Promise<void> => {
-    const { progress, deps } = wiring(globals());
-    const engine = await Engine.open(workspace, deps, 'write');
-    try {
-      // A rebuild reason was already logged once by the engine when it opened the store.
-      const r = await engine.index({ onProgress: progress.sink });
-      if (o.json) json(r);
-      else out(summarizeIndex(r));
-    } finally {
-      await engine.close();
-    }
+  const indexCommand = async (p: string | undefined, o: { json?: boolean }): Promise<void> => {
+    const r = await workspace(p).index();
+    if (o.json) json(r);
+    else out(summarizeIndexLine(r));
   };
 
   const coderag = program.command('coderag').description('index and search the code of a workspace').exitOverride();
@@ -244,49 +95,38 @@ export function buildProgram(): Command {
     .option('--dry-run', 'show what would be indexed, write nothing')
     .option('--json', 'machine-readable output')
     .action(async (p: string | undefined, o: { dryRun?: boolean; json?: boolean }) => {
-      if (!o.dryRun) return indexCommand(root(p), o);
-      const { progress, deps } = wiring(globals());
-      const engine = await Engine.open(root(p), deps, 'read');
-      try {
-        const r = await engine.dryRun(progress.sink);
-        if (o.json) json(r);
-        else printDryRun(r);
-      } finally {
-        await engine.close();
-      }
+      if (!o.dryRun) return indexCommand(p, o);
+      const r = await workspace(p).dryRun();
+      if (o.json) json(r);
+      else out(formatDryRun(r));
     });
 
   coderag
     .command('sync')
     .description('re-index changed files now')
     .option('--json', 'machine-readable output')
-    .action((o: { json?: boolean }) => indexCommand(root(), o));
+    .action((o: { json?: boolean }) => indexCommand(undefined, o));
 
   coderag
     .command('status')
     .description('what the index holds, and what was skipped and why')
     .option('--json', 'machine-readable output')
     .action(async (o: { json?: boolean }) => {
-      const { deps } = wiring(globals());
-      const engine = await Engine.open(root(), deps, 'read');
-      try {
-        if (engine.isEmpty) throw new VltError('INDEX_MISSING', `no index in ${engine.root}; run \`vlt coderag init\``);
+      await workspace().existing(async (engine) => {
         const s = engine.status();
         const { readQueue } = await import('../server/queue-state');
         const q = readQueue(engine.root);
         const queue = q ? { host: q.host, pid: q.pid, ...q.queue } : null;
         if (o.json) json({ ...s, queue });
         else {
-          printStatus(s);
+          out(formatStatus(s));
           out(
             queue
               ? `queue: ${queue.host} (pid ${queue.pid}): ${queue.pending} pending, ${queue.uncommittedFiles} file(s) / ~${queue.uncommittedLines} line(s) not yet committed; ${queue.commits} commit(s)${queue.lastCommit ? `, last ${queue.lastCommit}` : ''}${queue.error ? `; last error ${queue.error.code}: ${queue.error.message}` : ''}`
               : 'queue: no editor or watch process is keeping this index current',
           );
         }
-      } finally {
-        await engine.close();
-      }
+      });
     });
 
   coderag
@@ -294,7 +134,9 @@ export function buildProgram(): Command {
     .description('keep the index current while files change: edits are indexed as they happen and committed in batches (vlt.toml [index] queue_*); Ctrl-C commits what is queued')
     .option('--json', 'one JSON line per commit on stdout')
     .action(async (o: { json?: boolean }) => {
-      const { logger, progress, deps } = wiring(globals());
+      here('coderag watch');
+      const { logger, progress } = wiring();
+      const deps = { fs: nodeWorkspaceFs, logger };
       const { WorkspaceServer } = await import('../server/workspace');
       const { watchWorkspace } = await import('../server/watch');
       // The queue's thresholds come from vlt.toml ([index] queue_*).
@@ -324,18 +166,13 @@ export function buildProgram(): Command {
     .action(async (words: string[], o: { limit: number; lang?: string; path?: string; json?: boolean; explain?: boolean }) => {
       const query = words.join(' ');
       if (!query.trim()) throw new VltError('USAGE', 'the search query is empty');
-      const engine = await openForQuery(root(), globals());
-      try {
-        const res = await engine.search(query, { k: o.limit, ...(o.lang ? { language: o.lang } : {}), ...(o.path ? { pathGlob: o.path } : {}) });
-        if (o.json) {
-          // The --json contract is the list of hits; what to know about them goes to stderr.
-          for (const n of res.notes) wiring(globals()).logger.warn(n);
-          json(o.explain ? { hits: res.hits, notes: res.notes, explain: res.explain } : res.hits);
-        }
-        else printSearch(res, Boolean(o.explain));
-      } finally {
-        await engine.close();
-      }
+      const w = wiring();
+      const res = await runtime.workspace(root(), w).query((engine) => engine.search(query, { k: o.limit, ...(o.lang ? { language: o.lang } : {}), ...(o.path ? { pathGlob: o.path } : {}), signal: io.signal }));
+      if (o.json) {
+        // The --json contract is the list of hits; what to know about them goes to stderr.
+        for (const n of res.notes) w.logger.warn(n);
+        json(o.explain ? { hits: res.hits, notes: res.notes, explain: res.explain } : res.hits);
+      } else out(formatSearch(res, Boolean(o.explain)));
     });
 
   coderag
@@ -347,52 +184,26 @@ export function buildProgram(): Command {
     .option('--cursor <cursor>', 'continue after a previous map (its next_cursor)')
     .option('--json', 'machine-readable output')
     .action(async (o: { scope?: string; tokens: number; focus: string[]; cursor?: string; json?: boolean }) => {
-      const engine = await openForQuery(root(), globals());
-      try {
-        // A person at a terminal asked for this many tokens: no cap (the agent tool has one).
-        const res = await new RepoMapper(engine).render({
+      const w = wiring();
+      // A person at a terminal asked for this many tokens: no cap (the agent tool has one).
+      const res = await runtime.workspace(root(), w).query((engine) =>
+        new RepoMapper(engine).render({
           maxTokens: o.tokens,
           allowLarge: true,
           ...(o.scope !== undefined ? { scope: o.scope } : {}),
           ...(o.focus.length ? { focus: o.focus } : {}),
           ...(o.cursor !== undefined ? { cursor: o.cursor } : {}),
-        });
-        if (o.json) json(res);
-        else {
-          out(res.text || '(no definitions to show)');
-          if (res.next_cursor) wiring(globals()).logger.info(`more definitions rank below; continue with --cursor ${res.next_cursor}`);
-        }
-      } finally {
-        await engine.close();
+        }),
+      );
+      if (o.json) json(res);
+      else {
+        out(res.text || '(no definitions to show)');
+        if (res.next_cursor) w.logger.info(`more definitions rank below; continue with --cursor ${res.next_cursor}`);
       }
     });
 
-  /** Opens the index, language servers and ctags for one navigation command; closes them all. */
-  /**
-   * Opens the index and runs `fn` with a navigator over it. Language servers are wired only when
-   * the call may use them (not with --no-lsp); ctags is wired always, but it is spawned or its
-   * cached tags read only when the chain consults it (the index could not settle the name).
-   */
-  const withNavigator = async <T>(opts: { lsp: boolean }, fn: (nav: Navigator, engine: Engine, lsp: LanguageServers | undefined) => Promise<T>): Promise<T> => {
-    const g = globals();
-    const { logger } = wiring(g);
-    const engine = await openForQuery(root(), g);
-    const trusted = engine.config.trust.trusted;
-    const lsp = opts.lsp ? createLanguageServers({ root: engine.root, logger, trusted }) : undefined;
-    const tags = new CtagsProvider({
-      root: engine.root,
-      files: () => engine.store.listFiles().map((f) => f.path),
-      generation: () => engine.store.generation,
-      logger,
-      trusted,
-    });
-    try {
-      return await fn(engine.navigator({ ...(lsp ? { lsp } : {}), tags }), engine, lsp);
-    } finally {
-      await lsp?.dispose();
-      await engine.close();
-    }
-  };
+  /** Navigation commands: language servers only when the call may use them (not with --no-lsp). */
+  const withNavigator = <T>(opts: { lsp: boolean }, fn: (nav: Navigator, engine: Engine, lsp: LanguageServers | undefined) => Promise<T>): Promise<T> => workspace().navigate(opts, fn);
 
   const navOptions = (o: { lsp?: boolean; lspTimeout?: number }) => ({ noLsp: o.lsp === false, ...(o.lspTimeout !== undefined ? { lspTimeoutMs: o.lspTimeout } : {}) });
 
@@ -469,8 +280,9 @@ export function buildProgram(): Command {
     .description("serve every agent tool (search_code, find_definition, find_references, ask_oracle, notes, threads, …) over MCP on stdin/stdout; logs go to stderr")
     .exitOverride()
     .action(async () => {
+      here('mcp');
       // The global -C/--workspace is read here, so `vlt mcp --workspace DIR` and `vlt -C DIR mcp` agree.
-      const { logger, progress } = wiring(globals());
+      const { logger, progress } = wiring();
       // Loaded on demand, so that other commands do not pay for initialising the MCP SDK (~5 ms).
       const { runMcpStdio } = await import('../mcp/main');
       await runMcpStdio({ workspace: root(), logger, onProgress: progress.sink });
@@ -481,7 +293,7 @@ export function buildProgram(): Command {
     .description('the MCP server of this workspace: HTTP address, bearer token, and configuration for Claude Code, Cursor and VS Code')
     .option('--json', 'machine-readable output')
     .action(async (o: { json?: boolean }) => {
-      const { logger } = wiring(globals());
+      const { logger } = wiring();
       const { mcpInfo, formatMcpInfo } = await import('../mcp/info');
       const info = await mcpInfo(root(), logger);
       if (o.json) json(info);
@@ -496,6 +308,7 @@ export function buildProgram(): Command {
     .allowUnknownOption(true)
     .allowExcessArguments(true)
     .action(async () => {
+      here('lsp');
       // The workspace comes from the client's initialize request; the LSP log goes to the client.
       const { runLspServer } = await import('../lsp/main');
       await runLspServer();
@@ -514,7 +327,8 @@ export function buildProgram(): Command {
     .option('--allow-remote', 'permit a --host other machines can reach (anyone with the token can then read the code)')
     .option('--no-chat', 'do not serve the browser chat at /chat/ (its one-time login link is printed as chat_url)')
     .action(async (o: { mcpPort?: number; host?: string; allowRemote?: boolean; chat?: boolean }) => {
-      const { logger, progress } = wiring(globals());
+      here('serve');
+      const { logger, progress } = wiring();
       const { runMcpHttp } = await import('../mcp/main');
       await runMcpHttp({
         workspace: root(),
@@ -542,20 +356,11 @@ export function buildProgram(): Command {
     .option('--tokens <n>', 'context budget in tokens (default by question type)', parsePositiveInt)
     .option('--lsp', 'ask language servers and ctags for definitions and references (slower to start)')
     .action(async (words: string[], o: { source?: SourceFamily[]; explain?: boolean; json?: boolean; session?: string; llm?: boolean; agent?: boolean; maxTurns?: number; tokens?: number; lsp?: boolean }) => {
-      const g = globals();
-      const { logger, progress } = wiring(g);
-      const question = words.length === 1 && words[0] === '-' ? await readStdin() : words.join(' ');
-      const engine = await openForQuery(root(), g);
-      const trusted = engine.config.trust.trusted;
-      const lsp = o.lsp ? createLanguageServers({ root: engine.root, logger, trusted }) : undefined;
-      const tags = o.lsp ? new CtagsProvider({ root: engine.root, files: () => engine.store.listFiles().map((f) => f.path), generation: () => engine.store.generation, logger, trusted }) : undefined;
-      const memory = openMemory(engine.root, logger);
-      memory.catch(() => undefined);
-      const ctx: ToolContext = { getEngine: () => Promise.resolve(engine), fs: nodeWorkspaceFs, logger, author: 'user', ...(lsp && tags ? { intel: () => ({ lsp, tags }) } : {}) };
-      const oracle = createNodeOracle({ engine, logger, getMemory: () => memory, toolContext: ctx, noLlm: o.llm === false, ...(lsp && tags ? { intel: { lsp, tags } } : {}) });
+      const { logger, progress } = wiring();
+      const question = words.length === 1 && words[0] === '-' ? ((await io.readStdin()) ?? '') : words.join(' ');
       let streamed = false;
-      try {
-        const ans = await oracle.ask(question, {
+      const ans = await workspace().oracle({ lsp: Boolean(o.lsp), noLlm: o.llm === false }, (oracle) =>
+        oracle.ask(question, {
           ...(o.source ? { sources: o.source } : {}),
           explain: Boolean(o.explain),
           ...(o.session !== undefined ? { session: o.session } : {}),
@@ -564,47 +369,86 @@ export function buildProgram(): Command {
           agent: Boolean(o.agent),
           ...(o.maxTurns ? { maxTurns: o.maxTurns } : {}),
           ...(o.tokens ? { budgetTokens: o.tokens } : {}),
+          signal: io.signal,
           onEvent: (e) => {
             if (e.type === 'phase') progress.status(e.message);
             else if (e.type === 'tool') logger.info(`oracle: calling ${e.name} ${e.args.slice(0, 160)}`);
             else if (e.type === 'text' && !o.json) {
               if (!streamed) progress.clear();
               streamed = true;
-              process.stdout.write(e.text);
+              io.stdout.write(e.text);
             }
           },
-        });
-        progress.clear();
-        if (o.json) json(ans);
-        else {
-          // A streamed answer is already on stdout; the brief and the no-context reply are not.
-          if (!streamed || ans.mode === 'extractive') out(`${streamed ? '\n\n' : ''}${ans.answer}`);
-          else out('');
-          if (ans.degraded) logger.warn(`oracle: ${ans.degraded}`);
-          if (o.explain && ans.explain) out(formatExplain(ans.explain));
-        }
-      } finally {
-        await lsp?.dispose();
-        await (await memory.catch(() => undefined))?.close();
-        await engine.close();
+        }),
+      );
+      progress.clear();
+      if (o.json) json(ans);
+      else {
+        // A streamed answer is already on stdout; the brief and the no-context reply are not.
+        if (!streamed || ans.mode === 'extractive') out(`${streamed ? '\n\n' : ''}${ans.answer}`);
+        else out('');
+        if (ans.degraded) logger.warn(`oracle: ${ans.degraded}`);
+        if (o.explain && ans.explain) out(formatExplain(ans.explain));
       }
     });
 
-  registerMemoryCommands(program, { workspace: () => root(), logger: () => wiring(globals()).logger });
-  registerTrustCommands(program, { workspace: (p) => root(p) });
+  registerMemoryCommands(program, { io, memory: (fn) => workspace().memory(fn) });
+  registerTrustCommands(program, {
+    io,
+    workspace: (p) => {
+      here('trust');
+      return root(p);
+    },
+  });
+
+  program
+    .command('daemon')
+    .description('the workspace daemon: the background process that keeps the index, memory and language servers warm for every `vlt` command of one workspace (VLT_DAEMON=0 or --no-daemon: none)')
+    .exitOverride()
+    .addCommand(
+      new Command('status')
+        .description('whether a daemon serves this workspace: its pid, version, socket, uptime, memory and requests')
+        .option('--json', 'machine-readable output')
+        .action(async (o: { json?: boolean }) => {
+          here('daemon status');
+          const { daemonStatus, formatDaemonStatus } = await import('../daemon/control');
+          const s = await daemonStatus(root());
+          if (o.json) json(s);
+          else out(formatDaemonStatus(s));
+        }),
+    )
+    .addCommand(
+      new Command('stop')
+        .description("stop this workspace's daemon (it commits queued edits first)")
+        .action(async () => {
+          here('daemon stop');
+          const { stopDaemon } = await import('../daemon/control');
+          out(await stopDaemon(root()));
+        }),
+    )
+    .addCommand(
+      new Command('run')
+        .description('run the daemon in the foreground (the first `vlt` command of a workspace starts it in the background)')
+        .option('--idle <minutes>', 'exit after this long without a request (default 15, or VLT_DAEMON_IDLE_MINUTES)', parsePositiveInt)
+        .action(async (o: { idle?: number }) => {
+          here('daemon run');
+          const { logger } = wiring();
+          const { runDaemon } = await import('../daemon/server');
+          await runDaemon({ workspace: root(), logger, ...(o.idle !== undefined ? { idleMinutes: o.idle } : {}) });
+        }),
+    );
 
   return program;
 }
 
-export async function main(argv: string[]): Promise<number> {
-  // `vlt … | head` closes stdout early; that is the reader's choice, not an error.
-  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
-    if (e.code === 'EPIPE') process.exit(0);
-    throw e;
-  });
-  const program = buildProgram();
+/**
+ * Runs one command line and gives its exit code: 0 success, 1 failure, 2 usage error, 130
+ * cancelled. Failures are one line on the command's stderr.
+ */
+export async function runCommand(argv: readonly string[], io: CliIo, runtime: CliRuntime): Promise<number> {
+  const program = buildProgram(io, runtime);
   try {
-    await program.parseAsync(argv, { from: 'user' });
+    await program.parseAsync([...argv], { from: 'user' });
     return 0;
   } catch (e) {
     if (e instanceof CommanderError) {
@@ -612,12 +456,44 @@ export async function main(argv: string[]): Promise<number> {
       return e.exitCode === 0 || e.code === 'commander.helpDisplayed' || e.code === 'commander.version' ? 0 : 2;
     }
     const err = isVltError(e) ? e : toVltError(e);
-    process.stderr.write(`vlt: ${err.message}${err.code === 'INTERNAL' && process.env.VLT_DEBUG ? `\n${(e as Error).stack}` : ''}\n`);
+    if (io.signal.aborted) return 130;
+    io.stderr.write(`vlt: ${err.message}${err.code === 'INTERNAL' && process.env.VLT_DEBUG ? `\n${(e as Error).stack}` : ''}\n`);
     return err.code === 'USAGE' ? 2 : 1;
   }
 }
 
-if (require.main === module) {
+/** Every top-level command and group, with its subcommands: what the front knows of the command line. */
+export function commandTree(program: Command = buildProgram()): Record<string, string[]> {
+  const tree: Record<string, string[]> = {};
+  for (const c of program.commands) tree[c.name()] = c.commands.map((s) => s.name());
+  return tree;
+}
+
+/**
+ * The help text of every command, keyed by its path (`""`, `"coderag"`, `"coderag search"`):
+ * written next to the bundles at build time, so that `vlt … --help` prints without loading this
+ * module.
+ */
+export function helpTexts(): Record<string, string> {
+  const texts: Record<string, string> = {};
+  const walk = (c: Command, prefix: string[]) => {
+    texts[prefix.join(' ')] = c.helpInformation();
+    for (const s of c.commands) walk(s, [...prefix, s.name()]);
+  };
+  walk(buildProgram(), []);
+  return texts;
+}
+
+/**
+ * The CLI in this process, as the front runs it when no daemon takes the command: exits once
+ * stdout is flushed.
+ */
+export function runInProcess(argv: readonly string[]): void {
+  // `vlt … | head` closes stdout early; that is the reader's choice, not an error.
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(0);
+    throw e;
+  });
   // Exit explicitly once stdout is flushed: terminated parse workers otherwise keep the process
   // around for a few seconds while their WebAssembly heaps are torn down.
   const exit = (code: number) => process.stdout.write('', () => process.exit(code));
@@ -629,12 +505,17 @@ if (require.main === module) {
     process.stderr.write('vlt: internal error: the command stopped without an answer (please report it with the command line)\n');
     process.exit(1);
   });
-  main(process.argv.slice(2)).then((code) => {
-    settled = true;
-    exit(code);
-  }, (e: unknown) => {
-    settled = true;
-    process.stderr.write(`vlt: ${String(e)}\n`);
-    exit(1);
-  });
+  runCommand(argv, processIo(), processRuntime).then(
+    (code) => {
+      settled = true;
+      exit(code);
+    },
+    (e: unknown) => {
+      settled = true;
+      process.stderr.write(`vlt: ${String(e)}\n`);
+      exit(1);
+    },
+  );
 }
+
+if (require.main === module) runInProcess(process.argv.slice(2));

@@ -11,27 +11,18 @@ import { InvalidArgumentError } from 'commander';
 import { VltError } from '../core/errors';
 import { DEFAULT_SESSION_ID, Memory, recordToolExchange } from '../core/memory';
 import type { ThreadView } from '../core/memory/threads';
-import type { Logger } from '../core/ports';
-import { openMemory } from '../node/memory';
+import { writeLine, type CliIo } from './io';
 
 export interface MemoryCommandContext {
-  /** The workspace root a command works on: the global `-C`, else the current directory. */
-  workspace: () => string;
-  /** The host's stderr logger, honouring `-v` and `-q`. */
-  logger: () => Logger;
+  /** Where results go and stdin comes from. */
+  io: CliIo;
+  /** Runs `fn` over the memory of the workspace (the global `-C`, else the current directory). */
+  memory: <T>(fn: (m: Memory) => Promise<T>) => Promise<T>;
 }
 
 interface JsonOpt {
   json?: boolean;
   session?: string;
-}
-
-function out(text: string): void {
-  process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
-}
-
-function json(value: unknown): void {
-  out(JSON.stringify(value, null, 2));
 }
 
 function positiveInt(v: string): number {
@@ -46,14 +37,7 @@ function nonNegativeInt(v: string): number {
   return n;
 }
 
-async function readStdin(what: string): Promise<string> {
-  if (process.stdin.isTTY) throw new VltError('USAGE', `no ${what} given: pass it as an argument, with --text, or on stdin`);
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-function printThread(v: ThreadView): void {
+function printThread(out: (t: string) => void, v: ThreadView): void {
   const covers = v.summary.last_summarized_node_id ? `, covers entries through id ${v.summary.last_summarized_node_id}` : '';
   out(`# ${v.thread}  (${v.entry_count} entries, ${v.summary.kind} summary${covers}${v.summary.newly_summarized ? `, ${v.summary.newly_summarized} folded in now` : ''})`);
   out('');
@@ -67,21 +51,26 @@ function printThread(v: ThreadView): void {
 }
 
 export function registerMemoryCommands(program: Command, ctx: MemoryCommandContext): void {
+  const out = (text: string) => writeLine(ctx.io.stdout, text);
+  const json = (value: unknown) => out(JSON.stringify(value, null, 2));
+  const warn = (text: string) => ctx.io.stderr.write(`warn: ${text}\n`);
+  const readStdin = async (what: string): Promise<string> => {
+    const text = await ctx.io.readStdin();
+    if (text === undefined) throw new VltError('USAGE', `no ${what} given: pass it as an argument, with --text, or on stdin`);
+    return text;
+  };
+
   /**
    * Opens memory, runs one command, prints its result (JSON or human), records it in the named
    * session, and closes memory whatever happens.
    */
   const run = async <T>(tool: string, input: Record<string, unknown>, o: JsonOpt, fn: (m: Memory) => Promise<T>, human: (r: T) => void): Promise<void> => {
-    const logger = ctx.logger();
-    const memory = await openMemory(ctx.workspace(), logger);
-    try {
+    await ctx.memory(async (memory) => {
       const result = await fn(memory);
       if (o.json) json(result);
       else human(result);
       if (o.session !== undefined) await recordToolExchange(memory.session(o.session), { tool, author: 'user', input, output: result });
-    } finally {
-      await memory.close();
-    }
+    });
   };
 
   // -------------------------------------------------------------------------------------------
@@ -111,7 +100,7 @@ export function registerMemoryCommands(program: Command, ctx: MemoryCommandConte
     .option('--json', 'machine-readable output')
     .option('--session <id>', 'also record this call in a shared session context')
     .action(async (name: string, o: JsonOpt & { entries: number }) => {
-      await run('thread_read', { thread: name, entries: o.entries }, o, (m) => m.threads.read(name, { entries: o.entries }), printThread);
+      await run('thread_read', { thread: name, entries: o.entries }, o, (m) => m.threads.read(name, { entries: o.entries }), (v) => printThread(out, v));
     });
 
   thread
@@ -188,7 +177,7 @@ export function registerMemoryCommands(program: Command, ctx: MemoryCommandConte
       const text = o.text ?? (await readStdin('note text'));
       await run('write_note', { path: ref, content: text }, o, (m) => m.vault.write(ref, text), (r) => {
         out(`${r.created ? 'created' : 'updated'} ${r.path}`);
-        for (const i of r.issues) process.stderr.write(`warn: ${r.path}:${i.line}: ${i.message}\n`);
+        for (const i of r.issues) warn(`${r.path}:${i.line}: ${i.message}`);
       });
     });
 
@@ -213,7 +202,7 @@ export function registerMemoryCommands(program: Command, ctx: MemoryCommandConte
       await run('move_note', { from, to }, o, (m) => m.vault.move(from, to), (r) => {
         out(`moved ${r.from} → ${r.to}; rewrote ${r.links_rewritten} link${r.links_rewritten === 1 ? '' : 's'} in ${r.rewritten.length} note${r.rewritten.length === 1 ? '' : 's'}`);
         for (const p of r.rewritten) out(`  ${p}`);
-        for (const n of r.not_rewritten) process.stderr.write(`warn: ${n.path} links to ${r.from} but was not changed: ${n.reason}\n`);
+        for (const n of r.not_rewritten) warn(`${n.path} links to ${r.from} but was not changed: ${n.reason}`);
       });
     });
 

@@ -4,16 +4,17 @@
  * rate and ETA; otherwise plain progress lines, at most one per second per phase.
  */
 import type { Logger, ProgressEvent, ProgressSink } from '../core/ports';
+import type { CliOutput } from './io';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 const ORDER: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3, silent: 4 };
 
-export function stderrLogger(level: LogLevel, clearLine: () => void = () => {}): Logger {
+export function stderrLogger(stderr: CliOutput, level: LogLevel, clearLine: () => void = () => {}): Logger {
   const emit = (l: LogLevel, msg: string, args: unknown[]) => {
     if (ORDER[l] < ORDER[level]) return;
     clearLine();
     const extra = args.length ? ' ' + args.map((a) => (a instanceof Error ? a.message : typeof a === 'string' ? a : JSON.stringify(a))).join(' ') : '';
-    process.stderr.write(`${l === 'info' ? '' : `${l}: `}${msg}${extra}\n`);
+    stderr.write(`${l === 'info' ? '' : `${l}: `}${msg}${extra}\n`);
   };
   return {
     debug: (m, ...a) => emit('debug', m, a),
@@ -39,10 +40,11 @@ export class ProgressReporter {
   private drawn = false;
 
   constructor(
-    private readonly stream: NodeJS.WriteStream = process.stderr,
+    private readonly stream: CliOutput,
     private readonly enabled = true,
+    term: string | undefined = undefined,
   ) {
-    this.tty = Boolean(stream.isTTY) && process.env.TERM !== 'dumb';
+    this.tty = stream.isTTY && term !== 'dumb';
   }
 
   readonly sink: ProgressSink = (ev) => {

@@ -9,19 +9,13 @@ import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { CONFIG_FILE_NAME, parseConfigText, TRUSTED_ONLY_KEYS } from '../core/config';
 import { VltError } from '../core/errors';
+import { writeLine, type CliIo } from './io';
 import { listTrust, revokeTrust, trustWorkspace, userConfigDir } from '../core/trust';
 
 export interface TrustCommandContext {
+  io: CliIo;
   /** The workspace a command works on: the argument, else the global `-C`, else the current directory. */
   workspace: (p?: string) => string;
-}
-
-function out(text: string): void {
-  process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
-}
-
-function json(value: unknown): void {
-  out(JSON.stringify(value, null, 2));
 }
 
 /** The trust-only settings a workspace's vlt.toml holds, as `section.key` → value, for the user to review. */
@@ -43,6 +37,8 @@ async function trustedOnlySettings(root: string): Promise<Record<string, unknown
 }
 
 export function registerTrustCommands(program: Command, ctx: TrustCommandContext): void {
+  const out = (text: string) => writeLine(ctx.io.stdout, text);
+  const json = (value: unknown) => out(JSON.stringify(value, null, 2));
   program
     .command('trust')
     .description(`trust a workspace: its ${CONFIG_FILE_NAME} may then choose endpoints, models and API key variables, and its own TypeScript runs in the language server (recorded with a hash of ${CONFIG_FILE_NAME}: a changed one needs \`vlt trust\` again)`)

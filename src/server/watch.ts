@@ -12,10 +12,12 @@ import type { WorkspaceServer } from './workspace';
 /** Folders whose changes never concern the index. */
 const IGNORED = /(^|\/)(\.vlt|\.git|node_modules|\.hg|\.svn)(\/|$)/;
 
-export async function watchWorkspace(ws: WorkspaceServer, opts: { logger: Logger; onCommit: (state: DeltaQueueState) => void; signal: AbortSignal }): Promise<void> {
-  if (!ws.queue) throw new VltError('INTERNAL', 'watch needs a writer workspace server');
-  await ws.getEngine();
-  let commits = ws.queue.state().commits;
+/**
+ * Feeds the file system's change events under the workspace into its delta queue (recursive
+ * fs.watch); the watcher is returned for the caller to close.
+ */
+export function watchFiles(ws: WorkspaceServer, logger: Logger): FSWatcher {
+  if (!ws.queue) throw new VltError('INTERNAL', 'watching needs a writer workspace server');
   let watcher: FSWatcher;
   try {
     watcher = watch(ws.root, { recursive: true }, (_event, name) => {
@@ -26,7 +28,15 @@ export async function watchWorkspace(ws: WorkspaceServer, opts: { logger: Logger
   } catch (e) {
     throw new VltError('IO', `cannot watch ${ws.root}: ${e instanceof Error ? e.message : String(e)}`, undefined, { cause: e });
   }
-  watcher.on('error', (e) => opts.logger.warn(`watch: ${e.message}`));
+  watcher.on('error', (e) => logger.warn(`watch: ${e.message}`));
+  return watcher;
+}
+
+export async function watchWorkspace(ws: WorkspaceServer, opts: { logger: Logger; onCommit: (state: DeltaQueueState) => void; signal: AbortSignal }): Promise<void> {
+  if (!ws.queue) throw new VltError('INTERNAL', 'watch needs a writer workspace server');
+  await ws.getEngine();
+  let commits = ws.queue.state().commits;
+  const watcher = watchFiles(ws, opts.logger);
   const poll = setInterval(() => {
     const s = ws.queue!.state();
     if (s.commits !== commits) {

@@ -507,6 +507,14 @@ export class WorkspaceServer {
 
   private openedEngine: Engine | undefined;
 
+  /** Whether the engine is open (the index loaded, or built by this server). */
+  get opened(): boolean {
+    return this.openedEngine !== undefined;
+  }
+
+  /** The report of the index build this server ran because there was no index, if it ran one. */
+  firstBuild: IndexReport | undefined;
+
   private progressSink(extra?: ProgressSink): ProgressSink {
     return (ev) => {
       this.progress = { phase: ev.phase, done: ev.done, total: ev.total };
@@ -536,6 +544,7 @@ export class WorkspaceServer {
           this.logger.info(`no index in ${this.root} yet; building it`);
           const r = await engine.index({ signal, onProgress: this.progressSink() });
           await engine.commit();
+          this.firstBuild = r;
           this.logger.info(`indexed ${r.filesParsed} files, ${r.chunksAdded} chunks in ${r.ms.total.toFixed(0)} ms`);
           engine.releaseWriteLock();
           // The workers' memory goes back; saves are parsed in this thread from now on.
@@ -561,6 +570,7 @@ export class WorkspaceServer {
         const writer = await Engine.open(this.root, this.deps, 'write');
         try {
           const r = await writer.index({ signal, onProgress: this.progressSink() });
+          this.firstBuild = r;
           this.logger.info(`indexed ${r.filesParsed} files, ${r.chunksAdded} chunks in ${r.ms.total.toFixed(0)} ms`);
         } finally {
           await writer.close();

@@ -35,7 +35,7 @@ describe('architecture', () => {
   });
 
   it('the built CLI bundle never requires vscode, nor bundles the editor\'s or the chat UI\'s packages', () => {
-    const bundle = path.join(root, 'dist/cli.js');
+    const bundle = path.join(root, 'dist/cli-main.js');
     if (!existsSync(bundle)) execFileSync('node', ['esbuild.mjs'], { cwd: root });
     const text = readFileSync(bundle, 'utf8');
     expect(text).not.toMatch(/require\(["']vscode["']\)/);
@@ -46,12 +46,26 @@ describe('architecture', () => {
     for (const pkg of ['vscode-languageclient', 'marked', 'dompurify', 'highlight.js', '@vscode/test-electron']) expect(bundled.has(pkg), pkg).toBe(false);
   });
 
+  it('the front (dist/cli.js, loaded by every `vlt` command) bundles no package and no engine code', () => {
+    const bundle = path.join(root, 'dist/cli.js');
+    if (!existsSync(bundle)) execFileSync('node', ['esbuild.mjs'], { cwd: root });
+    const text = readFileSync(bundle, 'utf8');
+    expect([...text.matchAll(/^\/\/ node_modules\/((?:@[^/]+\/)?[^/]+)\//gm)].map((m) => m[1])).toEqual([]);
+    const sources = [...text.matchAll(/^\/\/ (src\/[^\n]+)$/gm)].map((m) => m[1]);
+    expect(sources.length).toBeGreaterThan(0);
+    for (const s of sources) expect(s, s).toMatch(/^src\/(cli\/front|daemon\/(client|protocol))\.ts$/);
+  });
+
   it('each host has exactly one wiring file: the CLI opens the engine there, the long-lived hosts open the workspace server core there', () => {
     const opening = (host: string, pattern: RegExp) =>
       tsFiles(path.join(root, 'src', host))
         .filter((f) => pattern.test(readFileSync(f, 'utf8')))
         .map((f) => path.relative(root, f));
-    expect(opening('cli', /Engine\.open\(/)).toEqual(['src/cli/main.ts']);
+    // The CLI: main.ts defines the commands; runtime.ts opens what one command in this process needs.
+    expect(opening('cli', /Engine\.open\(/)).toEqual(['src/cli/runtime.ts']);
+    // The daemon holds the server core, opened in one place.
+    expect(opening('daemon', /Engine\.open\(/)).toEqual([]);
+    expect(opening('daemon', /WorkspaceServer\.open\(/)).toEqual(['src/daemon/server.ts']);
     for (const host of ['mcp', 'lsp']) {
       expect(opening(host, /Engine\.open\(/)).toEqual([]);
       expect(opening(host, /WorkspaceServer\.open\(/)).toEqual([`src/${host}/main.ts`]);

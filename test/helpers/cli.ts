@@ -34,7 +34,9 @@ export function vlt(args: string[], opts: { cwd?: string; env?: Record<string, s
 }
 
 export function vltAsync(args: string[], opts: { cwd?: string; env?: Record<string, string>; stdinFile?: string } = {}): ChildProcess {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...opts.env };
+  // Each command in a process of its own, as before the workspace daemon: a test that wants the
+  // daemon sets VLT_DAEMON=1 and stops it (test/node/daemon.test.ts).
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', VLT_DAEMON: '0', ...opts.env };
   const stdin = opts.stdinFile ? openSync(opts.stdinFile, 'r') : 'ignore';
   const child = spawn(process.execPath, [CLI, ...args], { cwd: opts.cwd ?? ROOT, env, stdio: [stdin, 'pipe', 'pipe'] });
   if (typeof stdin === 'number') closeSync(stdin);

@@ -1,0 +1,131 @@
+/**
+ * The CLI's human-readable output: one function per answer type, each returning the text that
+ * goes to stdout (the `--json` forms print the answer objects themselves).
+ */
+import type { SearchOutput, StatusReport } from '../core/engine';
+import type { DryRunReport } from '../core/indexer';
+import type { NavAnswer } from '../core/intel/navigate';
+import type { OracleExplain } from '../core/oracle/types';
+import { formatBytes } from './progress';
+
+export function formatNavAnswer(a: NavAnswer & { next_cursor?: string; offset?: number }, what: 'definition' | 'references', explain: boolean): string {
+  const lines: string[] = [];
+  const head = what === 'definition' ? `definition of ${a.symbol || a.query}` : `references to ${a.symbol || a.query}`;
+  const count =
+    a.locations.length === 0 && a.reason
+      ? `none (${a.reason.message})`
+      : a.total !== undefined && a.total !== a.locations.length
+        ? `${a.total} in all, ${(a.offset ?? 0) + 1}-${(a.offset ?? 0) + a.locations.length} listed`
+        : `${a.locations.length}${a.truncated ? '+' : ''}`;
+  lines.push(`${head}${a.ambiguous ? ' (ambiguous: every candidate listed)' : ''}: ${count}`);
+  if (a.definition && what === 'references') lines.push(`  defined at ${a.definition.path}:${a.definition.line}:${a.definition.col}`);
+  for (const l of a.locations) {
+    const tag = `${l.provenance}${l.exact ? ', exact' : `, ${l.confidence}`}`;
+    lines.push(`  ${l.path}:${l.line}:${l.col}  ${l.kind ?? ''}${l.signature ? `  ${l.signature}` : ''}  (${tag})`.replace(/ {3,}\(/, '  ('));
+  }
+  if (a.locations.length === 0 && a.suggestions?.length) lines.push(`  did you mean: ${a.suggestions.join(', ')}?`);
+  for (const n of a.notes) if (n !== a.reason?.message) lines.push(`note: ${n}`);
+  if (a.next_cursor) lines.push(`more: continue with --cursor ${a.next_cursor}`);
+  if (explain) {
+    lines.push('providers:');
+    for (const p of a.providers) lines.push(`  ${p.provider.padEnd(6)} ${p.status.padEnd(8)} ${p.ms.toFixed(1).padStart(8)} ms  ${p.reason ?? ''}`);
+  }
+  return lines.join('\n');
+}
+
+export function formatDryRun(r: DryRunReport): string {
+  const lines: string[] = [];
+  const out = (l: string) => lines.push(l);
+  out(`would index ${r.files} files (${formatBytes(r.bytes)})`);
+  for (const [lang, v] of Object.entries(r.languages).sort((a, b) => b[1].files - a[1].files)) out(`  ${lang.padEnd(12)} ${String(v.files).padStart(7)} files  ${formatBytes(v.bytes)}`);
+  if (r.skippedDirs.length) {
+    // Grouped by reason: a Python tree has hundreds of __pycache__ folders.
+    const byReason = new Map<string, typeof r.skippedDirs>();
+    for (const d of r.skippedDirs) byReason.set(d.reason, [...(byReason.get(d.reason) ?? []), d]);
+    out(`skipped folders (${r.skippedDirs.length}):`);
+    for (const [reason, dirs] of byReason) {
+      const shown = dirs.slice(0, 5).map((d) => `${d.path}/`).join(', ');
+      out(`  ${reason} ${dirs.length}: ${shown}${dirs.length > 5 ? `, … ${dirs.length - 5} more` : ''}`);
+    }
+  }
+  const skipped = Object.entries(r.skipped);
+  if (skipped.length) out(`skipped files: ${skipped.map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  if (r.navigationOnly) out(`generated files for navigation only (definitions and references, not search): ${r.navigationOnly}`);
+  out(`files in no supported language: ${r.unsupportedFiles}`);
+  out(`estimated embedding tokens: ${r.estimatedEmbeddingTokens.toLocaleString('en-US')} (embeddings: ${r.embeddings})`);
+  return lines.join('\n');
+}
+
+export function formatStatus(s: StatusReport): string {
+  const lines: string[] = [];
+  const out = (l: string) => lines.push(l);
+  out(`workspace     ${s.workspace}`);
+  out(`index         ${s.index_path} (${formatBytes(s.bytes_on_disk)})`);
+  out(`last update   ${s.last_update ?? 'never'}`);
+  out(`files         ${s.files}`);
+  out(`chunks        ${s.chunks}`);
+  out(`symbols       ${s.symbols}`);
+  out(`references    ${s.references}`);
+  out(`vectors       ${s.vectors.enabled ? `${s.vectors.count} × ${s.vectors.dimensions ?? '?'} dims (${s.vectors.model})` : s.vectors.note}`);
+  out(`languages     ${Object.entries(s.languages).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(', ') || '-'}`);
+  const skipped = Object.entries(s.skipped_by_reason);
+  out(`skipped       ${skipped.length ? skipped.map(([k, v]) => `${k} ${v}`).join(', ') : 'none'}`);
+  out(`generated     ${s.generated.files} files, ${s.generated.navigation_only} navigation-only (definitions and references, not search) ([index] generated = "${s.generated.mode}")`);
+  if (s.skipped_dirs.length) out(`skipped dirs  ${s.skipped_dirs.slice(0, 10).map((d) => `${d.path}/ (${d.reason})`).join(', ')}${s.skipped_dirs.length > 10 ? ` … ${s.skipped_dirs.length - 10} more` : ''}`);
+  out(`config        ${s.config ?? 'defaults (no vlt.toml)'}`);
+  out(`trust         ${trustLine(s.trust)}`);
+  return lines.join('\n');
+}
+
+function trustLine(t: StatusReport['trust']): string {
+  const by = t.source === 'host' ? 'by the editor' : t.source === 'vlt-trust' ? 'by `vlt trust`' : '';
+  if (t.trusted) return `trusted ${by}`.trim();
+  const ignored = t.ignored.length ? `; ignored from vlt.toml: ${t.ignored.join(', ')}` : '';
+  const fix = t.stale ? 'vlt.toml changed since `vlt trust`: run `vlt trust` again to allow them' : 'run `vlt trust` to allow them';
+  return `not trusted${ignored}${t.ignored.length ? ` (${fix})` : ''}`;
+}
+
+export function formatSearch(res: SearchOutput, explain: boolean): string {
+  const lines: string[] = [];
+  const out = (l: string) => lines.push(l);
+  for (const n of res.notes) out(`note: ${n}`);
+  if (res.hits.length === 0) out('no results');
+  res.hits.forEach((h, i) => {
+    const sym = h.symbol ? `  ${h.symbol} (${h.kind})` : `  (${h.kind})`;
+    out(`${String(i + 1).padStart(2)}. ${h.path}:${h.start_line}-${h.end_line}${sym}  [${h.retrievers.join(',')}]  ${h.score.toFixed(4)}`);
+    for (const line of h.snippet.split('\n').slice(0, 3)) out(`      ${line.slice(0, 160)}`);
+  });
+  if (!explain) return lines.join('\n');
+  const e = res.explain;
+  out('');
+  out(`explain (${e.ms} ms) — ${e.vectors}`);
+  out(`  query: identifiers=${JSON.stringify(e.analysis.identifiers)} paths=${JSON.stringify(e.analysis.paths)} terms=${e.analysis.terms.length}${e.analysis.isLong ? ' (long query)' : ''}`);
+  for (const r of e.retrievers) {
+    out(`  ${r.name} (${r.ms} ms)${r.skipped ? `: skipped, ${r.skipped}` : ''}`);
+    for (const t of r.top) out(`    ${String(t.rank).padStart(2)}. ${t.path}:${t.line}  ${t.score}${t.why ? `  ${t.why}` : ''}`);
+  }
+  out('  fusion (weighted reciprocal rank, k=60):');
+  for (const f of e.fusion) out(`    ${f.path}:${f.line}  ${f.score}  ${Object.entries(f.ranks).map(([k, v]) => `${k}#${v}`).join(' ')}`);
+  return lines.join('\n');
+}
+
+export function formatExplain(e: OracleExplain): string {
+  const lines: string[] = ['', `explain — question type ${e.analysis.type} (${e.analysis.typeReason})`];
+  lines.push(`  symbols=${JSON.stringify(e.analysis.symbols)} paths=${JSON.stringify(e.analysis.paths)} terms=${JSON.stringify(e.analysis.terms)}`);
+  lines.push('retrieval paths:');
+  for (const r of e.runs) {
+    lines.push(`  ${r.name.padEnd(10)} ${r.status.padEnd(7)} ${r.ms.toFixed(1).padStart(8)} ms  ${r.reason ?? `${r.results.length} results`}`);
+    for (const x of r.results.slice(0, 8)) lines.push(`      ${x.citation}  ${x.method}  ${x.score}`);
+  }
+  lines.push('fusion and rerank (score = fused / best fused + features):');
+  for (const x of e.ranked) {
+    const ranks = Object.entries(x.ranks).map(([k, v]) => `${k}#${v}`).join(' ');
+    const feats = Object.entries(x.features).map(([k, v]) => `${k}${v >= 0 ? '+' : ''}${v}`).join(' ');
+    lines.push(`  ${x.score.toFixed(3)}  ${x.citation}  [${ranks}]${feats ? `  ${feats}` : ''}`);
+  }
+  lines.push(`evidence coverage ${e.threshold.best} (no-context below ${e.threshold.min}); weight of terms the index never mentions ${e.threshold.absent} (no-context from ${e.threshold.maxAbsent})${e.threshold.unknownSymbols.length ? `; names the index never mentions: ${e.threshold.unknownSymbols.join(', ')}` : ''}`);
+  lines.push(`context: ${e.context.tokens}/${e.context.budget} tokens`);
+  for (const i of e.context.items) lines.push(`  ${i.tier.padEnd(12)} ${String(i.tokens).padStart(5)}  ${i.citation}`);
+  for (const d of e.context.dropped) lines.push(`  dropped      ${String(d.tokens).padStart(5)}  ${d.citation} (${d.tier})`);
+  return lines.join('\n');
+}

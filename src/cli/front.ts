@@ -1,0 +1,143 @@
+/**
+ * The `vlt` program's entry: a thin front that loads neither the engine nor the grammars nor
+ * the command definitions. It answers `--version` and `--help` itself (help texts are written
+ * next to the bundle at build time), forwards a workspace's commands to that workspace's daemon
+ * (src/daemon/client.ts), and runs everything else, or everything when no daemon can be had,
+ * in this process through the full CLI (main.ts, bundled as cli-main.js).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { version as VERSION } from '../../package.json';
+
+/** Commands a daemon runs for its workspace: the ones that read or write the index and memory. */
+const FORWARDED: Record<string, readonly string[] | 'all'> = {
+  coderag: ['init', 'sync', 'status', 'search', 'map', 'def', 'refs', 'diag'],
+  oracle: 'all',
+  thread: 'all',
+  notes: 'all',
+  session: 'all',
+};
+/** Commands with subcommands: the word after them names the subcommand. */
+const GROUPS = new Set(['coderag', 'thread', 'notes', 'session', 'mcp', 'daemon']);
+
+interface Scan {
+  words: string[];
+  workspace: string | undefined;
+  help: boolean;
+  version: boolean;
+  noDaemon: boolean;
+  verbose: boolean;
+}
+
+/** What the front needs to know of a command line: its command words and a few global options. */
+export function scanArgs(argv: readonly string[]): Scan {
+  const s: Scan = { words: [], workspace: undefined, help: false, version: false, noDaemon: false, verbose: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--') break;
+    if (a === '-C' || a === '--workspace') s.workspace = argv[++i];
+    else if (a.startsWith('--workspace=')) s.workspace = a.slice('--workspace='.length);
+    else if (/^-C./.test(a)) s.workspace = a.slice(2);
+    else if (a === '-h' || a === '--help') s.help = true;
+    else if (a === '-V' || a === '--version') s.version ||= s.words.length === 0;
+    else if (a === '--no-daemon') s.noDaemon = true;
+    else if (a === '-v' || a === '--verbose') s.verbose = true;
+    else if (!a.startsWith('-') && s.words.length < (GROUPS.has(s.words[0] ?? '') ? 2 : 1)) s.words.push(a);
+  }
+  return s;
+}
+
+/** The root a command works on: `init PATH`'s path, else -C, else the current directory. */
+function commandRoot(argv: readonly string[], s: Scan): string {
+  if (s.words[0] === 'coderag' && s.words[1] === 'init') {
+    const at = argv.indexOf('init');
+    const p = argv.slice(at + 1).find((a) => !a.startsWith('-'));
+    if (p !== undefined) return path.resolve(p);
+  }
+  return path.resolve(s.workspace ?? '.');
+}
+
+function forwarded(s: Scan): boolean {
+  const [command, sub] = s.words;
+  const subs = command !== undefined ? FORWARDED[command] : undefined;
+  if (subs === undefined) return false;
+  return subs === 'all' || (sub !== undefined && subs.includes(sub));
+}
+
+function daemonEnabled(s: Scan): boolean {
+  if (s.noDaemon || process.platform === 'win32') return false;
+  const v = (process.env.VLT_DAEMON ?? '').toLowerCase();
+  return !['0', 'false', 'off', 'no'].includes(v);
+}
+
+/** The build-time help text for the command words, when there is one. */
+function helpText(s: Scan): string | undefined {
+  let texts: Record<string, string>;
+  try {
+    texts = JSON.parse(fs.readFileSync(path.join(__dirname, 'help.json'), 'utf8')) as Record<string, string>;
+  } catch {
+    return undefined;
+  }
+  const words = s.words[0] === 'help' ? s.words.slice(1) : s.words;
+  return texts[words.join(' ')];
+}
+
+function exit(code: number): void {
+  process.stdout.write('', () => process.exit(code));
+}
+
+function inProcess(argv: readonly string[]): void {
+  // Not resolvable at build time on purpose: the full CLI is a bundle of its own, loaded only here.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a bundle beside this one, by path
+  const main = require(path.join(__dirname, 'cli-main.js')) as { runInProcess(argv: readonly string[]): void };
+  main.runInProcess(argv);
+}
+
+async function front(argv: readonly string[]): Promise<void> {
+  const s = scanArgs(argv);
+  if (s.version && !s.help) {
+    process.stdout.write(`${VERSION}\n`);
+    return exit(0);
+  }
+  if (s.help || s.words[0] === 'help') {
+    const text = helpText(s);
+    if (text !== undefined) {
+      process.stdout.write(text);
+      return exit(0);
+    }
+    return inProcess(argv);
+  }
+  if (!forwarded(s) || !daemonEnabled(s)) return inProcess(argv);
+  let root: string;
+  try {
+    root = fs.realpathSync(commandRoot(argv, s));
+  } catch {
+    return inProcess(argv);
+  }
+  // A folder never indexed gets no daemon (nor a .vlt/) from a command that only reads.
+  const starts = s.words[0] === 'coderag' && (s.words[1] === 'init' || s.words[1] === 'sync');
+  if (!starts && !fs.existsSync(path.join(root, '.vlt'))) return inProcess(argv);
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    // `vlt … | head`: the reader left; the daemon sees the connection close and stops the command.
+    if (e.code === 'EPIPE') process.exit(0);
+    throw e;
+  });
+  const { forward } = await import('../daemon/client');
+  const code = await forward({
+    root,
+    argv: [...argv],
+    bundleDir: __dirname,
+    debug: (m) => {
+      if (s.verbose) process.stderr.write(`debug: ${m}\n`);
+    },
+  });
+  if (code === undefined) return inProcess(argv);
+  exit(code);
+}
+
+if (require.main === module) {
+  front(process.argv.slice(2)).catch((e: unknown) => {
+    process.stderr.write(`vlt: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,190 @@
+/**
+ * How a CLI command reaches its workspace. In this process (`--no-daemon`, or the command the
+ * daemon could not take) each command opens the index, the language servers and memory it
+ * needs, and closes them when it is done. In the workspace daemon the same commands run against
+ * the daemon's warm workspace server instead (src/daemon/runtime.ts); the commands themselves
+ * (main.ts) cannot tell the difference.
+ */
+import { Engine } from '../core/engine';
+import { VltError } from '../core/errors';
+import type { DryRunReport, IndexReport } from '../core/indexer';
+import type { LanguageServers } from '../core/intel/lsp';
+import type { Navigator } from '../core/intel/navigate';
+import type { Memory } from '../core/memory';
+import type { Oracle } from '../core/oracle/oracle';
+import type { Logger } from '../core/ports';
+import type { ToolContext } from '../core/tools/definitions';
+import { CtagsProvider } from '../node/ctags';
+import { nodeWorkspaceFs } from '../node/fs';
+import { createLanguageServers } from '../node/lsp';
+import { openMemory } from '../node/memory';
+import { createNodeOracle } from '../node/oracle';
+import { formatSeconds, type ProgressReporter } from './progress';
+
+/** The ports one command runs with: its logger and progress, both on the client's stderr. */
+export interface CliWiring {
+  logger: Logger;
+  progress: ProgressReporter;
+  signal: AbortSignal;
+}
+
+/** One workspace as a command sees it. Every method releases what it opened before it returns. */
+export interface CliWorkspace {
+  readonly root: string;
+  /** Runs `fn` over the index, building it first (with progress) when there is none. */
+  query<T>(fn: (engine: Engine) => Promise<T>): Promise<T>;
+  /** Runs `fn` over the index as it is; INDEX_MISSING when there is none (`status`). */
+  existing<T>(fn: (engine: Engine) => Promise<T>): Promise<T>;
+  /** What an index run would do, writing nothing. */
+  dryRun(): Promise<DryRunReport>;
+  /** An incremental index run, committed (`init`, `sync`). */
+  index(): Promise<IndexReport>;
+  /** A navigator over the index; language servers only when `lsp` (ctags always, spawned only when consulted). */
+  navigate<T>(opts: { lsp: boolean }, fn: (nav: Navigator, engine: Engine, lsp: LanguageServers | undefined) => Promise<T>): Promise<T>;
+  /** The oracle over the index and memory; language servers and ctags only when `lsp`. */
+  oracle<T>(opts: { lsp: boolean; noLlm: boolean }, fn: (oracle: Oracle) => Promise<T>): Promise<T>;
+  /** The workspace memory (threads, notes, sessions). */
+  memory<T>(fn: (memory: Memory) => Promise<T>): Promise<T>;
+}
+
+export interface CliRuntime {
+  /** Where the commands run: `process` (this one) or `daemon` (for a client). */
+  readonly kind: 'process' | 'daemon';
+  workspace(root: string, w: CliWiring): CliWorkspace;
+}
+
+/** Commands in this process: everything opened per command and closed after it. */
+export const processRuntime: CliRuntime = {
+  kind: 'process',
+  workspace: (root, w) => new ProcessWorkspace(root, w),
+};
+
+class ProcessWorkspace implements CliWorkspace {
+  constructor(
+    readonly root: string,
+    private readonly w: CliWiring,
+  ) {}
+
+  private get deps() {
+    return { fs: nodeWorkspaceFs, logger: this.w.logger };
+  }
+
+  async query<T>(fn: (engine: Engine) => Promise<T>): Promise<T> {
+    const engine = await this.openForQuery();
+    try {
+      return await fn(engine);
+    } finally {
+      await engine.close();
+    }
+  }
+
+  async existing<T>(fn: (engine: Engine) => Promise<T>): Promise<T> {
+    const engine = await Engine.open(this.root, this.deps, 'read');
+    try {
+      if (engine.isEmpty) throw new VltError('INDEX_MISSING', `no index in ${engine.root}; run \`vlt coderag init\``);
+      return await fn(engine);
+    } finally {
+      await engine.close();
+    }
+  }
+
+  async dryRun(): Promise<DryRunReport> {
+    const engine = await Engine.open(this.root, this.deps, 'read');
+    try {
+      return await engine.dryRun(this.w.progress.sink);
+    } finally {
+      await engine.close();
+    }
+  }
+
+  async index(): Promise<IndexReport> {
+    const engine = await Engine.open(this.root, this.deps, 'write');
+    try {
+      // A rebuild reason was already logged once by the engine when it opened the store.
+      return await engine.index({ onProgress: this.w.progress.sink, signal: this.w.signal });
+    } finally {
+      await engine.close();
+    }
+  }
+
+  async navigate<T>(opts: { lsp: boolean }, fn: (nav: Navigator, engine: Engine, lsp: LanguageServers | undefined) => Promise<T>): Promise<T> {
+    const { logger } = this.w;
+    const engine = await this.openForQuery();
+    const trusted = engine.config.trust.trusted;
+    const lsp = opts.lsp ? createLanguageServers({ root: engine.root, logger, trusted }) : undefined;
+    const tags = this.tags(engine);
+    try {
+      return await fn(engine.navigator({ ...(lsp ? { lsp } : {}), tags }), engine, lsp);
+    } finally {
+      await lsp?.dispose();
+      await engine.close();
+    }
+  }
+
+  async oracle<T>(opts: { lsp: boolean; noLlm: boolean }, fn: (oracle: Oracle) => Promise<T>): Promise<T> {
+    const { logger } = this.w;
+    const engine = await this.openForQuery();
+    const lsp = opts.lsp ? createLanguageServers({ root: engine.root, logger, trusted: engine.config.trust.trusted }) : undefined;
+    const tags = opts.lsp ? this.tags(engine) : undefined;
+    const memory = openMemory(engine.root, logger);
+    memory.catch(() => undefined);
+    const intel = lsp && tags ? { lsp, tags } : undefined;
+    const ctx: ToolContext = { getEngine: () => Promise.resolve(engine), fs: nodeWorkspaceFs, logger, author: 'user', signal: this.w.signal, ...(intel ? { intel: () => intel } : {}) };
+    try {
+      return await fn(createNodeOracle({ engine, logger, getMemory: () => memory, toolContext: ctx, noLlm: opts.noLlm, ...(intel ? { intel } : {}) }));
+    } finally {
+      await lsp?.dispose();
+      await (await memory.catch(() => undefined))?.close();
+      await engine.close();
+    }
+  }
+
+  async memory<T>(fn: (memory: Memory) => Promise<T>): Promise<T> {
+    const memory = await openMemory(this.root, this.w.logger);
+    try {
+      return await fn(memory);
+    } finally {
+      await memory.close();
+    }
+  }
+
+  private tags(engine: Engine): CtagsProvider {
+    return new CtagsProvider({
+      root: engine.root,
+      files: () => engine.store.listFiles().map((f) => f.path),
+      generation: () => engine.store.generation,
+      logger: this.w.logger,
+      trusted: engine.config.trust.trusted,
+    });
+  }
+
+  /** Opens the index for reading; if there is none yet, builds it first with progress. */
+  private async openForQuery(): Promise<Engine> {
+    const { logger, progress } = this.w;
+    const reader = await Engine.open(this.root, this.deps, 'read');
+    if (!reader.isEmpty) return reader;
+    await reader.close();
+    logger.info(`no index in ${this.root} yet; building it first`);
+    const writer = await Engine.open(this.root, this.deps, 'write');
+    try {
+      const report = await writer.index({ onProgress: progress.sink, signal: this.w.signal });
+      logger.info(summarizeIndexLine(report));
+    } catch (e) {
+      await writer.close();
+      throw e;
+    }
+    return writer;
+  }
+}
+
+/** One line about an index run, as `init` prints it and a first build logs it. */
+export function summarizeIndexLine(r: IndexReport): string {
+  const secs = r.ms.total / 1000;
+  const parts = [
+    `indexed ${r.filesParsed} files (${r.filesUnchanged} unchanged, ${r.filesRemoved} removed, ${r.filesSkipped} skipped${r.filesNavigationOnly ? `, ${r.filesNavigationOnly} generated for navigation only` : ''})`,
+    `${r.chunksAdded} chunks`,
+  ];
+  if (r.embedded || r.embeddingCacheHits) parts.push(`${r.embedded} embedded, ${r.embeddingCacheHits} from cache`);
+  parts.push(`in ${secs < 10 ? `${r.ms.total.toFixed(0)} ms` : formatSeconds(secs)}`);
+  return parts.join(', ');
+}

@@ -1,0 +1,286 @@
+/**
+ * The front's side of the workspace daemon: find the daemon of a workspace (starting one when
+ * none answers), hand it one command line, and relay its stdout, stderr, stdin, Ctrl-C and
+ * exit code. Loaded by the thin front on every forwarded command, so it loads no engine code.
+ *
+ * A stale socket, a crashed daemon, a daemon of another build or protocol, or one started with
+ * another environment is replaced, never waited on: the answer is `undefined` (run the command
+ * in this process) only when no daemon can be had at all.
+ */
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import {
+  alive,
+  buildId,
+  daemonPaths,
+  ensureSocketDir,
+  envFingerprint,
+  onMessages,
+  ownSocket,
+  PROTOCOL,
+  readRecord,
+  send,
+  type ClientMessage,
+  type DaemonMessage,
+  type DaemonPaths,
+  type DaemonStatusInfo,
+} from './protocol';
+
+export interface ForwardOptions {
+  /** The workspace root, absolute and real. */
+  root: string;
+  argv: string[];
+  /** The folder of the bundles (cli.js, cli-main.js). */
+  bundleDir: string;
+  /** Says on stderr why a command ran in this process (with -v). */
+  debug: (message: string) => void;
+}
+
+/** How long a starting daemon may take to listen (it listens before it opens the index). */
+const START_TIMEOUT_MS = 15_000;
+/** How long a listening daemon may take to answer `hello` before it counts as hung. */
+const HELLO_TIMEOUT_MS = 5_000;
+/** After Ctrl-C, how long the daemon has to wind the command down before the front leaves. */
+const CANCEL_GRACE_MS = 2_000;
+
+type Outcome = { kind: 'exit'; code: number } | { kind: 'refused'; reason: string } | { kind: 'lost'; wrote: boolean } | { kind: 'hung' };
+
+/** Runs `argv` in the workspace's daemon; its exit code, or undefined to run it in this process. */
+export async function forward(opts: ForwardOptions): Promise<number | undefined> {
+  const paths = daemonPaths(opts.root);
+  const build = buildId(opts.bundleDir);
+  const env = envFingerprint(process.env);
+  const hello: ClientMessage = {
+    t: 'hello',
+    protocol: PROTOCOL,
+    build,
+    env,
+    kind: 'cli',
+    argv: opts.argv,
+    cwd: process.cwd(),
+    stdoutTTY: Boolean(process.stdout.isTTY),
+    stderrTTY: Boolean(process.stderr.isTTY),
+    ...(process.env.TERM !== undefined ? { term: process.env.TERM } : {}),
+  };
+  for (let attempt = 0; attempt < 3; attempt++) {
+    let socket = await connect(paths.socket);
+    if (!socket) {
+      if (!(await start(paths, opts))) return undefined;
+      socket = await connect(paths.socket);
+      if (!socket) return undefined;
+    }
+    const outcome = await run(socket, hello);
+    if (outcome.kind === 'exit') return outcome.code;
+    if (outcome.kind === 'lost') {
+      if (outcome.wrote) {
+        process.stderr.write('vlt: the workspace daemon stopped while answering; run the command again (a new one starts)\n');
+        return 1;
+      }
+      opts.debug('daemon: the connection closed before an answer; starting another');
+      continue;
+    }
+    if (outcome.kind === 'hung') {
+      opts.debug('daemon: no answer to hello; replacing it');
+      replaceHung(paths);
+      continue;
+    }
+    // Refused (another build, protocol or environment): it has closed its socket and stops
+    // after its requests in flight; the next round starts a daemon for this command.
+    opts.debug(`daemon: replaced (${outcome.reason})`);
+  }
+  return undefined;
+}
+
+/** Asks the workspace's daemon to stop; false when none answered. */
+export async function stopRemote(root: string, bundleDir: string): Promise<{ stopped: boolean; pid?: number }> {
+  const paths = daemonPaths(root);
+  const socket = await connect(paths.socket);
+  if (!socket) return { stopped: false };
+  const m = await request(socket, { t: 'hello', protocol: PROTOCOL, build: buildId(bundleDir), env: envFingerprint(process.env), kind: 'stop' });
+  const pid = m?.t === 'ok' ? m.pid : readRecord(paths.record)?.pid;
+  if (pid !== undefined) {
+    // Stopping commits queued edits first: wait for the process to go, within reason.
+    const until = Date.now() + 10_000;
+    while (alive(pid) && Date.now() < until) await sleep(50);
+  }
+  return { stopped: true, ...(pid !== undefined ? { pid } : {}) };
+}
+
+/** What the workspace's daemon says about itself; undefined when none answers. */
+export async function remoteStatus(root: string, bundleDir: string): Promise<DaemonStatusInfo | undefined> {
+  const socket = await connect(daemonPaths(root).socket);
+  if (!socket) return undefined;
+  const m = await request(socket, { t: 'hello', protocol: PROTOCOL, build: buildId(bundleDir), env: envFingerprint(process.env), kind: 'status' });
+  return m?.t === 'status' ? m.status : undefined;
+}
+
+function request(socket: net.Socket, hello: ClientMessage): Promise<DaemonMessage | undefined> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => done(undefined), HELLO_TIMEOUT_MS);
+    const done = (m: DaemonMessage | undefined) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(m);
+    };
+    onMessages<DaemonMessage>(socket, (m) => done(m));
+    socket.once('close', () => done(undefined));
+    send(socket, hello);
+  });
+}
+
+/** A connection to the daemon's socket, when one of this user's listens there. */
+function connect(socketPath: string): Promise<net.Socket | undefined> {
+  if (!ownSocket(socketPath)) return Promise.resolve(undefined);
+  return new Promise((resolve) => {
+    const s = net.connect(socketPath);
+    s.once('connect', () => {
+      s.removeAllListeners('error');
+      resolve(s);
+    });
+    s.once('error', () => {
+      s.destroy();
+      resolve(undefined);
+    });
+  });
+}
+
+/**
+ * Starts a daemon for the workspace in the background and waits until its socket accepts a
+ * connection. Two fronts starting one at once both spawn; the daemon's start lock lets one serve.
+ */
+async function start(paths: DaemonPaths, opts: ForwardOptions): Promise<boolean> {
+  try {
+    fs.mkdirSync(paths.dir, { recursive: true });
+    if (!ensureSocketDir(paths.socket)) {
+      opts.debug(`daemon: ${path.dirname(paths.socket)} belongs to someone else; running here`);
+      return false;
+    }
+    // The log starts afresh when it has grown; it holds the daemon's own messages only.
+    const size = fs.statSync(paths.log, { throwIfNoEntry: false })?.size ?? 0;
+    const log = fs.openSync(paths.log, size > 1 << 20 ? 'w' : 'a', 0o600);
+    const child = spawn(process.execPath, [path.join(opts.bundleDir, 'cli.js'), '-C', opts.root, 'daemon', 'run'], {
+      cwd: opts.root,
+      detached: true,
+      stdio: ['ignore', log, log],
+      env: process.env,
+      windowsHide: true,
+    });
+    fs.closeSync(log);
+    let exited = false;
+    child.once('exit', () => (exited = true));
+    child.once('error', () => (exited = true));
+    child.unref();
+    const until = Date.now() + START_TIMEOUT_MS;
+    while (Date.now() < until) {
+      const s = await connect(paths.socket);
+      if (s) {
+        s.destroy();
+        return true;
+      }
+      // Ours exited: another front's daemon may have won the start; give it a moment.
+      if (exited && !fs.existsSync(paths.startLock) && !ownSocket(paths.socket)) {
+        await sleep(100);
+        if (!ownSocket(paths.socket)) break;
+      }
+      await sleep(20);
+    }
+    opts.debug(`daemon: did not start (see ${paths.log}); running here`);
+    return false;
+  } catch (e) {
+    opts.debug(`daemon: could not start: ${e instanceof Error ? e.message : String(e)}; running here`);
+    return false;
+  }
+}
+
+/** Relays one command over `socket` until its exit code. */
+function run(socket: net.Socket, hello: ClientMessage): Promise<Outcome> {
+  return new Promise((resolve) => {
+    let greeted = false;
+    let wrote = false;
+    let settled = false;
+    let cancelled = false;
+    const finish = (o: Outcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(helloTimer);
+      process.removeListener('SIGINT', onSignal);
+      process.removeListener('SIGTERM', onSignal);
+      socket.destroy();
+      resolve(o);
+    };
+    const helloTimer = setTimeout(() => finish({ kind: 'hung' }), HELLO_TIMEOUT_MS);
+    const onSignal = () => {
+      // Ctrl-C: the daemon cancels the command; a second one, or a daemon slow to stop, leaves at once.
+      if (cancelled || !greeted) return finish({ kind: 'exit', code: 130 });
+      cancelled = true;
+      send(socket, { t: 'cancel' });
+      setTimeout(() => finish({ kind: 'exit', code: 130 }), CANCEL_GRACE_MS).unref();
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    onMessages<DaemonMessage>(socket, (m) => {
+      switch (m.t) {
+        case 'ok':
+          greeted = true;
+          clearTimeout(helloTimer);
+          return;
+        case 'refused':
+          return finish({ kind: 'refused', reason: `${m.reason}: ${m.detail}` });
+        case 'out':
+          wrote = true;
+          process.stdout.write(m.data);
+          return;
+        case 'err':
+          wrote = true;
+          process.stderr.write(m.data);
+          return;
+        case 'stdin?':
+          void readStdin().then((data) => send(socket, { t: 'stdin', data }));
+          return;
+        case 'exit':
+          return finish({ kind: 'exit', code: cancelled ? 130 : m.code });
+        default:
+          return;
+      }
+    });
+    socket.on('error', () => undefined);
+    socket.once('close', () => finish({ kind: 'lost', wrote }));
+    send(socket, hello);
+  });
+}
+
+/** A daemon that accepts connections but does not answer: stop it by its recorded pid when that is one of ours. */
+function replaceHung(paths: DaemonPaths): void {
+  const rec = readRecord(paths.record);
+  if (rec && isDaemonProcess(rec.pid)) {
+    try {
+      process.kill(rec.pid, 'SIGKILL');
+    } catch {
+      // Gone already.
+    }
+  }
+  fs.rmSync(paths.socket, { force: true });
+}
+
+/** Only a process whose command line is a `vlt daemon run` is ever signalled (the record could be stale, or planted). */
+function isDaemonProcess(pid: number): boolean {
+  try {
+    const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    return cmd.includes('daemon') && cmd.includes('run') && fs.statSync(`/proc/${pid}`).uid === process.getuid?.();
+  } catch {
+    return false;
+  }
+}
+
+async function readStdin(): Promise<string | null> {
+  if (process.stdin.isTTY) return null;
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(typeof c === 'string' ? Buffer.from(c) : (c as Buffer));
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

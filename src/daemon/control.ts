@@ -1,0 +1,63 @@
+/**
+ * `vlt daemon status` and `vlt daemon stop`: what the user sees of the workspace daemon.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { remoteStatus, stopRemote } from './client';
+import { daemonPaths, readRecord, type DaemonStatusInfo } from './protocol';
+import { formatBytes } from '../cli/progress';
+
+/** The folder of the bundles: where this code runs from once built (dist/). */
+const BUNDLE_DIR = __dirname;
+
+export interface DaemonStatusReport {
+  running: boolean;
+  workspace: string;
+  socket: string;
+  daemon: DaemonStatusInfo | null;
+  /** A record left by a daemon that no longer answers (a crash, kill -9). */
+  stale_record: boolean;
+}
+
+export async function daemonStatus(root: string): Promise<DaemonStatusReport> {
+  const real = realRoot(root);
+  const paths = daemonPaths(real);
+  const info = await remoteStatus(real, BUNDLE_DIR);
+  return { running: Boolean(info), workspace: real, socket: paths.socket, daemon: info ?? null, stale_record: !info && readRecord(paths.record) !== undefined };
+}
+
+export function formatDaemonStatus(s: DaemonStatusReport): string {
+  if (!s.daemon) {
+    return [`no daemon serves ${s.workspace}${s.stale_record ? ' (a stale record is left; the next command replaces it)' : ''}`, 'the next `vlt` command in this workspace starts one (VLT_DAEMON=0 or --no-daemon: none)'].join('\n');
+  }
+  const d = s.daemon;
+  return [
+    `daemon      pid ${d.pid}, vlt ${d.version} (build ${d.build}, protocol ${d.protocol})`,
+    `workspace   ${d.workspace}`,
+    `socket      ${d.socket}`,
+    `up          ${formatUptime(d.uptime_s)} since ${d.started_at}; exits after ${d.idle_minutes} idle minutes`,
+    `memory      ${formatBytes(d.rss_bytes)} resident`,
+    `requests    ${d.requests} served, ${d.active} running`,
+    `index       ${d.index}`,
+  ].join('\n');
+}
+
+export async function stopDaemon(root: string): Promise<string> {
+  const real = realRoot(root);
+  const r = await stopRemote(real, BUNDLE_DIR);
+  return r.stopped ? `stopped the daemon of ${real}${r.pid !== undefined ? ` (pid ${r.pid})` : ''}` : `no daemon serves ${real}`;
+}
+
+function formatUptime(s: number): string {
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+}
+
+function realRoot(root: string): string {
+  try {
+    return fs.realpathSync(root);
+  } catch {
+    return path.resolve(root);
+  }
+}

@@ -1,0 +1,192 @@
+/**
+ * The workspace daemon's wire protocol and its files, shared by the thin front (client.ts) and
+ * the daemon (server.ts). Kept free of engine code: the front loads it on every command.
+ *
+ * One connection carries one command. Messages are JSON, one per line:
+ * - client → daemon: `hello` (first, once), `stdin` (the answer to `stdin?`), `cancel`, `stop`;
+ * - daemon → client: `ok` or `refused` (the answer to `hello`), `out` and `err` (the command's
+ *   stdout and stderr text), `stdin?` (the command reads stdin), `exit` (last).
+ *
+ * Invariant: the socket's path is derived from the workspace's real path, never read from a
+ * file in the workspace; a socket is used only when it belongs to this user.
+ */
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { Socket } from 'node:net';
+
+/** Bumped when a message changes shape; a daemon of another protocol is replaced. */
+export const PROTOCOL = 1;
+
+export type ClientMessage =
+  | { t: 'hello'; protocol: number; build: string; env: string; kind: 'cli'; argv: string[]; cwd: string; stdoutTTY: boolean; stderrTTY: boolean; term?: string }
+  | { t: 'hello'; protocol: number; build: string; env: string; kind: 'stop' | 'status' }
+  | { t: 'stdin'; data: string | null }
+  | { t: 'cancel' };
+
+export type DaemonMessage =
+  | { t: 'ok'; pid: number }
+  | { t: 'refused'; reason: 'protocol' | 'build' | 'env' | 'stopping'; detail: string }
+  | { t: 'out'; data: string }
+  | { t: 'err'; data: string }
+  | { t: 'stdin?' }
+  | { t: 'status'; status: DaemonStatusInfo }
+  | { t: 'exit'; code: number };
+
+/** What a running daemon says about itself. */
+export interface DaemonStatusInfo {
+  pid: number;
+  version: string;
+  build: string;
+  protocol: number;
+  workspace: string;
+  socket: string;
+  started_at: string;
+  uptime_s: number;
+  idle_minutes: number;
+  rss_bytes: number;
+  requests: number;
+  active: number;
+  index: string;
+}
+
+/** `.vlt/daemon.json`: who serves the workspace. Informational: nothing here is trusted for a connection. */
+export interface DaemonRecord {
+  pid: number;
+  version: string;
+  build: string;
+  protocol: number;
+  socket: string;
+  workspace: string;
+  started_at: string;
+}
+
+export interface DaemonPaths {
+  /** `.vlt/` of the workspace. */
+  dir: string;
+  record: string;
+  log: string;
+  /** Taken while a daemon starts, so that two starting at once do not both serve. */
+  startLock: string;
+  socket: string;
+}
+
+/** Longest socket path used inside the workspace; Linux allows 107 bytes, macOS 103. */
+const MAX_SOCKET_PATH = 100;
+
+/** The daemon's files for a workspace root (an absolute, real path). */
+export function daemonPaths(root: string): DaemonPaths {
+  const dir = path.join(root, '.vlt');
+  const inside = path.join(dir, 'daemon.sock');
+  const hash = createHash('sha256').update(root).digest('hex').slice(0, 16);
+  let socket: string;
+  if (process.platform === 'win32') socket = `\\\\.\\pipe\\vlt-${hash}`;
+  else if (Buffer.byteLength(inside) <= MAX_SOCKET_PATH) socket = inside;
+  // A deep workspace: a private folder of this user's under the temporary directory.
+  else socket = path.join(privateSocketDir(), `${hash}.sock`);
+  return { dir, record: path.join(dir, 'daemon.json'), log: path.join(dir, 'daemon.log'), startLock: path.join(dir, 'daemon.lock'), socket };
+}
+
+function privateSocketDir(): string {
+  const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
+  return path.join(os.tmpdir(), `vlt-${uid}`);
+}
+
+/** Creates the private socket folder when the socket lives outside the workspace; false when it is not ours. */
+export function ensureSocketDir(socket: string): boolean {
+  const dir = path.dirname(socket);
+  if (process.platform === 'win32' || dir !== privateSocketDir()) return true;
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const st = fs.lstatSync(dir);
+  return st.isDirectory() && st.uid === process.getuid?.() && (st.mode & 0o077) === 0;
+}
+
+/**
+ * True when `socket` is a socket owned by this user: a socket another user placed there (or a
+ * file a cloned repository brought along) is never connected to.
+ */
+export function ownSocket(socket: string): boolean {
+  if (process.platform === 'win32') return true;
+  try {
+    const st = fs.lstatSync(socket);
+    return st.isSocket() && st.uid === process.getuid?.();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The environment a daemon's answers depend on (configuration, keys, the search path of
+ * language servers), hashed: a command from a shell with another environment gets a daemon
+ * started with its own, not answers computed with someone else's.
+ */
+export function envFingerprint(env: NodeJS.ProcessEnv): string {
+  const keys = Object.keys(env)
+    .filter((k) => (/^(VLT_|OPENAI_|OPENROUTER_)/.test(k) || /_API_KEY$/.test(k) || k === 'HOME' || k === 'XDG_CONFIG_HOME' || k === 'PATH') && !/^VLT_DAEMON/.test(k))
+    .sort();
+  const h = createHash('sha256');
+  for (const k of keys) h.update(`${k}=${env[k] ?? ''}\0`);
+  return h.digest('hex').slice(0, 32);
+}
+
+/**
+ * Identifies the program: the size and modification time of the bundle that holds the daemon
+ * (`cli-main.js` next to the front). A rebuilt or upgraded program replaces a running daemon.
+ */
+export function buildId(bundleDir: string): string {
+  try {
+    const st = fs.statSync(path.join(bundleDir, 'cli-main.js'));
+    return `${st.size}-${Math.round(st.mtimeMs)}`;
+  } catch {
+    return 'source';
+  }
+}
+
+export function readRecord(file: string): DaemonRecord | undefined {
+  try {
+    const r = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<DaemonRecord>;
+    if (typeof r.pid !== 'number' || typeof r.build !== 'string' || typeof r.protocol !== 'number') return undefined;
+    return r as DaemonRecord;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Sends one message. */
+export function send(socket: Socket, m: ClientMessage | DaemonMessage): void {
+  if (!socket.destroyed && socket.writable) socket.write(`${JSON.stringify(m)}\n`);
+}
+
+/** Calls `onMessage` for each complete line that parses as a JSON object; a bad line ends the connection. */
+export function onMessages<M>(socket: Socket, onMessage: (m: M) => void): void {
+  let buf = '';
+  socket.setEncoding('utf8');
+  socket.on('data', (chunk: string) => {
+    buf += chunk;
+    let nl: number;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      if (!line) continue;
+      let m: unknown;
+      try {
+        m = JSON.parse(line);
+      } catch {
+        socket.destroy();
+        return;
+      }
+      if (m && typeof m === 'object') onMessage(m as M);
+    }
+  });
+}
+
+/** Whether the process `pid` is alive (a signal 0 probe). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

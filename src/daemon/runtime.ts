@@ -1,0 +1,126 @@
+/**
+ * The CLI's commands inside the workspace daemon: each runs against the daemon's warm
+ * workspace server (the index, memory, language servers and ctags stay open between commands)
+ * instead of opening them itself. What a command prints is the same either way.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { processRuntime, type CliRuntime, type CliWiring, type CliWorkspace } from '../cli/runtime';
+import type { Engine } from '../core/engine';
+import { VltError } from '../core/errors';
+import type { DryRunReport, IndexReport } from '../core/indexer';
+import type { LanguageServers } from '../core/intel/lsp';
+import type { Navigator } from '../core/intel/navigate';
+import type { Memory } from '../core/memory';
+import type { Oracle } from '../core/oracle/oracle';
+import type { ProgressSink } from '../core/ports';
+import { INDEX_FILE } from '../core/store/store';
+import type { ToolContext } from '../core/tools/definitions';
+import { createNodeOracle } from '../node/oracle';
+import type { WorkspaceServer } from '../server/workspace';
+
+export class DaemonRuntime implements CliRuntime {
+  readonly kind = 'daemon' as const;
+  /** The progress of every command waiting on an index build, which the build reports to. */
+  private readonly watchers = new Set<ProgressSink>();
+
+  constructor(private readonly server: () => WorkspaceServer) {}
+
+  /** The workspace server's progress sink: an index build shows on each waiting command's stderr. */
+  readonly onProgress: ProgressSink = (ev) => {
+    for (const w of this.watchers) w(ev);
+  };
+
+  workspace(root: string, w: CliWiring): CliWorkspace {
+    const ws = this.server();
+    // Another workspace than the daemon's (the front forwards only its own): run it here.
+    if (realpath(root) !== ws.root) return processRuntime.workspace(root, w);
+    return new DaemonWorkspace(ws, w, this.watchers);
+  }
+}
+
+class DaemonWorkspace implements CliWorkspace {
+  constructor(
+    private readonly ws: WorkspaceServer,
+    private readonly w: CliWiring,
+    private readonly watchers: Set<ProgressSink>,
+  ) {}
+
+  get root(): string {
+    return this.ws.root;
+  }
+
+  query<T>(fn: (engine: Engine) => Promise<T>): Promise<T> {
+    return this.watching(() => this.ws.read(fn));
+  }
+
+  existing<T>(fn: (engine: Engine) => Promise<T>): Promise<T> {
+    if (!this.ws.opened && !fs.existsSync(path.join(this.ws.root, '.vlt', INDEX_FILE))) {
+      return Promise.reject(new VltError('INDEX_MISSING', `no index in ${this.ws.root}; run \`vlt coderag init\``));
+    }
+    return this.query(fn);
+  }
+
+  dryRun(): Promise<DryRunReport> {
+    // Reads the workspace, not the index: the same as in a process of its own.
+    return processRuntime.workspace(this.ws.root, this.w).dryRun();
+  }
+
+  async index(): Promise<IndexReport> {
+    const fresh = !this.ws.opened && !fs.existsSync(path.join(this.ws.root, '.vlt', INDEX_FILE));
+    await this.watching(() => this.ws.getEngine());
+    // There was no index: opening built it, and that build is this command's answer.
+    if (fresh && this.ws.firstBuild) return this.ws.firstBuild;
+    return this.ws.reindex({ onProgress: this.w.progress.sink, signal: this.w.signal });
+  }
+
+  navigate<T>(opts: { lsp: boolean }, fn: (nav: Navigator, engine: Engine, lsp: LanguageServers | undefined) => Promise<T>): Promise<T> {
+    return this.query((engine) => {
+      const intel = this.ws.intel(engine);
+      const lsp = opts.lsp ? intel.lsp : undefined;
+      return fn(engine.navigator({ ...(lsp ? { lsp } : {}), ...(intel.tags ? { tags: intel.tags } : {}) }), engine, lsp);
+    });
+  }
+
+  oracle<T>(opts: { lsp: boolean; noLlm: boolean }, fn: (oracle: Oracle) => Promise<T>): Promise<T> {
+    return this.query((engine) => {
+      const { logger, signal } = this.w;
+      const intel = opts.lsp ? this.ws.intel(engine) : undefined;
+      const ctx: ToolContext = {
+        getEngine: () => Promise.resolve(engine),
+        fs: this.ws.ctx.fs,
+        logger,
+        author: 'user',
+        signal,
+        ...(intel ? { intel: () => intel } : {}),
+      };
+      return fn(createNodeOracle({ engine, logger, getMemory: () => this.ws.getMemory(), toolContext: ctx, noLlm: opts.noLlm, ...(intel ? { intel } : {}) }));
+    });
+  }
+
+  async memory<T>(fn: (memory: Memory) => Promise<T>): Promise<T> {
+    // The daemon's memory stays open for the next command.
+    return fn(await this.ws.getMemory());
+  }
+
+  /** Runs `fn` with this command's progress shown for an index build it waits on. */
+  private async watching<T>(fn: () => Promise<T>): Promise<T> {
+    // Only a build shows: catching up with edits made while no daemon ran is the daemon's own business.
+    if (this.ws.opened || fs.existsSync(path.join(this.ws.root, '.vlt', INDEX_FILE))) return fn();
+    const sink = this.w.progress.sink;
+    this.watchers.add(sink);
+    try {
+      return await fn();
+    } finally {
+      this.watchers.delete(sink);
+    }
+  }
+}
+
+function realpath(p: string): string {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return path.resolve(p);
+  }
+}

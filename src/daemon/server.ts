@@ -1,0 +1,363 @@
+/**
+ * The workspace daemon (`vlt daemon run`): one background process per workspace that keeps
+ * the workspace server warm (the index, memory, language servers, ctags) and runs the CLI
+ * commands the thin front forwards to it over a local socket, each as the same code would run
+ * in a process of its own. It keeps the index current from file events (a writer with the
+ * delta queue), and exits after an idle time, when asked, when its workspace goes away, or
+ * when a client of another build or environment replaces it.
+ *
+ * Invariant: the socket is a Unix socket (a named pipe on Windows) created with mode 0600,
+ * never a TCP port.
+ */
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { version as VERSION } from '../../package.json';
+import { runCommand } from '../cli/main';
+import type { CliIo } from '../cli/io';
+import { VltError } from '../core/errors';
+import type { Logger } from '../core/ports';
+import { userConfigDir } from '../core/trust';
+import { writeFileAtomic } from '../core/store/atomic';
+import { publishQueue } from '../server/queue-state';
+import { watchFiles } from '../server/watch';
+import { WorkspaceServer } from '../server/workspace';
+import { DaemonRuntime } from './runtime';
+import {
+  alive,
+  buildId,
+  daemonPaths,
+  ensureSocketDir,
+  envFingerprint,
+  onMessages,
+  ownSocket,
+  PROTOCOL,
+  readRecord,
+  send,
+  type ClientMessage,
+  type DaemonPaths,
+  type DaemonRecord,
+  type DaemonStatusInfo,
+} from './protocol';
+
+export const DEFAULT_IDLE_MINUTES = 15;
+/** How often the daemon looks whether it is idle, or its workspace is gone. */
+const CHECK_MS = 15_000;
+
+export interface DaemonOptions {
+  workspace: string;
+  logger: Logger;
+  idleMinutes?: number;
+}
+
+/** Runs the daemon until it stops; resolves once it has closed everything. */
+export async function runDaemon(opts: DaemonOptions): Promise<void> {
+  const root = fs.realpathSync(path.resolve(opts.workspace));
+  const paths = daemonPaths(root);
+  fs.mkdirSync(paths.dir, { recursive: true });
+  if (!ensureSocketDir(paths.socket)) throw new VltError('ACCESS_DENIED', `${path.dirname(paths.socket)} is not a private folder of this user`);
+  const idleMinutes = opts.idleMinutes ?? envMinutes(process.env.VLT_DAEMON_IDLE_MINUTES) ?? DEFAULT_IDLE_MINUTES;
+  const { logger } = opts;
+
+  // One starts at a time; the other steps aside when the first is serving.
+  if (!takeStartLock(paths)) {
+    logger.info('daemon: another daemon of this workspace is starting; leaving it to serve');
+    return;
+  }
+  let listener: net.Server;
+  try {
+    const bound = await bind(paths.socket);
+    if (!bound) {
+      logger.info('daemon: another daemon serves this workspace already');
+      return;
+    }
+    listener = bound;
+    const record: DaemonRecord = { pid: process.pid, version: VERSION, build: buildId(__dirname), protocol: PROTOCOL, socket: paths.socket, workspace: root, started_at: new Date().toISOString() };
+    await writeFileAtomic(paths.record, Buffer.from(`${JSON.stringify(record, null, 2)}\n`));
+    fs.chmodSync(paths.record, 0o600);
+  } finally {
+    fs.rmSync(paths.startLock, { force: true });
+  }
+  const daemon = new Daemon(root, paths, listener, logger, idleMinutes);
+  try {
+    await daemon.serve();
+  } finally {
+    listener.close();
+    if (readRecord(paths.record)?.pid === process.pid) fs.rmSync(paths.record, { force: true });
+  }
+}
+
+class Daemon {
+  private readonly build = buildId(__dirname);
+  private readonly env = envFingerprint(process.env);
+  private readonly startedAt = new Date();
+  private readonly runtime: DaemonRuntime;
+  private ws: WorkspaceServer | undefined;
+  private watcher: fs.FSWatcher | undefined;
+  private configStamp = '';
+  private active = 0;
+  private requests = 0;
+  private lastActivity = Date.now();
+  private stopping = false;
+  private stopped!: () => void;
+  private readonly done = new Promise<void>((resolve) => (this.stopped = resolve));
+  private readonly idle: Array<() => void> = [];
+
+  constructor(
+    private readonly root: string,
+    private readonly paths: DaemonPaths,
+    private readonly listener: net.Server,
+    private readonly logger: Logger,
+    private readonly idleMinutes: number,
+  ) {
+    this.runtime = new DaemonRuntime(() => {
+      if (!this.ws) throw new VltError('CANCELLED', 'the daemon is stopping');
+      return this.ws;
+    });
+  }
+
+  async serve(): Promise<void> {
+    // Connections are taken from the first moment; their commands wait for the server to open.
+    this.listener.on('connection', (socket) => this.accept(socket));
+    this.reopening = this.openServer().finally(() => (this.reopening = undefined));
+    await this.reopening;
+    const timer = setInterval(() => this.check(), CHECK_MS);
+    timer.unref();
+    for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(sig, () => void this.stop(`signal ${sig}`));
+    this.logger.info(`daemon: serving ${this.root} on ${this.paths.socket} (pid ${process.pid}, exits after ${this.idleMinutes} idle minutes)`);
+    await this.done;
+    clearInterval(timer);
+  }
+
+  /** Opens the workspace server, its file watching, and starts loading the index. */
+  private async openServer(): Promise<void> {
+    this.configStamp = configStamp(this.root);
+    const ws = await WorkspaceServer.open({ workspace: this.root, logger: this.logger, writer: true, hostName: 'vlt daemon', onProgress: this.runtime.onProgress });
+    this.ws = ws;
+    // `vlt coderag status` names the process that keeps this index current from the first moment.
+    if (ws.queue) publishQueue(this.root, 'vlt daemon', ws.queue.state());
+    try {
+      this.watcher = watchFiles(ws, this.logger);
+    } catch (e) {
+      this.logger.warn(`daemon: files are not watched, so edits reach the index only through \`vlt coderag sync\`: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    // Loaded now, so that the first command finds it open.
+    void ws.getEngine().catch((e: unknown) => this.logger.warn(`daemon: the index did not open: ${e instanceof Error ? e.message : String(e)}`));
+  }
+
+  private async closeServer(): Promise<void> {
+    this.watcher?.close();
+    this.watcher = undefined;
+    const ws = this.ws;
+    this.ws = undefined;
+    await ws?.close();
+  }
+
+  private accept(socket: net.Socket): void {
+    let begun = false;
+    let request: { abort: AbortController; stdin?: (data: string | undefined) => void } | undefined;
+    socket.on('error', () => undefined);
+    // A client that goes away (Ctrl-C twice, a closed terminal) cancels its command.
+    socket.once('close', () => request?.abort.abort());
+    onMessages<ClientMessage>(socket, (m) => {
+      if (m.t === 'hello') {
+        if (begun) return;
+        begun = true;
+        const answer = this.greet(socket, m);
+        if (answer) request = answer;
+      } else if (m.t === 'cancel') request?.abort.abort();
+      else if (m.t === 'stdin') request?.stdin?.(m.data ?? undefined);
+    });
+  }
+
+  /** Answers a client's hello; starts its command when it is one. */
+  private greet(socket: net.Socket, m: Extract<ClientMessage, { t: 'hello' }>): { abort: AbortController; stdin?: (data: string | undefined) => void } | undefined {
+    const refuse = (reason: 'protocol' | 'build' | 'env' | 'stopping', detail: string) => {
+      // Another build or environment: stop listening at once, so that the client's new
+      // daemon can bind, and leave after the commands in flight.
+      if (reason !== 'stopping') void this.stop(`replaced by a client of another ${reason}`);
+      send(socket, { t: 'refused', reason, detail });
+      socket.end();
+      return undefined;
+    };
+    if (this.stopping) return refuse('stopping', 'this daemon is stopping');
+    if (m.protocol !== PROTOCOL) return refuse('protocol', `protocol ${m.protocol}, this daemon speaks ${PROTOCOL}`);
+    // Status and stop are answered whatever the client's build and environment.
+    if (m.kind !== 'cli') {
+      if (m.kind === 'stop') {
+        send(socket, { t: 'ok', pid: process.pid });
+        void this.stop('asked to stop');
+      } else send(socket, { t: 'status', status: this.status() });
+      socket.end();
+      return undefined;
+    }
+    if (m.build !== this.build) return refuse('build', `program ${m.build}, this daemon runs ${this.build}`);
+    if (m.env !== this.env) return refuse('env', 'the environment differs from the one this daemon started with');
+    send(socket, { t: 'ok', pid: process.pid });
+    const abort = new AbortController();
+    const request: { abort: AbortController; stdin?: (data: string | undefined) => void } = { abort };
+    const io: CliIo = {
+      stdout: { write: (data) => send(socket, { t: 'out', data }), isTTY: m.stdoutTTY },
+      stderr: { write: (data) => send(socket, { t: 'err', data }), isTTY: m.stderrTTY },
+      cwd: m.cwd,
+      term: m.term,
+      signal: abort.signal,
+      readStdin: () =>
+        new Promise((resolve) => {
+          request.stdin = resolve;
+          send(socket, { t: 'stdin?' });
+        }),
+    };
+    void this.runCommand(socket, m.argv, io);
+    return request;
+  }
+
+  private async runCommand(socket: net.Socket, argv: string[], io: CliIo): Promise<void> {
+    this.active++;
+    this.requests++;
+    let code = 1;
+    try {
+      await this.reloadIfConfigChanged();
+      code = await runCommand(argv, io, this.runtime);
+    } catch (e) {
+      io.stderr.write(`vlt: ${e instanceof Error ? e.message : String(e)}\n`);
+    } finally {
+      this.active--;
+      this.lastActivity = Date.now();
+      send(socket, { t: 'exit', code });
+      socket.end();
+      if (this.active === 0) for (const wake of this.idle.splice(0)) wake();
+    }
+  }
+
+  /**
+   * vlt.toml, the user's config or the trust records changed (`vlt trust`, an edit): the next
+   * command, once none runs, gets a workspace server opened with the new configuration.
+   */
+  private async reloadIfConfigChanged(): Promise<void> {
+    await this.reopening;
+    const stamp = configStamp(this.root);
+    if (stamp === this.configStamp || this.active > 1) return;
+    this.logger.info('daemon: the configuration changed; reopening the workspace');
+    this.reopening = this.closeServer().then(() => this.openServer());
+    try {
+      await this.reopening;
+    } finally {
+      this.reopening = undefined;
+    }
+  }
+
+  /** A reopen after a configuration change, which commands arriving meanwhile wait for. */
+  private reopening: Promise<void> | undefined;
+
+  private check(): void {
+    if (!fs.existsSync(this.paths.dir)) return void this.stop('its workspace is gone');
+    // The record was replaced by another daemon (a start raced this one's): leave it the socket.
+    const rec = readRecord(this.paths.record);
+    if (rec && rec.pid !== process.pid && alive(rec.pid)) return void this.stop('another daemon took over');
+    if (this.active === 0 && Date.now() - this.lastActivity >= this.idleMinutes * 60_000) void this.stop(`idle for ${this.idleMinutes} minutes`);
+  }
+
+  private status(): DaemonStatusInfo {
+    const s = this.ws?.status();
+    return {
+      pid: process.pid,
+      version: VERSION,
+      build: this.build,
+      protocol: PROTOCOL,
+      workspace: this.root,
+      socket: this.paths.socket,
+      started_at: this.startedAt.toISOString(),
+      uptime_s: Math.round((Date.now() - this.startedAt.getTime()) / 1000),
+      idle_minutes: this.idleMinutes,
+      rss_bytes: process.memoryUsage().rss,
+      requests: this.requests,
+      active: this.active,
+      index: s ? `${s.state}${s.index ? `, ${s.index.files} files, generation ${s.generation}` : ''}` : 'closed',
+    };
+  }
+
+  /** Stops listening at once; finishes the commands in flight, commits queued edits, exits. */
+  private async stop(why: string): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.logger.info(`daemon: stopping (${why})`);
+    this.listener.close();
+    const rec = readRecord(this.paths.record);
+    if (rec?.pid === process.pid) fs.rmSync(this.paths.record, { force: true });
+    if (this.active > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
+    await this.closeServer().catch((e: unknown) => this.logger.warn(`daemon: closing: ${e instanceof Error ? e.message : String(e)}`));
+    this.stopped();
+  }
+}
+
+/** Listens on the socket path with mode 0600; undefined when a live daemon listens there already. */
+async function bind(socketPath: string): Promise<net.Server | undefined> {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const server = net.createServer();
+    // The socket file is created with the process umask: 0600 from its first moment.
+    const umask = process.platform === 'win32' ? undefined : process.umask(0o177);
+    const error = await new Promise<NodeJS.ErrnoException | undefined>((resolve) => {
+      server.once('error', (e: NodeJS.ErrnoException) => resolve(e));
+      server.listen(socketPath, () => resolve(undefined));
+    }).finally(() => {
+      if (umask !== undefined) process.umask(umask);
+    });
+    if (!error) {
+      if (process.platform !== 'win32') fs.chmodSync(socketPath, 0o600);
+      return server;
+    }
+    if (error.code !== 'EADDRINUSE') throw new VltError('IO', `cannot listen on ${socketPath}: ${error.message}`, undefined, { cause: error });
+    // Something is there: a live daemon of this user's, or a stale socket (a crash, kill -9),
+    // or a file that is no socket at all.
+    if (ownSocket(socketPath) && (await answers(socketPath))) return undefined;
+    fs.rmSync(socketPath, { force: true });
+  }
+  throw new VltError('IO', `cannot listen on ${socketPath}: the address stays in use`);
+}
+
+function answers(socketPath: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.connect(socketPath);
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
+  });
+}
+
+/** The start lock: an exclusive create holding our pid; a dead holder's is taken over. */
+function takeStartLock(paths: DaemonPaths): boolean {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = fs.openSync(paths.startLock, 'wx', 0o600);
+      fs.writeSync(fd, String(process.pid));
+      fs.closeSync(fd);
+      return true;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      const holder = Number(fs.readFileSync(paths.startLock, 'utf8').trim());
+      if (Number.isInteger(holder) && holder > 0 && alive(holder)) return false;
+      fs.rmSync(paths.startLock, { force: true });
+    }
+  }
+  return false;
+}
+
+/** Sizes and times of the files the configuration is read from. */
+function configStamp(root: string): string {
+  const dir = userConfigDir(process.env);
+  const files = [path.join(root, 'vlt.toml'), ...(dir ? [path.join(dir, 'config.toml'), path.join(dir, 'trusted.json')] : [])];
+  return files
+    .map((f) => {
+      const st = fs.statSync(f, { throwIfNoEntry: false });
+      return st ? `${st.size}:${st.mtimeMs}` : '-';
+    })
+    .join('|');
+}
+
+function envMinutes(v: string | undefined): number | undefined {
+  const n = Number(v);
+  return v && Number.isFinite(n) && n > 0 ? n : undefined;
+}
