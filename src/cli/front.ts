@@ -29,6 +29,12 @@ interface Scan {
   verbose: boolean;
 }
 
+/** How many words name a command: `help coderag`, `coderag search`, `oracle`. */
+function wordLimit(first: string | undefined): number {
+  if (first === 'help') return 2;
+  return first !== undefined && GROUPS.has(first) ? 2 : 1;
+}
+
 /** What the front needs to know of a command line: its command words and a few global options. */
 export function scanArgs(argv: readonly string[]): Scan {
   const s: Scan = { words: [], workspace: undefined, help: false, version: false, noDaemon: false, verbose: false };
@@ -42,7 +48,7 @@ export function scanArgs(argv: readonly string[]): Scan {
     else if (a === '-V' || a === '--version') s.version ||= s.words.length === 0;
     else if (a === '--no-daemon') s.noDaemon = true;
     else if (a === '-v' || a === '--verbose') s.verbose = true;
-    else if (!a.startsWith('-') && s.words.length < (GROUPS.has(s.words[0] ?? '') ? 2 : 1)) s.words.push(a);
+    else if (!a.startsWith('-') && s.words.length < wordLimit(s.words[0])) s.words.push(a);
   }
   return s;
 }

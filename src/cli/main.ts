@@ -295,7 +295,7 @@ export function buildProgram(io: CliIo = processIo(), runtime: CliRuntime = proc
     .action(async (o: { json?: boolean }) => {
       const { logger } = wiring();
       const { mcpInfo, formatMcpInfo } = await import('../mcp/info');
-      const info = await mcpInfo(root(), logger);
+      const info = await mcpInfo(root(), logger, io.cwd);
       if (o.json) json(info);
       else out(formatMcpInfo(info));
     });

@@ -216,7 +216,10 @@ function run(socket: net.Socket, hello: ClientMessage): Promise<Outcome> {
       if (cancelled || !greeted) return finish({ kind: 'exit', code: 130 });
       cancelled = true;
       send(socket, { t: 'cancel' });
-      setTimeout(() => finish({ kind: 'exit', code: 130 }), CANCEL_GRACE_MS).unref();
+      setTimeout(() => {
+        process.stderr.write('vlt: the daemon did not stop the command in time; it goes on in the background\n');
+        finish({ kind: 'exit', code: 130 });
+      }, CANCEL_GRACE_MS).unref();
     };
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
@@ -240,7 +243,8 @@ function run(socket: net.Socket, hello: ClientMessage): Promise<Outcome> {
           void readStdin().then((data) => send(socket, { t: 'stdin', data }));
           return;
         case 'exit':
-          return finish({ kind: 'exit', code: cancelled ? 130 : m.code });
+          // After Ctrl-C: 130 when the command stopped, its own code when it finished first.
+          return finish({ kind: 'exit', code: m.code });
         default:
           return;
       }

@@ -64,9 +64,12 @@ export async function runDaemon(opts: DaemonOptions): Promise<void> {
     logger.info('daemon: another daemon of this workspace is starting; leaving it to serve');
     return;
   }
+  // Connections are taken from the moment the socket exists; their commands wait until the
+  // workspace server is open.
+  const daemon = new Daemon(root, paths, logger, idleMinutes);
   let listener: net.Server;
   try {
-    const bound = await bind(paths.socket);
+    const bound = await bind(paths.socket, (socket) => daemon.accept(socket));
     if (!bound) {
       logger.info('daemon: another daemon serves this workspace already');
       return;
@@ -78,9 +81,8 @@ export async function runDaemon(opts: DaemonOptions): Promise<void> {
   } finally {
     fs.rmSync(paths.startLock, { force: true });
   }
-  const daemon = new Daemon(root, paths, listener, logger, idleMinutes);
   try {
-    await daemon.serve();
+    await daemon.serve(listener);
   } finally {
     listener.close();
     if (readRecord(paths.record)?.pid === process.pid) fs.rmSync(paths.record, { force: true });
@@ -102,26 +104,35 @@ class Daemon {
   private stopped!: () => void;
   private readonly done = new Promise<void>((resolve) => (this.stopped = resolve));
   private readonly idle: Array<() => void> = [];
+  private listener: net.Server | undefined;
+  /** Settles once the workspace server first opened (or failed to). */
+  private readonly ready: Promise<void>;
+  private opened!: (error?: unknown) => void;
 
   constructor(
     private readonly root: string,
     private readonly paths: DaemonPaths,
-    private readonly listener: net.Server,
     private readonly logger: Logger,
     private readonly idleMinutes: number,
   ) {
+    this.ready = new Promise<void>((resolve, reject) => (this.opened = (e) => (e === undefined ? resolve() : reject(e))));
+    this.ready.catch(() => undefined);
     this.runtime = new DaemonRuntime(() => {
       if (!this.ws) throw new VltError('CANCELLED', 'the daemon is stopping');
       return this.ws;
     });
   }
 
-  async serve(): Promise<void> {
-    // Connections are taken from the first moment; their commands wait for the server to open.
-    this.listener.on('connection', (socket) => this.accept(socket));
-    this.reopening = this.openServer().finally(() => (this.reopening = undefined));
-    await this.reopening;
-    const timer = setInterval(() => this.check(), CHECK_MS);
+  async serve(listener: net.Server): Promise<void> {
+    this.listener = listener;
+    try {
+      await this.openServer();
+      this.opened();
+    } catch (e) {
+      this.opened(e);
+      throw e;
+    }
+    const timer = setInterval(() => this.check(), Math.max(100, Math.min(CHECK_MS, (this.idleMinutes * 60_000) / 2)));
     timer.unref();
     for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(sig, () => void this.stop(`signal ${sig}`));
     this.logger.info(`daemon: serving ${this.root} on ${this.paths.socket} (pid ${process.pid}, exits after ${this.idleMinutes} idle minutes)`);
@@ -153,7 +164,8 @@ class Daemon {
     await ws?.close();
   }
 
-  private accept(socket: net.Socket): void {
+  accept(socket: net.Socket): void {
+    this.lastActivity = Date.now();
     let begun = false;
     let request: { abort: AbortController; stdin?: (data: string | undefined) => void } | undefined;
     socket.on('error', () => undefined);
@@ -217,6 +229,7 @@ class Daemon {
     this.requests++;
     let code = 1;
     try {
+      await this.ready;
       await this.reloadIfConfigChanged();
       code = await runCommand(argv, io, this.runtime);
     } catch (e) {
@@ -282,7 +295,7 @@ class Daemon {
     if (this.stopping) return;
     this.stopping = true;
     this.logger.info(`daemon: stopping (${why})`);
-    this.listener.close();
+    this.listener?.close();
     const rec = readRecord(this.paths.record);
     if (rec?.pid === process.pid) fs.rmSync(this.paths.record, { force: true });
     if (this.active > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
@@ -292,9 +305,9 @@ class Daemon {
 }
 
 /** Listens on the socket path with mode 0600; undefined when a live daemon listens there already. */
-async function bind(socketPath: string): Promise<net.Server | undefined> {
+async function bind(socketPath: string, onConnection: (socket: net.Socket) => void): Promise<net.Server | undefined> {
   for (let attempt = 0; attempt < 2; attempt++) {
-    const server = net.createServer();
+    const server = net.createServer(onConnection);
     // The socket file is created with the process umask: 0600 from its first moment.
     const umask = process.platform === 'win32' ? undefined : process.umask(0o177);
     const error = await new Promise<NodeJS.ErrnoException | undefined>((resolve) => {

@@ -1,0 +1,316 @@
+/**
+ * The workspace daemon as a user meets it: the built `vlt` of a private install (a copy of
+ * dist/, so that its build can be changed), run as whole processes with VLT_DAEMON=1. The
+ * first command starts a daemon, later ones forward to it; a killed, stale, older or
+ * differently configured daemon is replaced; answers are byte-identical to `--no-daemon`;
+ * Ctrl-C cancels the command in the daemon; edits reach the index without a sync; the socket
+ * is private to its user and never a TCP port.
+ */
+import { spawn } from 'node:child_process';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, statSync, symlinkSync, utimesSync, writeFileSync, rmSync } from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT, tempDir, type CliResult } from '../helpers/cli';
+
+interface Install {
+  dir: string;
+  cli: string;
+}
+
+/** A private install of the built program: the bundles copied, the large assets linked. */
+function install(): Install {
+  const dir = tempDir('vlt-install-');
+  const dist = path.join(dir, 'dist');
+  mkdirSync(dist);
+  for (const f of ['cli.js', 'cli-main.js', 'help.json', 'parse-worker.js']) copyFileSync(path.join(ROOT, 'dist', f), path.join(dist, f));
+  for (const d of ['wasm', 'queries']) symlinkSync(path.join(ROOT, 'dist', d), path.join(dist, d));
+  symlinkSync(path.join(ROOT, 'prompts'), path.join(dir, 'prompts'));
+  symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
+  return { dir, cli: path.join(dist, 'cli.js') };
+}
+
+function run(inst: Install, args: string[], opts: { cwd: string; env?: Record<string, string>; stdin?: string; onSpawn?: (pid: number) => void }): Promise<CliResult> {
+  const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', VLT_DAEMON: '1', ...opts.env };
+  const child = spawn(process.execPath, [inst.cli, ...args], { cwd: opts.cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  if (child.pid !== undefined) opts.onSpawn?.(child.pid);
+  child.stdin.end(opts.stdin ?? '');
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? (signal ? 128 : -1), stdout, stderr });
+    });
+  });
+}
+
+interface DaemonRecordFile {
+  pid: number;
+  socket: string;
+  build: string;
+}
+
+const record = (ws: string): DaemonRecordFile | undefined => {
+  try {
+    return JSON.parse(readFileSync(path.join(ws, '.vlt', 'daemon.json'), 'utf8')) as DaemonRecordFile;
+  } catch {
+    return undefined;
+  }
+};
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+async function until(what: string, check: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe('the workspace daemon', () => {
+  let inst: Install;
+  let ws: string;
+  const started = new Set<number>();
+  const vlt = async (args: string[], opts: { env?: Record<string, string>; stdin?: string; cwd?: string } = {}) => {
+    const r = await run(inst, args, { cwd: opts.cwd ?? ws, ...opts });
+    const rec = record(ws);
+    if (rec) started.add(rec.pid);
+    return r;
+  };
+
+  beforeAll(async () => {
+    inst = install();
+    ws = tempDir('vlt-daemon-');
+    cpSync(path.join(ROOT, 'test/fixtures/intel/go'), ws, { recursive: true });
+    cpSync(path.join(ROOT, 'test/fixtures/intel/ts'), path.join(ws, 'web'), { recursive: true });
+  });
+
+  afterAll(async () => {
+    for (const pid of started) if (alive(pid)) process.kill(pid, 'SIGKILL');
+    rmSync(ws, { recursive: true, force: true });
+    rmSync(inst.dir, { recursive: true, force: true });
+  });
+
+  it('starts with the first command and serves the next ones from the same process', async () => {
+    const init = await vlt(['coderag', 'init']);
+    expect(init.code, init.stderr).toBe(0);
+    expect(init.stdout).toMatch(/^indexed \d+ files/);
+    const first = record(ws);
+    expect(first).toBeDefined();
+    expect(alive(first!.pid)).toBe(true);
+    const search = await vlt(['coderag', 'search', 'Helper', '--json']);
+    expect(search.code, search.stderr).toBe(0);
+    expect(JSON.parse(search.stdout).length).toBeGreaterThan(0);
+    expect(record(ws)?.pid).toBe(first!.pid);
+    const status = await vlt(['daemon', 'status', '--json']);
+    const s = JSON.parse(status.stdout);
+    expect(s.running).toBe(true);
+    expect(s.daemon.pid).toBe(first!.pid);
+    expect(s.daemon.requests).toBeGreaterThanOrEqual(2);
+    // The index status names the daemon as the process keeping the index current.
+    const idx = await vlt(['coderag', 'status']);
+    expect(idx.stdout).toMatch(/^queue: vlt daemon \(pid \d+\)/m);
+  });
+
+  it('answers byte-identically to --no-daemon, in JSON and text, exit codes included', async () => {
+    const cases = [
+      ['coderag', 'search', 'Helper', '--json'],
+      ['coderag', 'search', 'serve requests', '-k', '3'],
+      ['coderag', 'def', 'Server.Serve', '--no-lsp', '--json'],
+      ['coderag', 'refs', 'util.Helper', '--no-lsp', '--json'],
+      ['coderag', 'refs', 'util.Helper', '--no-lsp', '-k', '1'],
+      ['coderag', 'refs', 'run.go:2:1', '--no-lsp'],
+      ['coderag', 'map', '--tokens', '300'],
+      ['coderag', 'search', '--path'],
+      ['oracle', '--no-llm', '--json', 'Where is Helper used?'],
+    ];
+    for (const args of cases) {
+      const [viaDaemon, here] = [await vlt(args), await vlt(['--no-daemon', ...args])];
+      expect(viaDaemon.code, args.join(' ')).toBe(here.code);
+      // Timings differ from run to run, wherever the command runs.
+      const strip = (t: string) =>
+        t
+          .replace(/"(ms|rewrite|analyze|retrieve|expand|rerank|assemble|answer|total)": [\d.e+-]+/g, '"$1": 0')
+          .replace(/\(\d+ ms\)/g, '(0 ms)');
+      expect(strip(viaDaemon.stdout), args.join(' ')).toBe(strip(here.stdout));
+      expect(viaDaemon.stderr, args.join(' ')).toBe(here.stderr);
+    }
+  });
+
+  it('runs two commands at once side by side, each with its own answer', async () => {
+    const [a, b] = await Promise.all([vlt(['coderag', 'search', 'Helper', '--json']), vlt(['coderag', 'refs', 'util.Helper', '--no-lsp', '--json'])]);
+    const [a2, b2] = [await vlt(['--no-daemon', 'coderag', 'search', 'Helper', '--json']), await vlt(['--no-daemon', 'coderag', 'refs', 'util.Helper', '--no-lsp', '--json'])];
+    const strip = (t: string) => t.replace(/"ms": [\d.e+-]+/g, '"ms": 0');
+    expect(strip(a.stdout)).toBe(strip(a2.stdout));
+    expect(strip(b.stdout)).toBe(strip(b2.stdout));
+  });
+
+  it('reads stdin through the client, and records memory in the daemon', async () => {
+    const push = await vlt(['thread', 'push', 'daemon-notes'], { stdin: 'the socket lives under .vlt\n' });
+    expect(push.code, push.stderr).toBe(0);
+    expect(push.stdout).toMatch(/^pushed #1 to daemon-notes/);
+    const read = await vlt(['--no-daemon', 'thread', 'read', 'daemon-notes', '--json']);
+    expect(JSON.parse(read.stdout).entries[0].text).toContain('the socket lives under .vlt');
+  });
+
+  it('sees an edit without a sync: the daemon watches the files', async () => {
+    writeFileSync(path.join(ws, 'util', 'fresh.go'), 'package util\n\n// Zanzibarize turns a string into the daemon test word.\nfunc Zanzibarize(s string) string { return s }\n');
+    await until('the edit to be searchable', async () => {
+      const r = await vlt(['coderag', 'search', 'Zanzibarize', '--json']);
+      return r.code === 0 && (JSON.parse(r.stdout) as Array<{ path: string }>).some((h) => h.path === 'util/fresh.go');
+    });
+  });
+
+  it('keeps its socket private: mode 0600, owned by this user, refused to another user, and no TCP port', async () => {
+    const rec = record(ws)!;
+    const st = statSync(rec.socket);
+    expect(st.isSocket()).toBe(true);
+    expect(st.mode & 0o777).toBe(0o600);
+    expect(st.uid).toBe(process.getuid!());
+    if (process.getuid!() === 0) {
+      // As root another user can be tried for real: nobody may not connect.
+      const probe = `require('net').connect(${JSON.stringify(rec.socket)}).on('connect',()=>{console.log('connected');process.exit(0)}).on('error',(e)=>{console.log(e.code);process.exit(0)})`;
+      const out = await new Promise<string>((resolve) => {
+        const c = spawn(process.execPath, ['-e', probe], { uid: 65534, gid: 65534, stdio: ['ignore', 'pipe', 'ignore'] });
+        let o = '';
+        c.stdout.on('data', (d: Buffer) => (o += d.toString()));
+        c.on('close', () => resolve(o.trim()));
+      });
+      expect(out).toBe('EACCES');
+    }
+    // The daemon's sockets: none of them is a listening TCP socket.
+    const inodes = new Set(
+      readdirSync(`/proc/${rec.pid}/fd`)
+        .map((fd) => {
+          try {
+            return /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${rec.pid}/fd/${fd}`))?.[1];
+          } catch {
+            return undefined;
+          }
+        })
+        .filter((x): x is string => x !== undefined),
+    );
+    expect(inodes.size).toBeGreaterThan(0);
+    for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+      if (!existsSync(table)) continue;
+      const listening = readFileSync(table, 'utf8')
+        .split('\n')
+        .slice(1)
+        .map((l) => l.trim().split(/\s+/))
+        .filter((f) => f[3] === '0A')
+        .map((f) => f[9]);
+      for (const inode of listening) expect(inodes.has(inode!)).toBe(false);
+    }
+  });
+
+  it('cancels the command in the daemon on Ctrl-C, and keeps serving', async () => {
+    // A command that takes a while: a full re-index of a larger tree.
+    cpSync(path.join(ROOT, 'src'), path.join(ws, 'big'), { recursive: true });
+    let pid = 0;
+    const pending = run(inst, ['coderag', 'sync'], { cwd: ws, onSpawn: (p) => (pid = p) });
+    await new Promise((r) => setTimeout(r, 600));
+    process.kill(pid, 'SIGINT');
+    const r = await pending;
+    // 130 from the daemon itself: the command stopped there (the front does not give up on it).
+    expect(r.code, r.stderr).toBe(130);
+    expect(r.stderr).not.toMatch(/did not stop/);
+    const after = await vlt(['daemon', 'status', '--json']);
+    const s = JSON.parse(after.stdout);
+    expect(s.running).toBe(true);
+    await until('the cancelled command to end in the daemon', async () => JSON.parse((await vlt(['daemon', 'status', '--json'])).stdout).daemon.active === 0);
+    const ok = await vlt(['coderag', 'search', 'Helper', '--json']);
+    expect(ok.code, ok.stderr).toBe(0);
+    rmSync(path.join(ws, 'big'), { recursive: true, force: true });
+  });
+
+  it('replaces a daemon killed with -9, leaving a stale socket, and answers correctly', async () => {
+    const before = record(ws)!;
+    process.kill(before.pid, 'SIGKILL');
+    await until('the daemon to die', () => !alive(before.pid));
+    expect(existsSync(before.socket)).toBe(true);
+    const r = await vlt(['coderag', 'search', 'Helper', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const here = await vlt(['--no-daemon', 'coderag', 'search', 'Helper', '--json']);
+    expect(r.stdout).toBe(here.stdout);
+    const after = record(ws)!;
+    expect(after.pid).not.toBe(before.pid);
+    expect(alive(after.pid)).toBe(true);
+  });
+
+  it('replaces a daemon of another build, and one started with another environment', async () => {
+    const old = record(ws)!;
+    // A new build of the program: the bundle changed.
+    const bundle = path.join(inst.dir, 'dist', 'cli-main.js');
+    const t = new Date(Date.now() + 5_000);
+    utimesSync(bundle, t, t);
+    const r = await vlt(['coderag', 'search', 'Helper', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const upgraded = record(ws)!;
+    expect(upgraded.pid).not.toBe(old.pid);
+    expect(upgraded.build).not.toBe(old.build);
+    await until('the old daemon to exit', () => !alive(old.pid));
+    // Another environment (a key or endpoint setting): its own daemon, not answers made with another's.
+    const other = await vlt(['coderag', 'search', 'Helper', '--json'], { env: { VLT_LLM_MODEL: 'another/model' } });
+    expect(other.code, other.stderr).toBe(0);
+    expect(record(ws)!.pid).not.toBe(upgraded.pid);
+    await until('the replaced daemon to exit', () => !alive(upgraded.pid));
+  });
+
+  it('stops when asked, and after its idle time', async () => {
+    const rec = record(ws)!;
+    const stop = await vlt(['daemon', 'stop']);
+    expect(stop.stdout).toMatch(new RegExp(`stopped the daemon of .* \\(pid ${rec.pid}\\)`));
+    expect(alive(rec.pid)).toBe(false);
+    expect(record(ws)).toBeUndefined();
+    const status = await vlt(['daemon', 'status', '--json']);
+    expect(JSON.parse(status.stdout).running).toBe(false);
+    // A short idle time: gone by itself, with its record.
+    const r = await vlt(['coderag', 'search', 'Helper'], { env: { VLT_DAEMON_IDLE_MINUTES: '0.1' } });
+    expect(r.code, r.stderr).toBe(0);
+    const idle = record(ws)!;
+    await until('the idle daemon to exit', () => !alive(idle.pid), 20_000);
+    expect(record(ws)).toBeUndefined();
+  });
+
+  it('starts no daemon for a read in a folder never indexed, nor with VLT_DAEMON=0', async () => {
+    const empty = tempDir('vlt-noindex-');
+    const r = await run(inst, ['coderag', 'status'], { cwd: empty });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/no index/);
+    expect(existsSync(path.join(empty, '.vlt'))).toBe(false);
+    const off = await run(inst, ['coderag', 'init'], { cwd: empty, env: { VLT_DAEMON: '0' } });
+    expect(off.code, off.stderr).toBe(0);
+    expect(record(empty)).toBeUndefined();
+    rmSync(empty, { recursive: true, force: true });
+  });
+
+  it('prints --version and --help from the front, as the full CLI does', async () => {
+    const v = await vlt(['--version']);
+    expect(v.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+    for (const args of [['--help'], ['coderag', 'search', '--help'], ['help', 'coderag'], ['thread', 'push', '-h']]) {
+      const front = await vlt(args);
+      // The full CLI, loaded directly: the same text.
+      const full = await new Promise<string>((resolve) => {
+        const c = spawn(process.execPath, ['-e', `require(${JSON.stringify(path.join(inst.dir, 'dist', 'cli-main.js'))}).runInProcess(${JSON.stringify(args)})`], { cwd: ws, env: { PATH: process.env.PATH ?? '' } });
+        let o = '';
+        c.stdout.on('data', (d: Buffer) => (o += d.toString()));
+        c.on('close', () => resolve(o));
+      });
+      expect(front.code, args.join(' ')).toBe(0);
+      expect(front.stdout, args.join(' ')).toBe(full);
+    }
+  });
+});
