@@ -113,7 +113,8 @@ async function front(argv: readonly string[]): Promise<void> {
     }
     return inProcess(argv);
   }
-  if (!forwarded(s) || !daemonEnabled(s)) return inProcess(argv);
+  const mcp = s.words[0] === 'mcp' && s.words.length === 1;
+  if (!(forwarded(s) || mcp) || !daemonEnabled(s)) return inProcess(argv);
   let root: string;
   try {
     root = fs.realpathSync(commandRoot(argv, s));
@@ -128,15 +129,17 @@ async function front(argv: readonly string[]): Promise<void> {
     if (e.code === 'EPIPE') process.exit(0);
     throw e;
   });
-  const { forward } = await import('../daemon/client');
-  const code = await forward({
+  const { forward, forwardMcp } = await import('../daemon/client');
+  const opts = {
     root,
     argv: [...argv],
     bundleDir: __dirname,
-    debug: (m) => {
+    debug: (m: string) => {
       if (s.verbose) process.stderr.write(`debug: ${m}\n`);
     },
-  });
+  };
+  // `vlt mcp`: an agent's MCP server is a session of the workspace's daemon, sharing its index.
+  const code = mcp ? await forwardMcp(opts) : await forward(opts);
   if (code === undefined) return inProcess(argv);
   exit(code);
 }

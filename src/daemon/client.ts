@@ -48,15 +48,12 @@ const CANCEL_GRACE_MS = 2_000;
 type Outcome = { kind: 'exit'; code: number } | { kind: 'refused'; reason: string } | { kind: 'lost'; wrote: boolean } | { kind: 'hung' };
 
 /** Runs `argv` in the workspace's daemon; its exit code, or undefined to run it in this process. */
-export async function forward(opts: ForwardOptions): Promise<number | undefined> {
-  const paths = daemonPaths(opts.root);
-  const build = buildId(opts.bundleDir);
-  const env = envFingerprint(process.env);
+export function forward(opts: ForwardOptions): Promise<number | undefined> {
   const hello: ClientMessage = {
     t: 'hello',
     protocol: PROTOCOL,
-    build,
-    env,
+    build: buildId(opts.bundleDir),
+    env: envFingerprint(process.env),
     kind: 'cli',
     argv: opts.argv,
     cwd: process.cwd(),
@@ -64,6 +61,22 @@ export async function forward(opts: ForwardOptions): Promise<number | undefined>
     stderrTTY: Boolean(process.stderr.isTTY),
     ...(process.env.TERM !== undefined ? { term: process.env.TERM } : {}),
   };
+  return session(opts, (socket) => run(socket, hello));
+}
+
+/**
+ * `vlt mcp` through the workspace's daemon: this process's stdin and stdout become an MCP
+ * session of the daemon's workspace server. Its exit code once the client or the daemon closed
+ * the session, or undefined to serve MCP in this process.
+ */
+export function forwardMcp(opts: ForwardOptions): Promise<number | undefined> {
+  const hello: ClientMessage = { t: 'hello', protocol: PROTOCOL, build: buildId(opts.bundleDir), env: envFingerprint(process.env), kind: 'mcp' };
+  return session(opts, (socket) => relayMcp(socket, hello));
+}
+
+/** Finds or starts the daemon and runs one connection's exchange, replacing a daemon that will not do. */
+async function session(opts: ForwardOptions, exchange: (socket: net.Socket) => Promise<Outcome>): Promise<number | undefined> {
+  const paths = daemonPaths(opts.root);
   for (let attempt = 0; attempt < 3; attempt++) {
     let socket = await connect(paths.socket);
     if (!socket) {
@@ -71,7 +84,7 @@ export async function forward(opts: ForwardOptions): Promise<number | undefined>
       socket = await connect(paths.socket);
       if (!socket) return undefined;
     }
-    const outcome = await run(socket, hello);
+    const outcome = await exchange(socket);
     if (outcome.kind === 'exit') return outcome.code;
     if (outcome.kind === 'lost') {
       if (outcome.wrote) {
@@ -251,6 +264,51 @@ function run(socket: net.Socket, hello: ClientMessage): Promise<Outcome> {
     });
     socket.on('error', () => undefined);
     socket.once('close', () => finish({ kind: 'lost', wrote }));
+    send(socket, hello);
+  });
+}
+
+/** Relays an MCP stdio session: once the daemon said ok, bytes flow both ways until either side closes. */
+function relayMcp(socket: net.Socket, hello: ClientMessage): Promise<Outcome> {
+  return new Promise((resolve) => {
+    let greeted = false;
+    let settled = false;
+    const finish = (o: Outcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(helloTimer);
+      resolve(o);
+    };
+    const helloTimer = setTimeout(() => {
+      socket.destroy();
+      finish({ kind: 'hung' });
+    }, HELLO_TIMEOUT_MS);
+    const reader = onMessages<DaemonMessage>(socket, (m) => {
+      if (greeted) return;
+      if (m.t === 'refused') {
+        socket.destroy();
+        return finish({ kind: 'refused', reason: `${m.reason}: ${m.detail}` });
+      }
+      if (m.t !== 'ok') return;
+      greeted = true;
+      clearTimeout(helloTimer);
+      const rest = reader.detach();
+      if (rest.length) process.stdout.write(rest);
+      socket.pipe(process.stdout);
+      socket.resume();
+      // The MCP client closing our stdin ends the session; the daemon then closes the connection.
+      process.stdin.once('end', () => (stdinEnded = true));
+      process.stdin.pipe(socket);
+    });
+    let stdinEnded = false;
+    socket.on('error', () => undefined);
+    socket.once('close', () => {
+      process.stdin.unpipe(socket);
+      if (!greeted) return finish({ kind: 'lost', wrote: false });
+      process.stdin.destroy();
+      if (!stdinEnded) process.stderr.write('vlt: the workspace daemon ended the MCP session (the client may start the server again)\n');
+      finish({ kind: 'exit', code: stdinEnded ? 0 : 1 });
+    });
     send(socket, hello);
   });
 }

@@ -37,7 +37,7 @@ export function formatDaemonStatus(s: DaemonStatusReport): string {
     `socket      ${d.socket}`,
     `up          ${formatUptime(d.uptime_s)} since ${d.started_at}; exits after ${d.idle_minutes} idle minutes`,
     `memory      ${formatBytes(d.rss_bytes)} resident`,
-    `requests    ${d.requests} served, ${d.active} running`,
+    `requests    ${d.requests} served, ${d.active} running; ${d.mcp_sessions} MCP session${d.mcp_sessions === 1 ? '' : 's'} connected`,
     `index       ${d.index}`,
   ].join('\n');
 }

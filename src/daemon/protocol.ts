@@ -6,6 +6,7 @@
  * - client → daemon: `hello` (first, once), `stdin` (the answer to `stdin?`), `cancel`, `stop`;
  * - daemon → client: `ok` or `refused` (the answer to `hello`), `out` and `err` (the command's
  *   stdout and stderr text), `stdin?` (the command reads stdin), `exit` (last).
+ * An `mcp` hello is different: after `ok` the connection is an MCP stdio stream (`vlt mcp`).
  *
  * Invariant: the socket's path is derived from the workspace's real path, never read from a
  * file in the workspace; a socket is used only when it belongs to this user.
@@ -21,7 +22,10 @@ export const PROTOCOL = 1;
 
 export type ClientMessage =
   | { t: 'hello'; protocol: number; build: string; env: string; kind: 'cli'; argv: string[]; cwd: string; stdoutTTY: boolean; stderrTTY: boolean; term?: string }
-  | { t: 'hello'; protocol: number; build: string; env: string; kind: 'stop' | 'status' }
+  | { t: 'hello'; protocol: number; build: string; env: string; kind: 'stop' }
+  | { t: 'hello'; protocol: number; build: string; env: string; kind: 'status' }
+  /** After `ok`, the connection carries MCP (newline-delimited JSON-RPC) both ways. */
+  | { t: 'hello'; protocol: number; build: string; env: string; kind: 'mcp' }
   | { t: 'stdin'; data: string | null }
   | { t: 'cancel' };
 
@@ -48,6 +52,7 @@ export interface DaemonStatusInfo {
   rss_bytes: number;
   requests: number;
   active: number;
+  mcp_sessions: number;
   index: string;
 }
 
@@ -117,13 +122,15 @@ export function ownSocket(socket: string): boolean {
 }
 
 /**
- * The environment a daemon's answers depend on (configuration, keys, the search path of
- * language servers), hashed: a command from a shell with another environment gets a daemon
- * started with its own, not answers computed with someone else's.
+ * The environment a daemon's answers depend on (configuration and keys), hashed: a command from
+ * a shell with another environment gets a daemon started with its own, not answers computed
+ * with someone else's. PATH is left out on purpose: an agent's MCP server and the user's
+ * terminal rarely share it, and one daemon should serve both; language servers are looked up
+ * on the PATH of the command that started the daemon.
  */
 export function envFingerprint(env: NodeJS.ProcessEnv): string {
   const keys = Object.keys(env)
-    .filter((k) => (/^(VLT_|OPENAI_|OPENROUTER_)/.test(k) || /_API_KEY$/.test(k) || k === 'HOME' || k === 'XDG_CONFIG_HOME' || k === 'PATH') && !/^VLT_DAEMON/.test(k))
+    .filter((k) => (/^(VLT_|OPENAI_|OPENROUTER_)/.test(k) || /_API_KEY$/.test(k) || k === 'HOME' || k === 'XDG_CONFIG_HOME') && !/^VLT_DAEMON/.test(k))
     .sort();
   const h = createHash('sha256');
   for (const k of keys) h.update(`${k}=${env[k] ?? ''}\0`);
@@ -158,16 +165,19 @@ export function send(socket: Socket, m: ClientMessage | DaemonMessage): void {
   if (!socket.destroyed && socket.writable) socket.write(`${JSON.stringify(m)}\n`);
 }
 
-/** Calls `onMessage` for each complete line that parses as a JSON object; a bad line ends the connection. */
-export function onMessages<M>(socket: Socket, onMessage: (m: M) => void): void {
-  let buf = '';
-  socket.setEncoding('utf8');
-  socket.on('data', (chunk: string) => {
-    buf += chunk;
+/**
+ * Calls `onMessage` for each complete line that parses as a JSON object; a bad line ends the
+ * connection. `detach` stops reading messages and gives back the bytes received after the last
+ * line (a connection that switches to another protocol, such as MCP, goes on with them).
+ */
+export function onMessages<M>(socket: Socket, onMessage: (m: M) => void): { detach(): Buffer } {
+  let buf: Buffer = Buffer.alloc(0);
+  const onData = (chunk: Buffer) => {
+    buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
     let nl: number;
-    while ((nl = buf.indexOf('\n')) >= 0) {
-      const line = buf.slice(0, nl);
-      buf = buf.slice(nl + 1);
+    while ((nl = buf.indexOf(0x0a)) >= 0) {
+      const line = buf.subarray(0, nl).toString('utf8');
+      buf = buf.subarray(nl + 1);
       if (!line) continue;
       let m: unknown;
       try {
@@ -177,8 +187,23 @@ export function onMessages<M>(socket: Socket, onMessage: (m: M) => void): void {
         return;
       }
       if (m && typeof m === 'object') onMessage(m as M);
+      // The handler may have detached: the rest belongs to whoever reads next.
+      if (detached) return;
     }
-  });
+  };
+  let detached = false;
+  socket.on('data', onData);
+  return {
+    detach() {
+      detached = true;
+      socket.off('data', onData);
+      // Held until the next reader resumes it: data that arrives meanwhile is not lost.
+      socket.pause();
+      const rest = Buffer.from(buf);
+      buf = Buffer.alloc(0);
+      return rest;
+    },
+  };
 }
 
 /** Whether the process `pid` is alive (a signal 0 probe). */

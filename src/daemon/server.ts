@@ -12,6 +12,7 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { version as VERSION } from '../../package.json';
 import { runCommand } from '../cli/main';
 import type { CliIo } from '../cli/io';
@@ -98,6 +99,8 @@ class Daemon {
   private watcher: fs.FSWatcher | undefined;
   private configStamp = '';
   private active = 0;
+  /** MCP sessions connected through the daemon (`vlt mcp`). */
+  private sessions = 0;
   private requests = 0;
   private lastActivity = Date.now();
   private stopping = false;
@@ -171,11 +174,11 @@ class Daemon {
     socket.on('error', () => undefined);
     // A client that goes away (Ctrl-C twice, a closed terminal) cancels its command.
     socket.once('close', () => request?.abort.abort());
-    onMessages<ClientMessage>(socket, (m) => {
+    const reader = onMessages<ClientMessage>(socket, (m) => {
       if (m.t === 'hello') {
         if (begun) return;
         begun = true;
-        const answer = this.greet(socket, m);
+        const answer = this.greet(socket, m, () => reader.detach());
         if (answer) request = answer;
       } else if (m.t === 'cancel') request?.abort.abort();
       else if (m.t === 'stdin') request?.stdin?.(m.data ?? undefined);
@@ -183,7 +186,7 @@ class Daemon {
   }
 
   /** Answers a client's hello; starts its command when it is one. */
-  private greet(socket: net.Socket, m: Extract<ClientMessage, { t: 'hello' }>): { abort: AbortController; stdin?: (data: string | undefined) => void } | undefined {
+  private greet(socket: net.Socket, m: Extract<ClientMessage, { t: 'hello' }>, detach: () => Buffer): { abort: AbortController; stdin?: (data: string | undefined) => void } | undefined {
     const refuse = (reason: 'protocol' | 'build' | 'env' | 'stopping', detail: string) => {
       // Another build or environment: stop listening at once, so that the client's new
       // daemon can bind, and leave after the commands in flight.
@@ -195,7 +198,7 @@ class Daemon {
     if (this.stopping) return refuse('stopping', 'this daemon is stopping');
     if (m.protocol !== PROTOCOL) return refuse('protocol', `protocol ${m.protocol}, this daemon speaks ${PROTOCOL}`);
     // Status and stop are answered whatever the client's build and environment.
-    if (m.kind !== 'cli') {
+    if (m.kind === 'stop' || m.kind === 'status') {
       if (m.kind === 'stop') {
         send(socket, { t: 'ok', pid: process.pid });
         void this.stop('asked to stop');
@@ -206,6 +209,10 @@ class Daemon {
     if (m.build !== this.build) return refuse('build', `program ${m.build}, this daemon runs ${this.build}`);
     if (m.env !== this.env) return refuse('env', 'the environment differs from the one this daemon started with');
     send(socket, { t: 'ok', pid: process.pid });
+    if (m.kind === 'mcp') {
+      void this.serveMcp(socket, detach());
+      return undefined;
+    }
     const abort = new AbortController();
     const request: { abort: AbortController; stdin?: (data: string | undefined) => void } = { abort };
     const io: CliIo = {
@@ -224,10 +231,45 @@ class Daemon {
     return request;
   }
 
+  /**
+   * `vlt mcp` through the daemon: the connection becomes an MCP stdio stream to a session of
+   * the shared workspace server, until the client closes it.
+   */
+  private async serveMcp(socket: net.Socket, rest: Buffer): Promise<void> {
+    this.sessions++;
+    try {
+      await this.ready;
+      const ws = this.ws;
+      if (!ws || socket.destroyed) return;
+      const server = ws.newMcpServer();
+      const closed = new Promise<void>((resolve) => {
+        socket.once('close', () => resolve());
+        // The client closed its stdin: the session ends (the SDK's transport does not watch for it).
+        socket.once('end', () => resolve());
+      });
+      if (rest.length) socket.unshift(rest);
+      await server.connect(new StdioServerTransport(socket, socket));
+      socket.resume();
+      this.logger.info('daemon: an MCP session began');
+      await closed;
+      await server.close().catch(() => undefined);
+      socket.end();
+      this.logger.info('daemon: an MCP session ended');
+    } catch (e) {
+      this.logger.warn(`daemon: MCP session failed: ${e instanceof Error ? e.message : String(e)}`);
+      socket.destroy();
+    } finally {
+      this.sessions--;
+      this.lastActivity = Date.now();
+      if (this.active === 0 && this.sessions === 0) for (const wake of this.idle.splice(0)) wake();
+    }
+  }
+
   private async runCommand(socket: net.Socket, argv: string[], io: CliIo): Promise<void> {
     this.active++;
     this.requests++;
     let code = 1;
+    const t0 = performance.now();
     try {
       await this.ready;
       await this.reloadIfConfigChanged();
@@ -235,11 +277,12 @@ class Daemon {
     } catch (e) {
       io.stderr.write(`vlt: ${e instanceof Error ? e.message : String(e)}\n`);
     } finally {
+      this.logger.debug(`daemon: ${argv.join(' ').slice(0, 200)} → ${code} in ${(performance.now() - t0).toFixed(1)} ms`);
       this.active--;
       this.lastActivity = Date.now();
       send(socket, { t: 'exit', code });
       socket.end();
-      if (this.active === 0) for (const wake of this.idle.splice(0)) wake();
+      if (this.active === 0 && this.sessions === 0) for (const wake of this.idle.splice(0)) wake();
     }
   }
 
@@ -268,7 +311,7 @@ class Daemon {
     // The record was replaced by another daemon (a start raced this one's): leave it the socket.
     const rec = readRecord(this.paths.record);
     if (rec && rec.pid !== process.pid && alive(rec.pid)) return void this.stop('another daemon took over');
-    if (this.active === 0 && Date.now() - this.lastActivity >= this.idleMinutes * 60_000) void this.stop(`idle for ${this.idleMinutes} minutes`);
+    if (this.active === 0 && this.sessions === 0 && Date.now() - this.lastActivity >= this.idleMinutes * 60_000) void this.stop(`idle for ${this.idleMinutes} minutes`);
   }
 
   private status(): DaemonStatusInfo {
@@ -286,6 +329,7 @@ class Daemon {
       rss_bytes: process.memoryUsage().rss,
       requests: this.requests,
       active: this.active,
+      mcp_sessions: this.sessions,
       index: s ? `${s.state}${s.index ? `, ${s.index.files} files, generation ${s.generation}` : ''}` : 'closed',
     };
   }
@@ -298,7 +342,9 @@ class Daemon {
     this.listener?.close();
     const rec = readRecord(this.paths.record);
     if (rec?.pid === process.pid) fs.rmSync(this.paths.record, { force: true });
-    if (this.active > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
+    // Commands in flight finish; MCP sessions end when their clients go (a replacement by a
+    // client of another build waits for them, as a client that stops the daemon does not).
+    if (this.active > 0 || (this.sessions > 0 && !why.startsWith('asked') && !why.startsWith('signal'))) await new Promise<void>((resolve) => this.idle.push(resolve));
     await this.closeServer().catch((e: unknown) => this.logger.warn(`daemon: closing: ${e instanceof Error ? e.message : String(e)}`));
     this.stopped();
   }

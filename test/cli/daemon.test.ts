@@ -9,6 +9,9 @@
 import { spawn } from 'node:child_process';
 import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, statSync, symlinkSync, utimesSync, writeFileSync, rmSync } from 'node:fs';
 import * as path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, tempDir, type CliResult } from '../helpers/cli';
 
@@ -156,6 +159,30 @@ describe('the workspace daemon', () => {
     const strip = (t: string) => t.replace(/"ms": [\d.e+-]+/g, '"ms": 0');
     expect(strip(a.stdout)).toBe(strip(a2.stdout));
     expect(strip(b.stdout)).toBe(strip(b2.stdout));
+  });
+
+  it('serves `vlt mcp` as a session of the same daemon: one index for the agent and the terminal', async () => {
+    const pid = record(ws)!.pid;
+    const transport = new StdioClientTransport({ command: process.execPath, args: [inst.cli, 'mcp'], cwd: ws, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', VLT_DAEMON: '1' }, stderr: 'pipe' });
+    const client = new Client({ name: 'vlt-daemon-test', version: '0.0.0' });
+    await client.connect(transport);
+    try {
+      const tools = await client.listTools();
+      expect(tools.tools.map((t) => t.name)).toContain('search_code');
+      const r = (await client.callTool({ name: 'search_code', arguments: { query: 'Helper' } })) as CallToolResult;
+      expect(r.isError).toBeFalsy();
+      expect(JSON.stringify(r.content)).toContain('util/util.go');
+      // The terminal's commands go to the same process meanwhile.
+      const status = JSON.parse((await vlt(['daemon', 'status', '--json'])).stdout);
+      expect(status.daemon.pid).toBe(pid);
+      expect(status.daemon.mcp_sessions).toBe(1);
+      const search = await vlt(['coderag', 'search', 'Helper', '--json']);
+      expect(search.code, search.stderr).toBe(0);
+      expect(record(ws)!.pid).toBe(pid);
+    } finally {
+      await client.close();
+    }
+    await until('the MCP session to end in the daemon', async () => JSON.parse((await vlt(['daemon', 'status', '--json'])).stdout).daemon.mcp_sessions === 0);
   });
 
   it('reads stdin through the client, and records memory in the daemon', async () => {

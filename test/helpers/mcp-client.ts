@@ -24,9 +24,12 @@ export function ensureBuilt(): void {
   if (!existsSync(CLI) || statSync(CLI).mtimeMs < newest(path.join(ROOT, 'src'))) execFileSync(process.execPath, ['esbuild.mjs'], { cwd: ROOT });
 }
 
-/** The environment the CLI runs in: no API keys, nothing inherited but PATH and HOME. */
+/**
+ * The environment the CLI runs in: no API keys, nothing inherited but PATH and HOME, and the
+ * server in the process the test starts (no workspace daemon; test/cli/daemon.test.ts has it).
+ */
 export function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
-  return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...extra };
+  return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', VLT_DAEMON: '0', ...extra };
 }
 
 export interface McpSession {
