@@ -21,7 +21,7 @@ import type { Logger } from '../core/ports';
 import { userConfigDir } from '../core/trust';
 import { writeFileAtomic } from '../core/store/atomic';
 import { publishQueue } from '../server/queue-state';
-import { watchFiles } from '../server/watch';
+import { watchFiles, type TreeWatcher } from '../server/watch';
 import { WorkspaceServer } from '../server/workspace';
 import { DaemonRuntime } from './runtime';
 import {
@@ -96,7 +96,7 @@ class Daemon {
   private readonly startedAt = new Date();
   private readonly runtime: DaemonRuntime;
   private ws: WorkspaceServer | undefined;
-  private watcher: fs.FSWatcher | undefined;
+  private watcher: TreeWatcher | undefined;
   private configStamp = '';
   private active = 0;
   /** MCP sessions connected through the daemon (`vlt mcp`). */
@@ -150,13 +150,14 @@ class Daemon {
     this.ws = ws;
     // `vlt coderag status` names the process that keeps this index current from the first moment.
     if (ws.queue) publishQueue(this.root, 'vlt daemon', ws.queue.state());
-    try {
-      this.watcher = watchFiles(ws, this.logger);
-    } catch (e) {
-      this.logger.warn(`daemon: files are not watched, so edits reach the index only through \`vlt coderag sync\`: ${e instanceof Error ? e.message : String(e)}`);
-    }
-    // Loaded now, so that the first command finds it open.
-    void ws.getEngine().catch((e: unknown) => this.logger.warn(`daemon: the index did not open: ${e instanceof Error ? e.message : String(e)}`));
+    // The index is loaded now, so that the first command finds it open; then its directories are watched.
+    void watchFiles(ws, this.logger).then(
+      (w) => {
+        if (this.ws === ws) this.watcher = w;
+        else w.close();
+      },
+      (e: unknown) => this.logger.warn(`daemon: files are not watched, so edits reach the index only through \`vlt coderag sync\`: ${e instanceof Error ? e.message : String(e)}`),
+    );
   }
 
   private async closeServer(): Promise<void> {

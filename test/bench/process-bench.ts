@@ -6,8 +6,9 @@
  * after another, as an agent makes them.
  *
  * Run: `npm run build && npx esbuild test/bench/process-bench.ts --bundle --platform=node
- * --format=cjs --outfile=.bench/process-bench.cjs && node .bench/process-bench.cjs DIR GOLD CLI`
- * (DIR: an indexed corpus; GOLD: its gold file, for the back-to-back queries; CLI: dist/cli.js).
+ * --format=cjs --outfile=.bench/process-bench.cjs && node .bench/process-bench.cjs DIR GOLD CLI
+ * SEARCH DEF QUESTION` (DIR: an indexed corpus; GOLD: its gold file, for the back-to-back
+ * queries; CLI: dist/cli.js; then the words searched, the name defined and the question asked).
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -29,15 +30,15 @@ interface Timing {
   peak_rss_bytes: number;
 }
 
-const [dirArg, goldFile, cliArg] = process.argv.slice(2);
-if (!dirArg || !goldFile || !cliArg) {
-  process.stderr.write('usage: process-bench DIR GOLD CLI\n');
+const [dirArg, goldFile, cliArg, search, def, question] = process.argv.slice(2);
+if (!dirArg || !goldFile || !cliArg || !search || !def || !question) {
+  process.stderr.write('usage: process-bench DIR GOLD CLI SEARCH DEF QUESTION\n');
   process.exit(2);
 }
 const dir = path.resolve(dirArg);
 const cli = path.resolve(cliArg);
-const gold = JSON.parse(readFileSync(goldFile, 'utf8')) as { queries: Array<{ query: string }>; extra_queries: string[]; process?: { def: string; question: string; search: string } };
-const probe = gold.process ?? { search: 'parse duration string', def: 'ParseDuration', question: 'How does ParseDuration handle units?' };
+const gold = JSON.parse(readFileSync(goldFile, 'utf8')) as { queries: Array<{ query: string }>; extra_queries: string[] };
+const probe = { search, def, question };
 
 // Reports the peak RSS of the process it is preloaded into.
 const rssProbe = path.join(tmpdir(), `vlt-rss-probe-${process.pid}.cjs`);

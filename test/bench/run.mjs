@@ -12,10 +12,13 @@ import * as esbuild from 'esbuild';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const work = path.join(root, '.bench');
 mkdirSync(work, { recursive: true });
-// Suites: go, django (the corpus measurements), intel, repomap, memory, oracle, vscode, chat; none named = all.
+// Suites: go, django (the corpus measurements), process, intel, repomap, memory, oracle, vscode, chat; none named = all.
 const only = process.argv.slice(2);
 const want = (suite) => only.length === 0 || only.includes(suite);
 const GO_SRC = '/usr/share/go-1.19/src';
+// Every suite runs its commands in processes of their own; the process suite measures the
+// workspace daemon where it asks for it.
+process.env.VLT_DAEMON ??= '0';
 
 const CORPORA = [
   { name: 'go', pkg: 'golang-1.19-src', src: GO_SRC, dest: 'go', gold: 'gold-go.json' },
@@ -129,6 +132,35 @@ for (const c of CORPORA) {
     mcp,
     speedupVsRg: { p50: rg.p50 / eng.search.p50, p95: rg.p95 / eng.search.p95 },
   };
+}
+
+// Whole processes, as a user or an agent runs them: each command with the workspace daemon and
+// without it, beside ripgrep on the same words; and 20 different searches back to back.
+if (want('process')) {
+  ensureDebian(['ripgrep', 'golang-1.19-src', 'python3-django']);
+  const processBench = path.join(work, 'process-bench.cjs');
+  await esbuild.build({ entryPoints: [path.join(root, 'test/bench/process-bench.ts')], bundle: true, platform: 'node', format: 'cjs', target: 'node20', outfile: processBench, logLevel: 'warning' });
+  const probes = {
+    go: { src: GO_SRC, dest: 'go', gold: 'gold-go.json', search: 'parse duration string', def: 'ParseDuration', question: 'How does ParseDuration handle units?' },
+    django: { src: '/usr/lib/python3/dist-packages/django', dest: 'django/django', gold: 'gold-django.json', search: 'get object or 404', def: 'get_object_or_404', question: 'How does get_object_or_404 handle a missing object?' },
+  };
+  results.process = {};
+  for (const [name, p] of Object.entries(probes)) {
+    const dir = path.join(work, name);
+    const target = path.join(work, p.dest);
+    if (!existsSync(target)) {
+      mkdirSync(path.dirname(target), { recursive: true });
+      cpSync(p.src, target, { recursive: true, dereference: true });
+    }
+    if (!existsSync(path.join(dir, '.vlt', 'index.db'))) {
+      console.error(`[process] indexing ${name}…`);
+      execFileSync(process.execPath, [path.join(root, 'dist/cli.js'), 'coderag', 'init', dir], { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, VLT_EMBEDDINGS: 'off' } });
+    }
+    console.error(`[process] ${name}: whole processes, with and without the daemon…`);
+    results.process[name] = JSON.parse(
+      execFileSync(process.execPath, [processBench, dir, path.join(root, 'test/bench', p.gold), path.join(root, 'dist/cli.js'), p.search, p.def, p.question], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }),
+    );
+  }
 }
 
 // Code intelligence: definitions and references against language-server gold (test/bench/intel),
@@ -252,6 +284,18 @@ if (results.intel) {
   irow('gold from', (r) => `${r.gold.tool} ${r.gold.version}`);
 }
 const pc = (x) => `${(100 * x).toFixed(1)}%`;
+if (results.process) {
+  for (const [name, r] of Object.entries(results.process)) {
+    lines.push('');
+    lines.push(`Whole processes on ${name} (median of ${r.runs} runs after a warm-up; \`node -e 0\` takes ${ms(r.node_start_ms)} here):`);
+    lines.push('');
+    lines.push('| command | ripgrep | no daemon | peak RSS | with the daemon | client RSS |');
+    lines.push('|---|---|---|---|---|---|');
+    for (const row of r.rows) lines.push(`| \`${row.command}\` | ${row.rg ? ms(row.rg.median_ms) : ''} | ${ms(row.no_daemon.median_ms)} | ${mb(row.no_daemon.peak_rss_bytes)} | ${ms(row.daemon.median_ms)} | ${mb(row.daemon.peak_rss_bytes)} |`);
+    const b = r.back_to_back;
+    lines.push(`| ${b.queries} different searches back to back | ${ms(b.rg_ms)} | ${ms(b.no_daemon_ms)} | | ${ms(b.daemon_ms)} | daemon ${r.daemon_rss_bytes ? mb(r.daemon_rss_bytes) : '?'} |`);
+  }
+}
 if (results.repomap) {
   const r = results.repomap;
   lines.push('');
