@@ -23,6 +23,7 @@
  */
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
+import { distance } from 'fastest-levenshtein';
 import { VltError } from '../errors';
 import { identifierParts, tokenizeQuery } from '../search/tokenizer';
 import type { SymbolRow } from '../store/store';
@@ -1304,7 +1305,7 @@ function scopeError(state: MapState, scope: string): VltError {
   const scored: Array<[string, number]> = [];
   for (const d of dirs) {
     const lower = d.toLowerCase();
-    const dist = Math.min(editDistance(lower, want), editDistance(lower.split('/').pop() ?? lower, last) + (lower.endsWith(last) ? 0 : 1));
+    const dist = Math.min(distance(lower, want), distance(lower.split('/').pop() ?? lower, last) + (lower.endsWith(last) ? 0 : 1));
     if (dist <= Math.max(1, Math.floor(last.length / 3))) scored.push([d, dist]);
   }
   scored.sort((a, b) => a[1] - b[1] || a[0].length - b[0].length || compareStrings(a[0], b[0]));
@@ -1312,18 +1313,6 @@ function scopeError(state: MapState, scope: string): VltError {
   const hint =
     scored.length > 0 ? `did you mean ${scored.slice(0, 5).map((x) => x[0]).join(', ')}?` : top.length > 0 ? `indexed top-level entries: ${top.join(', ')}` : 'the index is empty';
   return new VltError('USAGE', `scope "${scope}" matches no indexed file; ${hint}`);
-}
-
-/** Levenshtein distance, for "did you mean". */
-function editDistance(a: string, b: string): number {
-  if (Math.abs(a.length - b.length) > 8) return Math.abs(a.length - b.length);
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = cur;
-  }
-  return prev[b.length]!;
 }
 
 function byPosition(a: SymbolRow, b: SymbolRow): number {
