@@ -16,7 +16,8 @@ import type { Oracle } from '../oracle/oracle';
 import type { Logger, WorkspaceFs } from '../ports';
 import { LANGUAGES } from '../types';
 import { checkPathGlob } from '../search/hybrid';
-import { MAX_ANSWER_TOKENS, charsForTokens, decodeCursor, encodeCursor, requestFingerprint, tokensForChars } from './budget';
+import { charsForTokens, tokensForChars } from '../tokens';
+import { MAX_ANSWER_TOKENS, decodeCursor, encodeCursor, requestFingerprint } from './budget';
 import { FreshnessChecker } from './freshness';
 
 /** What a handler may use. The host builds one and passes it to every call. */
