@@ -12,7 +12,6 @@
 import { promises as fsp } from 'node:fs';
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import initSqlJs from 'sql.js';
 import type { Database, SqlJsStatic, SqlValue, Statement } from 'sql.js';
@@ -20,7 +19,8 @@ import type { EmbeddingCache } from '../embeddings';
 import { VltError } from '../errors';
 import { silentLogger, type Logger } from '../ports';
 import type { Chunk, ImportSpec, LanguageId, ParsedFile, SymbolDef, SymbolKind, SymbolRef } from '../types';
-import { isPidAlive, removeStaleTempFiles, writeFileAtomic } from './atomic';
+import { removeStaleTempFiles, writeFileAtomic } from './atomic';
+import { tryLock, type FileLock } from './lock';
 
 /**
  * Version of the table layout of index.db. A file with any other version is rebuilt.
@@ -669,120 +669,34 @@ async function moveAside(file: string, logger: Logger): Promise<string> {
 // Writer lock
 // ---------------------------------------------------------------------------------------------
 
-interface LockInfo {
-  pid: number;
-  hostname: string;
-  startedAt: string;
-}
-
-/** Locks this process holds, by path, with the exact content written, for release at exit. */
-const heldLocks = new Map<string, string>();
-let exitHookInstalled = false;
-
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  // Best effort: a normal exit (including process.exit) removes our locks. A kill -9 cannot be
-  // caught; the next writer then finds a dead pid and takes the stale lock over.
-  process.on('exit', () => {
-    for (const [lockPath, content] of heldLocks) releaseLockSync(lockPath, content);
-  });
-}
-
-function releaseLockSync(lockPath: string, content: string): void {
-  heldLocks.delete(lockPath);
-  try {
-    // Only remove the lock if it is still ours; a process that judged it stale may own it now.
-    if (fs.readFileSync(lockPath, 'utf8') === content) fs.unlinkSync(lockPath);
-  } catch {
-    // Already gone.
-  }
-}
-
-function parseLock(raw: string): LockInfo | undefined {
-  try {
-    const v = JSON.parse(raw) as Partial<LockInfo>;
-    if (typeof v.pid === 'number' && typeof v.hostname === 'string') {
-      return { pid: v.pid, hostname: v.hostname, startedAt: String(v.startedAt ?? '') };
-    }
-  } catch {
-    // Falls through to "unreadable".
-  }
-  return undefined;
-}
-
-/** A lock file younger than this whose content cannot be parsed may still be being written. */
-const UNREADABLE_LOCK_GRACE_MS = 10_000;
-
 /**
- * Takes the writer lock with an exclusive create. An existing lock is respected while its
- * process lives; a lock of a dead process (or of an earlier process that had our pid) is
- * stale and taken over. A lock from another host cannot be checked, so it is respected, and
- * the error says which file to delete if that process is gone.
+ * Takes the writer lock, failing at once while another live process holds it (lock.ts). A
+ * lock from another host cannot be checked, so the error says which file to delete if that
+ * process is gone.
  */
-async function acquireLock(lockPath: string, logger: Logger): Promise<string> {
-  const content = JSON.stringify({ pid: process.pid, hostname: os.hostname(), startedAt: new Date().toISOString() });
-  for (let attempt = 0; attempt < 5; attempt++) {
-    try {
-      await fsp.writeFile(lockPath, content, { flag: 'wx' });
-      heldLocks.set(lockPath, content);
-      installExitHook();
-      return content;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') {
-        throw new VltError('IO', `could not create ${lockPath}: ${errorMessage(e)}`, { path: lockPath }, { cause: e });
+function takeWriterLock(lockPath: string, logger: Logger): Promise<FileLock> {
+  return tryLock(lockPath, {
+    onTakeOver: (stale) =>
+      logger.warn(stale.kind === 'unreadable' ? `taking over an unreadable lock file ${lockPath}` : `taking over a stale index lock of pid ${stale.holder.pid} (no such process)`),
+    busyError: (holder, why) => {
+      switch (why) {
+        case 'other-host':
+          return new VltError(
+            'INDEX_LOCKED',
+            `another vlt process (pid ${holder?.pid} on host ${holder?.hostname}) is writing the index; readers keep working. If that process no longer runs, delete ${lockPath}`,
+            { pid: holder?.pid, hostname: holder?.hostname, lockPath },
+          );
+        case 'held':
+          return new VltError('INDEX_LOCKED', `another vlt process (pid ${holder?.pid}) is writing the index; readers keep working`, { pid: holder?.pid, lockPath });
+        case 'unreadable':
+          return new VltError('INDEX_LOCKED', 'another vlt process is writing the index; readers keep working', { lockPath });
+        case 'raced':
+          return new VltError('INDEX_LOCKED', 'another vlt process took over the index lock; readers keep working', { lockPath });
+        case 'timeout':
+          return new VltError('INDEX_LOCKED', `could not take the index lock ${lockPath}; readers keep working`, { lockPath });
       }
-    }
-    let raw: string;
-    let mtimeMs: number;
-    try {
-      raw = await fsp.readFile(lockPath, 'utf8');
-      mtimeMs = (await fsp.stat(lockPath)).mtimeMs;
-    } catch {
-      continue; // The holder released it between our create and our read: try again.
-    }
-    const info = parseLock(raw);
-    if (!info) {
-      if (Date.now() - mtimeMs < UNREADABLE_LOCK_GRACE_MS) {
-        throw new VltError('INDEX_LOCKED', 'another vlt process is writing the index; readers keep working', {
-          lockPath,
-        });
-      }
-      logger.warn(`taking over an unreadable lock file ${lockPath}`);
-    } else if (info.hostname !== os.hostname()) {
-      throw new VltError(
-        'INDEX_LOCKED',
-        `another vlt process (pid ${info.pid} on host ${info.hostname}) is writing the index; readers keep working. If that process no longer runs, delete ${lockPath}`,
-        { pid: info.pid, hostname: info.hostname, lockPath },
-      );
-    } else if (info.pid === process.pid ? heldLocks.has(lockPath) : isPidAlive(info.pid)) {
-      throw new VltError(
-        'INDEX_LOCKED',
-        `another vlt process (pid ${info.pid}) is writing the index; readers keep working`,
-        { pid: info.pid, lockPath },
-      );
-    } else {
-      logger.warn(`taking over a stale index lock of pid ${info.pid} (no such process)`);
-    }
-    // Move the stale lock aside rather than deleting it, and check that what was moved is
-    // what was judged: if another process took the lock over in between, put its lock back.
-    const aside = `${lockPath}.stale-${process.pid}`;
-    try {
-      await fsp.rename(lockPath, aside);
-    } catch {
-      continue;
-    }
-    const moved = await fsp.readFile(aside, 'utf8').catch(() => raw);
-    if (moved !== raw) {
-      await fsp.link(aside, lockPath).catch(() => undefined);
-      await fsp.rm(aside, { force: true });
-      throw new VltError('INDEX_LOCKED', 'another vlt process took over the index lock; readers keep working', {
-        lockPath,
-      });
-    }
-    await fsp.rm(aside, { force: true });
-  }
-  throw new VltError('INDEX_LOCKED', `could not take the index lock ${lockPath}; readers keep working`, { lockPath });
+    },
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1215,8 +1129,8 @@ export class IndexStore {
     readonly workspaceRoot: string,
     readonly mode: 'read' | 'write',
     private readonly logger: Logger,
-    /** The exact content of the writer lock while this store holds it (write mode). */
-    private lockContent: string | undefined,
+    /** The writer lock while this store holds it (write mode). */
+    private lock: FileLock | undefined,
   ) {
     this.conn = new Connection(new SQL.Database());
     this.embeddings = new EmbeddingStore(SQL, this.embeddingsPath, mode === 'write', logger);
@@ -1246,16 +1160,16 @@ export class IndexStore {
     const logger = opts.logger ?? silentLogger;
     const root = path.resolve(workspaceRoot);
     const dir = path.join(root, VLT_DIR);
-    let lockContent: string | undefined;
+    let lock: FileLock | undefined;
     if (opts.mode === 'write') {
       try {
         await fsp.mkdir(dir, { recursive: true });
       } catch (e) {
         throw new VltError('IO', `could not create ${dir}: ${errorMessage(e)}`, { path: dir }, { cause: e });
       }
-      lockContent = await acquireLock(path.join(dir, LOCK_FILE), logger);
+      lock = await takeWriterLock(path.join(dir, LOCK_FILE), logger);
     }
-    const store = new IndexStore(SQL, root, opts.mode, logger, lockContent);
+    const store = new IndexStore(SQL, root, opts.mode, logger, lock);
     try {
       if (opts.mode === 'write') {
         const removed = await removeStaleTempFiles(dir);
@@ -1364,7 +1278,7 @@ export class IndexStore {
    */
   async reload(): Promise<boolean> {
     this.assertOpen();
-    if (this.mode === 'write' && (this.lockContent !== undefined || this.hasUnsavedChanges)) {
+    if (this.mode === 'write' && (this.lock !== undefined || this.hasUnsavedChanges)) {
       throw new VltError('INTERNAL', 'reload() needs a read-only store, or a writer that gave its lock back with nothing unsaved');
     }
     if (!(await this.changedOnDisk())) return false;
@@ -1374,7 +1288,7 @@ export class IndexStore {
 
   /** Write mode: whether this store holds the writer lock now. */
   get holdsLock(): boolean {
-    return this.lockContent !== undefined;
+    return this.lock !== undefined;
   }
 
   /**
@@ -1384,10 +1298,10 @@ export class IndexStore {
    */
   releaseLock(): void {
     this.assertOpen();
-    if (this.mode !== 'write' || this.lockContent === undefined) return;
+    if (this.mode !== 'write' || this.lock === undefined) return;
     if (this.hasUnsavedChanges) throw new VltError('INTERNAL', 'commit before giving the index lock back');
-    releaseLockSync(this.lockPath, this.lockContent);
-    this.lockContent = undefined;
+    this.lock.release();
+    this.lock = undefined;
   }
 
   /**
@@ -1398,15 +1312,16 @@ export class IndexStore {
   async acquireLock(): Promise<boolean> {
     this.assertOpen();
     if (this.mode !== 'write') throw new VltError('INTERNAL', 'acquireLock() is for stores opened in write mode');
-    if (this.lockContent !== undefined) return false;
-    this.lockContent = await acquireLock(this.lockPath, this.logger);
+    if (this.lock !== undefined) return false;
+    const lock = await takeWriterLock(this.lockPath, this.logger);
+    this.lock = lock;
     try {
       if (!(await this.changedOnDisk())) return false;
       await this.load();
       return true;
     } catch (e) {
-      releaseLockSync(this.lockPath, this.lockContent);
-      this.lockContent = undefined;
+      lock.release();
+      this.lock = undefined;
       throw e;
     }
   }
@@ -1735,7 +1650,7 @@ export class IndexStore {
       // Closing can only fail if the database was already closed.
     }
     this.embeddings.close();
-    if (this.lockContent !== undefined) releaseLockSync(this.lockPath, this.lockContent);
+    this.lock?.release();
   }
 
   // -- queries ---------------------------------------------------------------------------------
@@ -2047,7 +1962,7 @@ export class IndexStore {
   private assertWritable(): void {
     this.assertOpen();
     if (this.mode !== 'write') throw new VltError('INTERNAL', 'the index store was opened read-only');
-    if (this.lockContent === undefined) throw new VltError('INTERNAL', 'the index store gave its writer lock back; acquireLock() first');
+    if (this.lock === undefined) throw new VltError('INTERNAL', 'the index store gave its writer lock back; acquireLock() first');
   }
 }
 
