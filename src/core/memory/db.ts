@@ -23,7 +23,8 @@ import { VltError } from '../errors';
 import type { Logger } from '../ports';
 import { removeStaleTempFiles, writeFileAtomic } from '../store/atomic';
 import { describeStaleLock, waitForLock } from '../store/lock';
-import { loadSqlJs, VLT_DIR } from '../store/store';
+import { VLT_DIR } from '../store/schema';
+import { loadSqlJs } from '../store/sqlite';
 
 export const MEMORY_FILE = 'memory.db';
 export const MEMORY_LOCK_FILE = 'memory.lock';
