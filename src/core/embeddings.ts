@@ -488,32 +488,3 @@ export class EmbeddingService {
     }
   }
 }
-
-/**
- * A cheap estimate of how many tokens `text` costs, for `--dry-run` cost reports. It is
- * not a tokenizer and may be off by 20 % or so either way; it errs high on code rather
- * than low. It mimics how BPE tokenizers (cl100k and kin) treat source text:
- *
- * - a run of ASCII letters/underscores (an identifier or word) costs one token per four
- *   characters, rounded up, since long identifiers split into sub-words;
- * - a run of digits costs one token per three digits;
- * - a single space is free (tokenizers fold it into the next word); any other run of
- *   whitespace (newline plus indentation) costs one;
- * - a run of ASCII punctuation costs one token per two characters (`=>`, `();`, `})`
- *   are mostly one or two tokens);
- * - every other character (accented letters, CJK, emoji) costs one token each.
- *
- * For English prose this lands near the usual "characters / 4" rule.
- */
-export function estimateTokens(text: string): number {
-  let tokens = 0;
-  const re = /([A-Za-z_]+)|([0-9]+)|(\s+)|([!-/:-@\[-^`{-~]+)|([^\x00-\x7f]+)/gu;
-  for (const m of text.matchAll(re)) {
-    if (m[1] !== undefined) tokens += Math.ceil(m[1].length / 4);
-    else if (m[2] !== undefined) tokens += Math.ceil(m[2].length / 3);
-    else if (m[3] !== undefined) tokens += m[3] === ' ' ? 0 : 1;
-    else if (m[4] !== undefined) tokens += Math.ceil(m[4].length / 2);
-    else if (m[5] !== undefined) tokens += [...m[5]].length;
-  }
-  return tokens;
-}

@@ -18,8 +18,9 @@ import { silentLogger, type EmbeddingProvider, type Logger, type ProgressSink, t
 import { hybridSearch, normalizeSymbolName, type FusedHit, type RetrieverRun, type SearchSources, type SymbolCandidate } from './search/hybrid';
 import type { AnalyzedQuery } from './search/query';
 import { SearchIndex } from './search/orama-index';
+import { hitSnippet, SNIPPET_LINES } from './search/snippet';
 import { identifierParts, tokenize } from './search/tokenizer';
-import { IndexStore, type FileRow, type SymbolRow } from './store/store';
+import { IndexStore, type ChunkRow, type FileRow, type SymbolRow } from './store/store';
 import type { LanguageId } from './types';
 
 export interface EngineDeps {
@@ -47,7 +48,16 @@ export interface SearchHit {
   kind: string;
   score: number;
   retrievers: string[];
+  /**
+   * Up to 12 lines of the chunk: from the definition the hit stands for when it has one, else
+   * from the lines holding the most query terms (see search/snippet.ts).
+   */
   snippet: string;
+  /**
+   * The line the snippet starts at. Set only when the search is asked for it
+   * (`withSnippetLine`): the `--json` hits of `vlt coderag search` keep their documented keys.
+   */
+  snippet_line?: number;
   content_hash: string;
 }
 
@@ -121,7 +131,6 @@ const WARM_SAMPLE_BYTES = 32 * 1024;
  */
 const REWARM_GRAPH_MAX_MS = 150;
 
-const SNIPPET_LINES = 12;
 /** Targeted runs up to this many files parse in this thread once the workers are released. */
 const IN_THREAD_MAX_FILES = 50;
 /**
@@ -533,7 +542,7 @@ export class Engine {
     return map;
   }
 
-  async search(query: string, opts: { k?: number; language?: string; pathGlob?: string; signal?: AbortSignal } = {}): Promise<SearchOutput> {
+  async search(query: string, opts: { k?: number; language?: string; pathGlob?: string; signal?: AbortSignal; withSnippetLine?: boolean } = {}): Promise<SearchOutput> {
     if (!query.trim()) throw new VltError('USAGE', 'the search query is empty');
     const t0 = performance.now();
     const k = opts.k ?? 10;
@@ -559,6 +568,7 @@ export class Engine {
     for (const f of res.fused) {
       const c = rows.get(f.id);
       if (!c) continue;
+      const snippet = hitSnippet(c, { line: this.definitionLine(f, c), terms: res.analysis.terms });
       hits.push({
         path: c.path,
         start_line: c.startLine,
@@ -568,7 +578,8 @@ export class Engine {
         kind: f.symbolKind ?? c.kind,
         score: Number(f.score.toFixed(6)),
         retrievers: Object.keys(f.ranks),
-        snippet: c.text.split('\n').slice(0, SNIPPET_LINES).join('\n'),
+        snippet: snippet.text,
+        ...(opts.withSnippetLine ? { snippet_line: snippet.line } : {}),
         content_hash: fileHash(c.fileId),
       });
     }
@@ -589,6 +600,20 @@ export class Engine {
         ms: Number((performance.now() - t0).toFixed(2)),
       },
     };
+  }
+
+  /**
+   * The line of the definition a hit stands for: the one the symbol retriever matched, else the
+   * chunk's main symbol. Looked up only for chunks longer than a snippet, whose first lines may
+   * be something else.
+   */
+  private definitionLine(f: FusedHit, c: ChunkRow): number | undefined {
+    if (c.endLine - c.startLine + 1 <= SNIPPET_LINES) return undefined;
+    if (f.symbol !== undefined) return f.symbolLine;
+    if (c.symbol === undefined) return undefined;
+    const last = c.symbol.split(/[.:#]/).pop();
+    const inChunk = this.store.symbolsOfFile(c.fileId).filter((s) => s.startLine >= c.startLine && s.startLine <= c.endLine);
+    return (inChunk.find((s) => s.qualifiedName === c.symbol) ?? inChunk.find((s) => s.name === last))?.startLine;
   }
 
   private vectorNote(): string {

@@ -7,12 +7,13 @@
 import { createHash } from 'node:crypto';
 import type { VltConfig } from './config';
 import { classifyContent, discoverFiles, type DiscoveredFile, type SkippedFile } from './discovery';
-import { EmbeddingService, embeddingCacheKey, estimateTokens, type EmbeddingCache } from './embeddings';
+import { EmbeddingService, embeddingCacheKey, type EmbeddingCache } from './embeddings';
 import type { EmbeddingProvider, Logger, ProgressSink, WorkspaceFs } from './ports';
 import { EXTRACTOR_VERSION } from './parse/languages';
 import type { ParsePool } from './parse/pool';
 import type { ChunkDoc, SearchIndex } from './search/orama-index';
 import type { IndexStore } from './store/store';
+import { estimateTokens } from './tokens';
 import type { Chunk, LanguageId, ParsedFile } from './types';
 import { VltError } from './errors';
 
@@ -44,6 +45,7 @@ export interface DryRunReport {
   /** Generated files that would be stored for navigation only (counted in `files` too). */
   navigationOnly: number;
   unsupportedFiles: number;
+  /** Characters / 4 over the text of every file that would be chunked (tokens.ts's estimate). */
   estimatedEmbeddingTokens: number;
   embeddings: string;
 }

@@ -5,7 +5,6 @@ import {
   MemoryEmbeddingCache,
   OpenAIEmbeddingProvider,
   embeddingCacheKey,
-  estimateTokens,
   type EmbedItem,
   type OpenAIEmbeddingProviderOptions,
 } from '../../src/core/embeddings';
@@ -389,30 +388,6 @@ describe('cancellation', () => {
     const err = await rejection(svc.embedAll(items(4), ac.signal));
     expect(err.code).toBe('CANCELLED');
     expect(fake.counts.embeddings).toBe(0);
-  });
-});
-
-describe('estimateTokens', () => {
-  it('is zero for empty text and grows with length', () => {
-    expect(estimateTokens('')).toBe(0);
-    expect(estimateTokens('hello world')).toBeGreaterThan(0);
-    expect(estimateTokens('hello world '.repeat(100))).toBeGreaterThan(estimateTokens('hello world '.repeat(10)));
-  });
-
-  it('lands near chars/4 for prose and a little above it for code', () => {
-    const prose = 'The quick brown fox jumps over the lazy dog and keeps running into the forest. '.repeat(20);
-    const p = estimateTokens(prose);
-    expect(p).toBeGreaterThan(prose.length / 6);
-    expect(p).toBeLessThan(prose.length / 3);
-
-    const code = 'export function add(a: number, b: number): number {\n  return a + b;\n}\n'.repeat(20);
-    const c = estimateTokens(code);
-    expect(c).toBeGreaterThan(code.length / 5);
-    expect(c).toBeLessThan(code.length / 2);
-  });
-
-  it('counts CJK characters one by one', () => {
-    expect(estimateTokens('日本語のテキスト')).toBe(8);
   });
 });
 

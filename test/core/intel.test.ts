@@ -12,7 +12,9 @@ import { Engine } from '../../src/core/engine';
 import { VltError } from '../../src/core/errors';
 import type { LanguageServers, LspAnswer, SourceRange } from '../../src/core/intel/lsp';
 import type { NavAnswer, TagsProvider } from '../../src/core/intel/navigate';
+import { suggestNames } from '../../src/core/intel/names';
 import { ModuleResolver, parseJsonc } from '../../src/core/intel/resolve';
+import type { IndexStore } from '../../src/core/store/store';
 import { nodeWorkspaceFs } from '../../src/node/fs';
 import { tempDir } from '../helpers/cli';
 
@@ -538,5 +540,17 @@ describe('a reference answer at scale: the exact total, ranked, a page at a time
     } finally {
       await engine.close();
     }
+  });
+});
+
+describe('suggestNames', () => {
+  // No prefix matches, so every suggestion comes from the edit distance over the names.
+  const store = { findSymbols: () => [] } as unknown as IndexStore;
+
+  it('ranks names by edit distance (case-insensitive), then length, and cuts at 1 for short names and 2 for longer ones', () => {
+    const names = ['Parse', 'parser', 'parsed_x', 'Sparse', 'pars', 'Praise', 'unrelated', 'parseFile'];
+    expect(suggestNames(store, names, 'parse')).toEqual(['Parse', 'pars', 'Sparse', 'parser', 'Praise']);
+    expect(suggestNames(store, ['cat', 'cart', 'cut', 'coat', 'scatter'], 'cat')).toEqual(['cat', 'cut', 'cart', 'coat']);
+    expect(suggestNames(store, ['abcdefgh'], 'xyz')).toEqual([]);
   });
 });

@@ -121,7 +121,9 @@ describe('vlt serve: MCP over Streamable HTTP', () => {
         expect(top.end_line).toBeGreaterThanOrEqual(def);
         const lines = readFileSync(path.join(ws.dir, 'go/big.go'), 'utf8').split('\n');
         expect(lines[def - 1]).toBe('func VerifyPacket(in []byte) ([]byte, error) {');
-        expect(top.snippet).toBe(lines.slice(top.start_line - 1, top.start_line - 1 + 12).join('\n'));
+        // The snippet starts at the definition, and snippet_line says where that is.
+        expect(top.snippet_line).toBe(def);
+        expect(top.snippet).toBe(lines.slice(def - 1, Math.min(top.end_line, def - 1 + 12)).join('\n'));
         expect(JSON.parse(textOf(r))).toEqual(r.structuredContent);
         // A Python definition, found through the language filter.
         const py = search(await call(s, 'search_code', { query: 'total', language: 'python' }));

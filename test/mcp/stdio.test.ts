@@ -93,7 +93,7 @@ describe('vlt mcp over stdio', () => {
     expect(res.hits.length).toBeGreaterThan(1);
     for (const h of res.hits as SearchCodeSignature[]) {
       expect(h).not.toHaveProperty('snippet');
-      expect(Object.keys(h).sort()).toEqual(['end_line', 'first_line', 'kind', 'path', 'start_line', 'symbol']);
+      expect(Object.keys(h).sort()).toEqual(['end_line', 'first_line', 'kind', 'path', 'snippet_line', 'start_line', 'symbol']);
       expect(typeof h.first_line).toBe('string');
     }
   });
@@ -209,7 +209,9 @@ describe('vlt mcp over stdio', () => {
     expect(hitKey(after)).toBe(hitKey(before));
     expect(after.stale_index).toBe(true);
     expect(after.note).toMatch(/changed since it was indexed/);
-    const live = edited.split('\n').slice(after.start_line - 1, Math.min(after.end_line, after.start_line + 11)).join('\n');
+    // The indexed snippet's lines, read again: they may have shifted.
+    expect(after.snippet_line).toBe(before.snippet_line);
+    const live = edited.split('\n').slice(after.snippet_line! - 1, Math.min(after.end_line, after.snippet_line! + 11)).join('\n');
     expect(after.snippet).toBe(live);
     expect(after.snippet).not.toBe(before.snippet);
     const sig = search(await call(s, 'search_code', { query: 'VerifyPacket', signatures_only: true })).hits[0] as SearchCodeSignature;

@@ -2,6 +2,7 @@
  * Definitions by name: how kinds rank, the names close to one that does not exist, and names
  * qualified by their package or module.
  */
+import { distance } from 'fastest-levenshtein';
 import type { IndexStore, SymbolRow } from '../store/store';
 
 /** Types first, then functions, methods, constants and variables: what a reader most likely means by a name. */
@@ -13,23 +14,6 @@ export const KIND_RANK: Record<string, number> = { class: 0, interface: 0, struc
  */
 export function isTestFile(p: string): boolean {
   return /(^|\/)(tests?|__tests__|testdata)\/|_test\.go$|(^|\/)test_[^/]*\.py$|_test\.py$|\.(test|spec)\.[cm]?[jt]sx?$/.test(p);
-}
-
-function levenshtein(a: string, b: string, max: number): number {
-  if (Math.abs(a.length - b.length) > max) return max + 1;
-  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    let best = i;
-    for (let j = 1; j <= b.length; j++) {
-      const v = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-      cur.push(v);
-      if (v < best) best = v;
-    }
-    if (best > max) return max + 1;
-    prev = cur;
-  }
-  return prev[b.length]!;
 }
 
 /** Up to five existing names like `name`: prefix matches, then small edit distances. */
@@ -44,10 +28,15 @@ export function suggestNames(store: IndexStore, allNames: readonly string[], nam
   }
   if (out.length < 5) {
     const max = name.length <= 4 ? 1 : 2;
+    const want = name.toLowerCase();
     const scored: Array<[number, string]> = [];
     for (const s of allNames) {
       if (seen.has(s)) continue;
-      const d = levenshtein(name.toLowerCase(), s.toLowerCase(), max);
+      const lower = s.toLowerCase();
+      // Lengths further apart than the cut-off cannot be within it; skipping them spares the
+      // distance over most names in the index.
+      if (Math.abs(lower.length - want.length) > max) continue;
+      const d = distance(want, lower);
       if (d <= max) scored.push([d, s]);
     }
     scored.sort((a, b) => a[0] - b[0] || a[1].length - b[1].length || (a[1] < b[1] ? -1 : 1));

@@ -21,8 +21,10 @@ import * as path from 'node:path';
 import type { BindParams, Database, SqlValue } from 'sql.js';
 import { VltError } from '../errors';
 import type { Logger } from '../ports';
-import { acquireFileLock, removeStaleTempFiles, writeFileAtomic } from '../store/atomic';
-import { loadSqlJs, VLT_DIR } from '../store/store';
+import { removeStaleTempFiles, writeFileAtomic } from '../store/atomic';
+import { describeStaleLock, waitForLock } from '../store/lock';
+import { VLT_DIR } from '../store/schema';
+import { loadSqlJs } from '../store/sqlite';
 
 export const MEMORY_FILE = 'memory.db';
 export const MEMORY_LOCK_FILE = 'memory.lock';
@@ -293,9 +295,9 @@ export class MemoryDb {
     await fsp.mkdir(this.dir, { recursive: true }).catch((e: unknown) => {
       throw new VltError('IO', `cannot create ${this.dir}: ${String(e)}`, { path: this.dir }, { cause: e });
     });
-    const release = await acquireFileLock(this.lockFile, {
+    const lock = await waitForLock(this.lockFile, {
       timeoutMs: LOCK_TIMEOUT_MS,
-      onTakeOver: (why) => this.logger.warn(why),
+      onTakeOver: (stale) => this.logger.warn(`taking over ${describeStaleLock(stale)}: ${this.lockFile}`),
       busyError: (holder) =>
         new VltError(
           'MEMORY_LOCKED',
@@ -308,7 +310,7 @@ export class MemoryDb {
     try {
       return await fn();
     } finally {
-      await release();
+      lock.release();
     }
   }
 

@@ -6,10 +6,10 @@
  * Budget rule, in order: primary matches first, each whole when it fits and cut when it does
  * not; neighbours after them, whole summaries only, until the budget is spent. Neighbours are
  * therefore always the first to go. Links to notes that do not exist are never sources.
+ * Budgets use the character estimate of tokens.ts (characters / 4): every section is measured
+ * as it is added, and a primary match is cut at a character offset.
  */
-
-/** Token estimate used for note budgets: four characters a token, as the tool budgets assume. */
-const CHARS_PER_TOKEN = 4;
+import { charsForTokens, estimateTokens } from '../tokens';
 
 /** A primary match cut shorter than this is not worth including. */
 const MIN_PRIMARY_CHARS = 200;
@@ -57,7 +57,7 @@ function render(section: NoteContextSection): string {
 }
 
 export function assembleNoteContext(primaries: NoteContextPiece[], neighbours: NoteContextPiece[], droppedLinks: string[], opts: NoteContextOptions = {}): NoteContext {
-  const budget = Math.max(1, Math.floor(opts.budgetTokens ?? DEFAULT_NOTE_CONTEXT_TOKENS)) * CHARS_PER_TOKEN;
+  const budget = charsForTokens(Math.max(1, Math.floor(opts.budgetTokens ?? DEFAULT_NOTE_CONTEXT_TOKENS)));
   const sections: NoteContextSection[] = [];
   let used = 0;
   let truncated = false;
@@ -97,6 +97,6 @@ export function assembleNoteContext(primaries: NoteContextPiece[], neighbours: N
     sources: sections.map((s) => s.path),
     dropped_links: [...new Set(droppedLinks)],
     truncated,
-    tokens: Math.ceil(text.length / CHARS_PER_TOKEN),
+    tokens: estimateTokens(text),
   };
 }

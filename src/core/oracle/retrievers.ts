@@ -28,8 +28,8 @@ export function codeCitation(path: string, start: number, end?: number): string 
 
 /**
  * A hit on a chunk that holds several small definitions, narrowed to the one the search matched:
- * from its doc comment to its end. Otherwise the evidence would show the chunk's first lines,
- * which belong to another definition.
+ * from its doc comment to its end. Otherwise the evidence would be the search snippet, which
+ * starts at the definition's first line and leaves its doc comment out.
  */
 function narrowToSymbol(engine: Engine, h: SearchHit): SearchHit {
   if (!h.symbol || h.end_line - h.start_line < 12) return h;
@@ -46,8 +46,19 @@ function narrowToSymbol(engine: Engine, h: SearchHit): SearchHit {
   return { ...h, start_line: start, end_line: end, snippet: lines.slice(0, 24).join('\n') };
 }
 
+/**
+ * A hit whose snippet starts inside its chunk (at the matched definition, or at the lines with
+ * the query's words) narrowed to the snippet's lines, so that the evidence's range says which
+ * lines its content holds.
+ */
+function narrowToSnippet(h: SearchHit): SearchHit {
+  if (h.snippet_line === undefined || h.snippet_line === h.start_line) return h;
+  return { ...h, start_line: h.snippet_line, end_line: h.snippet_line + h.snippet.split('\n').length - 1 };
+}
+
 function fromHit(engine: Engine, hit: SearchHit, method: string, source: SourceType = isTestPath(hit.path) ? 'test' : 'code'): RetrievalResult {
-  const h = narrowToSymbol(engine, hit);
+  const narrowed = narrowToSymbol(engine, hit);
+  const h = narrowed === hit ? narrowToSnippet(hit) : narrowed;
   return {
     key: `code:${h.path}:${h.start_line}-${h.end_line}`,
     source,
@@ -67,10 +78,10 @@ function fromHit(engine: Engine, hit: SearchHit, method: string, source: SourceT
 async function searchCode(engine: Engine, q: AnalyzedQuestion, k: number, signal: AbortSignal): Promise<SearchHit[]> {
   const lang = q.languages.length === 1 ? q.languages[0] : undefined;
   if (lang) {
-    const filtered = await engine.search(q.text, { k, language: lang, signal });
+    const filtered = await engine.search(q.text, { k, language: lang, signal, withSnippetLine: true });
     if (filtered.hits.length > 0) return filtered.hits;
   }
-  return (await engine.search(q.text, { k, signal })).hits;
+  return (await engine.search(q.text, { k, signal, withSnippetLine: true })).hits;
 }
 
 export class CodeSearchRetriever implements Retriever {
@@ -447,7 +458,7 @@ export class ScopedSearchRetriever implements Retriever {
     const scopes = this.scopes(req.question);
     const per = Math.max(3, Math.ceil(req.limit / scopes.length));
     for (const dir of scopes) {
-      const res = await this.engine.search(req.question.text, { k: per, pathGlob: `${dir}/**`, signal: req.signal });
+      const res = await this.engine.search(req.question.text, { k: per, pathGlob: `${dir}/**`, signal: req.signal, withSnippetLine: true });
       for (const h of res.hits) out.push(fromHit(this.engine, h, `scoped:${dir}`));
     }
     return out.slice(0, req.limit);

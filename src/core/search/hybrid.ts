@@ -53,6 +53,8 @@ export interface RetrieverHit {
   /** The definition this hit stands for, when a retriever matched one inside the chunk. */
   symbol?: string;
   symbolKind?: string;
+  /** The line that definition starts at. */
+  symbolLine?: number;
 }
 
 export interface RetrieverRun {
@@ -71,6 +73,7 @@ export interface FusedHit {
   why?: string;
   symbol?: string;
   symbolKind?: string;
+  symbolLine?: number;
 }
 
 export interface HybridOptions {
@@ -276,7 +279,7 @@ function symbolRetriever(sources: SearchSources, q: AnalyzedQuery): RetrieverHit
       const chunk = sources.chunkAt(def.fileId, def.startLine);
       if (chunk === undefined) continue;
       const prev = best.get(chunk);
-      if (!prev || prev.score < score) best.set(chunk, { id: chunk, score, why: `${def.kind} ${def.qualifiedName}`, symbol: def.qualifiedName, symbolKind: def.kind });
+      if (!prev || prev.score < score) best.set(chunk, { id: chunk, score, why: `${def.kind} ${def.qualifiedName}`, symbol: def.qualifiedName, symbolKind: def.kind, symbolLine: def.startLine });
     }
   }
   return [...best.values()].sort((a, b) => b.score - a.score || a.id - b.id);
@@ -350,6 +353,7 @@ export function fuse(runs: RetrieverRun[]): FusedHit[] {
       if (h.symbol && !f.symbol) {
         f.symbol = h.symbol;
         if (h.symbolKind) f.symbolKind = h.symbolKind;
+        if (h.symbolLine !== undefined) f.symbolLine = h.symbolLine;
       }
     });
   }

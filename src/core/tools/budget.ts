@@ -6,28 +6,11 @@
 import { VltError } from '../errors';
 import { sha1 } from '../indexer';
 
-/** No tool answer may be larger than this many (estimated) tokens, whatever the caller asks. */
-export const MAX_ANSWER_TOKENS = 20_000;
-
 /**
- * An estimate of how many tokens a text costs a model: one token per four UTF-16 code
- * units, rounded up. It is an estimate, not a tokenizer (none is bundled): source code with
- * many symbols, and non-Latin text, cost more tokens per character than this assumes, so
- * budgets are approximate in that direction.
+ * No tool answer may be larger than this many tokens, whatever the caller asks. Answers are
+ * sized with the character estimate of `../tokens` (characters / 4), as the tools' descriptions say.
  */
-export function estimateTokens(text: string): number {
-  return tokensForChars(text.length);
-}
-
-/** {@link estimateTokens} for a text of `chars` UTF-16 code units. */
-export function tokensForChars(chars: number): number {
-  return Math.ceil(chars / 4);
-}
-
-/** The largest text length (in UTF-16 code units) that {@link estimateTokens} counts as at most `tokens`. */
-export function charsForTokens(tokens: number): number {
-  return Math.max(0, Math.floor(tokens)) * 4;
-}
+export const MAX_ANSWER_TOKENS = 20_000;
 
 interface CursorPayload {
   /** Format version, so that a later format can reject old cursors with a clear message. */

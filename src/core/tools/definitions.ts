@@ -16,7 +16,9 @@ import type { Oracle } from '../oracle/oracle';
 import type { Logger, WorkspaceFs } from '../ports';
 import { LANGUAGES } from '../types';
 import { checkPathGlob } from '../search/hybrid';
-import { MAX_ANSWER_TOKENS, charsForTokens, decodeCursor, encodeCursor, requestFingerprint, tokensForChars } from './budget';
+import { SNIPPET_LINES } from '../search/snippet';
+import { charsForTokens, tokensForChars } from '../tokens';
+import { MAX_ANSWER_TOKENS, decodeCursor, encodeCursor, requestFingerprint } from './budget';
 import { FreshnessChecker } from './freshness';
 
 /** What a handler may use. The host builds one and passes it to every call. */
@@ -142,8 +144,6 @@ export function strictArgs<S extends z.ZodRawShape>(shape: S) {
 // search_code
 // ---------------------------------------------------------------------------------------
 
-/** Lines of source a hit's snippet holds at most; the engine's snippets hold as many. */
-const SNIPPET_LINES = 12;
 /** A signature line longer than this is cut: it is a preview, not the code. */
 const FIRST_LINE_CHARS = 240;
 
@@ -166,7 +166,9 @@ const searchCodeInput = strictArgs({
   signatures_only: z
     .boolean()
     .default(false)
-    .describe('Return only path, line range, symbol, kind and the first line of each hit, without snippets: a cheap way to scan many hits before reading a few.'),
+    .describe(
+      "Return only path, line range, symbol, kind and the first line of each hit's snippet (snippet_line is its line), without snippets: a cheap way to scan many hits before reading a few.",
+    ),
   max_tokens: z
     .number()
     .int()
@@ -196,7 +198,9 @@ export interface SearchCodeSignature {
   end_line: number;
   symbol: string | null;
   kind: string;
+  /** The first line of the hit's snippet, and its line number. */
   first_line: string;
+  snippet_line: number;
   stale_index?: true;
   note?: string;
 }
@@ -219,7 +223,7 @@ export const searchCodeTool: ToolDefinition<typeof searchCodeInput, SearchCodeRe
   description: [
     "Search this workspace's source code. Hybrid retrieval: BM25 full text, symbol definitions by name, file paths (and embeddings when configured), fused by rank.",
     'Use it to find where something is defined, implemented or used before opening files. Good queries: an identifier, a few descriptive words, a path fragment, or a pasted error or stack trace.',
-    'Each hit gives the file path, the 1-based inclusive line range of the enclosing chunk (function, class, section), the matched symbol and its kind, a relevance score, and a snippet of up to 12 lines.',
+    'Each hit gives the file path, the 1-based inclusive line range of the enclosing chunk (function, class, section), the matched symbol and its kind, a relevance score, and a snippet of up to 12 lines of the chunk from the matched definition (else from the lines with the most query words), whose first line is snippet_line.',
     'Hits are checked against the files on disk: a hit whose file changed since indexing has stale_index: true and a snippet re-read live; a vanished file has an empty snippet and a note.',
     'The answer stays within max_tokens. When more hits remain, next_cursor is set: call again with the same query, limit, language and path plus cursor to get the next page.',
     'Set signatures_only to scan many hits cheaply, then read the files you need.',
@@ -244,6 +248,7 @@ async function searchCode(ctx: ToolContext, input: SearchCodeInput): Promise<Sea
     ...(input.language ? { language: input.language } : {}),
     ...(input.path ? { pathGlob: input.path } : {}),
     ...(ctx.signal ? { signal: ctx.signal } : {}),
+    withSnippetLine: true,
   });
   const ranked = res.hits.slice(0, input.limit);
   const fresh = new FreshnessChecker(engine.root, ctx.fs, engine.config.index.maxFileBytes);
@@ -263,7 +268,7 @@ async function searchCode(ctx: ToolContext, input: SearchCodeInput): Promise<Sea
   for (const h of ranked.slice(offset, offset + 10)) void fresh.state(h.path, h.content_hash).catch(() => undefined);
   for (; next < ranked.length; next++) {
     const hit = ranked[next]!;
-    const live = await fresh.snippet(hit.path, hit.content_hash, hit.start_line, hit.end_line, hit.snippet, SNIPPET_LINES);
+    const live = await fresh.snippet(hit.path, hit.content_hash, hit.snippet_line ?? hit.start_line, hit.end_line, hit.snippet, SNIPPET_LINES);
     const out: SearchCodeHit | SearchCodeSignature = input.signatures_only ? signatureOf(hit, live.snippet) : { ...hit, snippet: live.snippet };
     if (live.stale) {
       out.stale_index = true;
@@ -344,6 +349,7 @@ function signatureOf(hit: SearchHit, snippet: string): SearchCodeSignature {
     symbol: hit.symbol,
     kind: hit.kind,
     first_line: first.length > FIRST_LINE_CHARS ? `${first.slice(0, FIRST_LINE_CHARS)}…` : first,
+    snippet_line: hit.snippet_line ?? hit.start_line,
   };
 }
 

@@ -11,7 +11,8 @@ import { z } from 'zod';
 import type { Memory } from '../memory';
 import { MAX_ENTRY_CHARS } from '../memory/threads';
 import { NOTE_MAX_BYTES } from '../notes/vault';
-import { MAX_ANSWER_TOKENS, charsForTokens, decodeCursor, encodeCursor, requestFingerprint } from './budget';
+import { charsForTokens } from '../tokens';
+import { MAX_ANSWER_TOKENS, decodeCursor, encodeCursor, requestFingerprint } from './budget';
 import type { ToolDefinition, ToolInputSchema } from './definitions';
 
 /** Names of the memory tools, in the order hosts list them. */

@@ -7,7 +7,8 @@ import { z } from 'zod';
 import * as path from 'node:path';
 import { VltError } from '../errors';
 import type { NavAnswer, NavLocation } from '../intel/navigate';
-import { MAX_ANSWER_TOKENS, charsForTokens, decodeCursor, encodeCursor, requestFingerprint } from './budget';
+import { charsForTokens } from '../tokens';
+import { MAX_ANSWER_TOKENS, decodeCursor, encodeCursor, requestFingerprint } from './budget';
 import { strictArgs, type ToolContext, type ToolDefinition } from './definitions';
 
 const LINE_CHARS = 200;

@@ -12,7 +12,8 @@ import type { AgentTool } from '../oracle/agent';
 import { Oracle, SOURCE_FAMILIES, type SourceFamily } from '../oracle/oracle';
 import type { OracleAnswer } from '../oracle/types';
 import { invokeTool, strictArgs, type ToolContext, type ToolDefinition } from './definitions';
-import { MAX_ANSWER_TOKENS, charsForTokens } from './budget';
+import { charsForTokens } from '../tokens';
+import { MAX_ANSWER_TOKENS } from './budget';
 
 // ---------------------------------------------------------------------------------------
 // ask_oracle

@@ -6,7 +6,7 @@ import { VltError } from '../../../src/core/errors';
 import { MemoryDb } from '../../../src/core/memory/db';
 import { ThreadStore } from '../../../src/core/memory/threads';
 import type { Logger } from '../../../src/core/ports';
-import { acquireFileLock } from '../../../src/core/store/atomic';
+import { waitForLock } from '../../../src/core/store/lock';
 import { tempWorkspace } from './setup';
 
 let ws: { dir: string; cleanup: () => void };
@@ -54,12 +54,12 @@ describe('MemoryDb', () => {
     expect(existsSync(lock)).toBe(false);
 
     // A live holder (this process, through the same helper) delays the writer until released.
-    const release = await acquireFileLock(lock, { timeoutMs: 1000, busyError: () => new VltError('MEMORY_LOCKED', 'busy') });
+    const held = await waitForLock(lock, { timeoutMs: 1000, busyError: () => new VltError('MEMORY_LOCKED', 'busy') });
     let pushed = false;
     const pending = new ThreadStore(db).push('t', 'y').then(() => (pushed = true));
     await new Promise((r) => setTimeout(r, 100));
     expect(pushed).toBe(false);
-    await release();
+    held.release();
     await pending;
     expect(pushed).toBe(true);
     await db.close();
@@ -68,15 +68,15 @@ describe('MemoryDb', () => {
   it('gives up with MEMORY_LOCKED when a live process holds the lock too long', async () => {
     const lock = path.join(ws.dir, 'x.lock');
     const busy = () => new VltError('MEMORY_LOCKED', 'busy');
-    const release = await acquireFileLock(lock, { timeoutMs: 1000, busyError: busy });
+    const first = await waitForLock(lock, { timeoutMs: 1000, busyError: busy });
     // A caller of this process waits in memory, bounded by its own deadline.
-    await expect(acquireFileLock(lock, { timeoutMs: 150, busyError: busy })).rejects.toMatchObject({ code: 'MEMORY_LOCKED' });
-    const third = acquireFileLock(lock, { timeoutMs: 2000, busyError: busy });
-    setTimeout(() => void release(), 100);
-    await (await third)();
+    await expect(waitForLock(lock, { timeoutMs: 150, busyError: busy })).rejects.toMatchObject({ code: 'MEMORY_LOCKED' });
+    const third = waitForLock(lock, { timeoutMs: 2000, busyError: busy });
+    setTimeout(() => first.release(), 100);
+    (await third).release();
     expect(existsSync(lock)).toBe(false);
     // Another live process (our parent) holding the file: the wait times out.
     writeFileSync(lock, JSON.stringify({ pid: process.ppid, hostname: hostname(), startedAt: '' }));
-    await expect(acquireFileLock(lock, { timeoutMs: 150, busyError: () => new VltError('MEMORY_LOCKED', 'busy') })).rejects.toMatchObject({ code: 'MEMORY_LOCKED' });
+    await expect(waitForLock(lock, { timeoutMs: 150, busyError: () => new VltError('MEMORY_LOCKED', 'busy') })).rejects.toMatchObject({ code: 'MEMORY_LOCKED' });
   });
 });

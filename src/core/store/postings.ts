@@ -1,0 +1,196 @@
+/**
+ * The `ref_postings` table (which files use a name), kept up to date lazily. Each stored or
+ * removed file logs the reference names it lost and gained; the log is folded into the table,
+ * one read and one write per touched name, before the next commit (see the layout notes in
+ * schema.ts for why postings are not one row per use).
+ */
+import type { SqlValue } from 'sql.js';
+import { decodePosting, decodeRefNames, encodePosting } from './refs-codec';
+import { num, str, type Connection } from './sqlite';
+
+interface LogEntry {
+  fileId: number;
+  removed: readonly string[];
+  added: readonly string[];
+}
+
+export class RefPostings {
+  /**
+   * Reference names each mutated file lost and gained since the postings were last folded in,
+   * in mutation order. Truncated when a transaction rolls back.
+   */
+  private log: LogEntry[] = [];
+  /** Set when a file's old reference blob was unreadable, so its old names are unknown. */
+  private needRebuild = false;
+
+  constructor(private readonly conn: () => Connection) {}
+
+  /** Whether anything is waiting to be folded into the table. */
+  get pending(): boolean {
+    return this.needRebuild || this.log.length > 0;
+  }
+
+  /** A position in the log, to go back to with {@link rollbackTo} when a transaction fails. */
+  mark(): number {
+    return this.log.length;
+  }
+
+  rollbackTo(mark: number): void {
+    this.log.length = mark;
+  }
+
+  record(fileId: number, removed: readonly string[], added: readonly string[]): void {
+    this.log.push({ fileId, removed, added });
+  }
+
+  /** The names a file's stored reference blob uses; a damaged blob makes the next fold rebuild everything. */
+  namesOf(blob: SqlValue | undefined): string[] {
+    if (!(blob instanceof Uint8Array)) return [];
+    try {
+      return decodeRefNames(blob);
+    } catch {
+      // A damaged blob cannot say which postings mention the file; rebuild them all.
+      this.needRebuild = true;
+      return [];
+    }
+  }
+
+  /**
+   * Folds the log into `ref_postings`. Names are applied in sorted order so the table's
+   * B-trees grow by appends during a full build. Must run outside transactions, because the
+   * log is cleared once the table holds its changes.
+   */
+  flush(): void {
+    if (this.needRebuild) {
+      this.rebuild();
+      return;
+    }
+    if (this.log.length === 0) return;
+    // Per name, the file ids in mutation order: positive = gained, negative = lost.
+    const ops = new Map<string, number[]>();
+    const push = (name: string, op: number): void => {
+      const list = ops.get(name);
+      if (list) list.push(op);
+      else ops.set(name, [op]);
+    };
+    for (const e of this.log) {
+      for (const n of e.removed) push(n, -e.fileId);
+      for (const n of e.added) push(n, e.fileId);
+    }
+    const conn = this.conn();
+    conn.transaction(() => {
+      const get = conn.stmt('SELECT files FROM ref_postings WHERE name = ?');
+      const insert = conn.stmt('INSERT INTO ref_postings(name, files) VALUES (?, ?)');
+      const update = conn.stmt('UPDATE ref_postings SET files = ? WHERE name = ?');
+      const del = conn.stmt('DELETE FROM ref_postings WHERE name = ?');
+      for (const name of [...ops.keys()].sort()) {
+        let old: Uint8Array | undefined;
+        try {
+          get.bind([name]);
+          if (get.step()) {
+            const v = get.get()[0];
+            if (v instanceof Uint8Array) old = v;
+          }
+        } finally {
+          get.reset();
+        }
+        const ids = old ? applyOps(decodePosting(old), ops.get(name)!) : applyOps([], ops.get(name)!);
+        if (ids.length === 0) {
+          if (old) del.run([name]);
+        } else if (old) {
+          update.run([encodePosting(ids), name]);
+        } else {
+          insert.run([name, encodePosting(ids)]);
+        }
+      }
+    });
+    this.log = [];
+  }
+
+  /** Recomputes every posting from the files' reference blobs (repair path). */
+  private rebuild(): void {
+    const conn = this.conn();
+    const byName = new Map<string, number[]>();
+    for (const [id, blob] of conn.all('SELECT id, refs FROM files WHERE refs IS NOT NULL ORDER BY id')) {
+      if (!(blob instanceof Uint8Array)) continue;
+      let names: string[];
+      try {
+        names = decodeRefNames(blob);
+      } catch {
+        continue;
+      }
+      for (const n of names) {
+        const list = byName.get(n);
+        if (list) list.push(num(id));
+        else byName.set(n, [num(id)]);
+      }
+    }
+    conn.transaction(() => {
+      conn.run('DELETE FROM ref_postings', []);
+      const insert = conn.stmt('INSERT INTO ref_postings(name, files) VALUES (?, ?)');
+      for (const name of [...byName.keys()].sort()) insert.run([name, encodePosting(byName.get(name)!)]);
+    });
+    this.log = [];
+    this.needRebuild = false;
+  }
+
+  /** Ids of the files that use `name`, ascending, pending changes included. */
+  filesUsing(name: string): number[] {
+    const conn = this.conn();
+    if (this.needRebuild && !conn.inTransaction) this.flush();
+    if (this.needRebuild) {
+      // Inside a transaction with unknown old names: scan every file's names (slow, rare).
+      return conn
+        .all('SELECT id, refs FROM files WHERE refs IS NOT NULL ORDER BY id')
+        .filter(([, blob]) => blob instanceof Uint8Array && safeRefNames(blob).includes(name))
+        .map((r) => num(r[0]));
+    }
+    if (this.log.length > 0 && !conn.inTransaction) this.flush();
+    const blob = conn.first('SELECT files FROM ref_postings WHERE name = ?', [name])?.[0];
+    const ids = blob instanceof Uint8Array ? decodePosting(blob) : [];
+    if (this.log.length === 0) return ids;
+    // Inside a transaction the log cannot be folded in yet (a rollback would lose it), so this
+    // name's pending changes are applied to the answer only.
+    const ops: number[] = [];
+    for (const e of this.log) {
+      if (e.removed.includes(name)) ops.push(-e.fileId);
+      if (e.added.includes(name)) ops.push(e.fileId);
+    }
+    return applyOps(ids, ops);
+  }
+
+  /** Every referenced name with the ids of the files that use it (ascending). */
+  all(): Array<{ name: string; fileIds: number[] }> {
+    const conn = this.conn();
+    if (this.pending && !conn.inTransaction) this.flush();
+    const out: Array<{ name: string; fileIds: number[] }> = [];
+    for (const [name, blob] of conn.all('SELECT name, files FROM ref_postings')) {
+      if (blob instanceof Uint8Array) out.push({ name: str(name), fileIds: decodePosting(blob) });
+    }
+    return out;
+  }
+}
+
+/** Applies signed file-id operations (positive adds, negative removes) to a sorted id list. */
+function applyOps(sortedIds: number[], ops: readonly number[]): number[] {
+  // Fast path of a full build: nothing stored yet and only additions, in increasing file order.
+  if (sortedIds.length === 0) {
+    let increasing = true;
+    for (let i = 0; i < ops.length && increasing; i++) increasing = ops[i]! > (i === 0 ? 0 : ops[i - 1]!);
+    if (increasing) return ops.slice();
+  }
+  const set = new Set(sortedIds);
+  for (const op of ops) {
+    if (op > 0) set.add(op);
+    else set.delete(-op);
+  }
+  return [...set].sort((a, b) => a - b);
+}
+
+function safeRefNames(blob: Uint8Array): string[] {
+  try {
+    return decodeRefNames(blob);
+  } catch {
+    return [];
+  }
+}

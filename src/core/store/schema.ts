@@ -1,0 +1,95 @@
+/**
+ * What lies where: the files under `<workspace>/.vlt/` that the index uses, and the table
+ * layouts of index.db and embeddings.db with their versions. A file of another version is
+ * rebuilt (index.db) or started empty (embeddings.db), never migrated.
+ */
+
+/**
+ * Version of the table layout of index.db. A file with any other version is rebuilt.
+ * 3: `files.generated`, and generated files stored for navigation (without chunks) instead of
+ * skipped; an index of version 2 lacks both, so it is rebuilt rather than read.
+ */
+export const SCHEMA_VERSION = 3;
+
+/** Version of embeddings.db. Kept separate so that an index schema change keeps the vectors. */
+export const EMBEDDINGS_SCHEMA_VERSION = 1;
+
+export const INDEX_FILE = 'index.db';
+export const EMBEDDINGS_FILE = 'embeddings.db';
+export const LOCK_FILE = 'index.lock';
+export const VLT_DIR = '.vlt';
+
+/*
+ * Notes on the layout:
+ * - `files.refs` is the last column because SQLite walks a row's overflow pages to reach any
+ *   column after a large value; listing files then never touches the references.
+ * - `chunks.text` and `chunks.docstring` are bound as UTF-8 BLOBs: sql.js marshals a string
+ *   parameter through a JavaScript array of bytes, which made inserting chunk text twice as
+ *   slow. They are decoded with TextDecoder on the way out.
+ * - `ref_postings` answers "which files use name X": one row per distinct name whose BLOB is
+ *   the sorted list of file ids (delta varints). One row per (name, file) pair was measured
+ *   first and rejected: a synthetic Go-sized corpus had 0.8-2.8M such pairs, and inserting
+ *   them at random positions of a B-tree took 5-15 s in sql.js and ~45 MB on disk. Postings are updated lazily: each
+ *   replaceFile/removeFile logs which names the file lost and gained, and the log is folded
+ *   into the table, one read and one write per touched name, before the next commit.
+ * - Row ids of files and chunks are assigned from counters persisted in `meta`, so an id is
+ *   never reused, even after the newest rows were deleted; anything that caches chunk ids
+ *   (the search index snapshot) can never confuse an old chunk with a new one.
+ */
+export const SCHEMA_SQL = `
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE files(
+  id INTEGER PRIMARY KEY,
+  path TEXT NOT NULL UNIQUE,
+  hash TEXT NOT NULL,
+  mtime_ms REAL NOT NULL,
+  size INTEGER NOT NULL,
+  language TEXT NOT NULL,
+  imports TEXT NOT NULL,
+  import_specs TEXT NOT NULL,
+  ref_count INTEGER NOT NULL,
+  generated INTEGER NOT NULL DEFAULT 0,
+  refs BLOB
+);
+CREATE TABLE chunks(
+  id INTEGER PRIMARY KEY,
+  file_id INTEGER NOT NULL,
+  start_line INTEGER NOT NULL,
+  end_line INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  symbol TEXT,
+  signature TEXT,
+  container TEXT,
+  decorators TEXT,
+  hash TEXT NOT NULL,
+  docstring BLOB,
+  text BLOB NOT NULL
+);
+CREATE INDEX chunks_file ON chunks(file_id);
+CREATE TABLE symbols(
+  id INTEGER PRIMARY KEY,
+  file_id INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  qualified_name TEXT NOT NULL,
+  signature TEXT NOT NULL,
+  start_line INTEGER NOT NULL,
+  end_line INTEGER NOT NULL,
+  container TEXT
+);
+CREATE INDEX symbols_name ON symbols(name);
+CREATE INDEX symbols_file ON symbols(file_id);
+CREATE TABLE ref_postings(name TEXT PRIMARY KEY, files BLOB NOT NULL);
+CREATE TABLE skipped(path TEXT PRIMARY KEY, reason TEXT NOT NULL, detail TEXT) WITHOUT ROWID;
+CREATE TABLE blobs(key TEXT PRIMARY KEY, value BLOB NOT NULL);
+`;
+
+export const REQUIRED_TABLES = ['meta', 'files', 'chunks', 'symbols', 'ref_postings', 'skipped', 'blobs'];
+
+export const EMBEDDINGS_SCHEMA_SQL = `
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE embeddings(model TEXT NOT NULL, hash TEXT NOT NULL, dims INTEGER NOT NULL, vector BLOB NOT NULL, PRIMARY KEY(model, hash));
+`;
+
+/** Bigger pages mean fewer B-tree levels and less per-page overhead for 1-2 KB chunk rows. */
+export const PAGE_SIZE = 8192;
