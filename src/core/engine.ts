@@ -15,6 +15,7 @@ import { TreeCache } from './intel/sources';
 import { createCodeParser, type CodeParser } from './parse/parser';
 import { createParsePool, type ParsePool } from './parse/pool';
 import { silentLogger, type EmbeddingProvider, type Logger, type ProgressSink, type WorkspaceFs } from './ports';
+import { PersistedSymbolTable, encodeSymbolTable } from './search/symbol-table';
 import { hybridSearch, normalizeSymbolName, type FusedHit, type RetrieverRun, type SearchSources, type SymbolCandidate } from './search/hybrid';
 import type { AnalyzedQuery } from './search/query';
 import { SearchIndex } from './search/orama-index';
@@ -178,7 +179,20 @@ export class Engine {
     private readonly logger: Logger,
     readonly embeddings: EmbeddingProvider | undefined,
     readonly mode: 'read' | 'write',
-  ) {}
+  ) {
+    // A writer persists the symbol table with each commit that changed symbols, from the tables
+    // it holds (built now when it has none), for the next process that answers one query.
+    if (mode === 'write') {
+      store.symbolTableWriter = (generation) => {
+        const t0 = performance.now();
+        const maps = { byName: this.symbolMap(), byPart: this.partMap() };
+        const t1 = performance.now();
+        const bytes = encodeSymbolTable(maps, generation, this.generatedMode());
+        this.logger.debug(`symbol table: ${(bytes.byteLength / 2 ** 20).toFixed(1)} MiB, tables ${(t1 - t0).toFixed(0)} ms, encoded in ${(performance.now() - t1).toFixed(0)} ms`);
+        return bytes;
+      };
+    }
+  }
 
   /**
    * Opens the index of `root`. Write mode takes the writer lock; read mode never blocks on
@@ -308,6 +322,7 @@ export class Engine {
     // for other vectors) it must load before the run changes those chunks.
     if (!this.loadedSearchIndex && (this.searchDims !== undefined || !this.store.hasBlob('search'))) void this.searchIndex;
     const loadSearch = () => this.searchIndex;
+    let patched = false;
     const report = await runIndex({
       root: this.root,
       config: this.config,
@@ -324,9 +339,14 @@ export class Engine {
       ...(opts.signal ? { signal: opts.signal } : {}),
       ...(opts.persist !== undefined ? { persist: opts.persist } : {}),
       ...(opts.paths ? { paths: opts.paths } : {}),
+      // The symbol tables follow the run before its commit persists them.
+      beforePersist: (changed) => {
+        this.invalidateCaches([...changed]);
+        patched = true;
+      },
     });
     if (this.store.rebuildReason) report.rebuildReason = this.store.rebuildReason;
-    this.invalidateCaches(report.changed);
+    if (!patched) this.invalidateCaches(report.changed);
     if (report.changed.length > 0) {
       this.contentVersion++;
       this.searchUnsaved = true;
@@ -419,6 +439,7 @@ export class Engine {
   private async dropDerivedState(): Promise<void> {
     this.loadedSearchIndex = undefined;
     this.symbolsByName = undefined;
+    this.persistedTable = undefined;
     this.invalidateCaches([]);
     this.contentVersion++;
     if (this.embeddings && this.searchDims) await this.fillVectorsFromCache();
@@ -473,8 +494,8 @@ export class Engine {
   private sources(): SearchSources {
     return {
       index: this.searchIndex,
-      symbolsNamed: (key) => this.symbolMap().get(key) ?? [],
-      symbolsWithPart: (part) => this.partMap().get(part) ?? [],
+      symbolsNamed: (key) => this.symbols().named(key),
+      symbolsWithPart: (part) => this.symbols().withPart(part),
       chunkAt: (fileId, line) => {
         let ranges = this.chunkRanges.get(fileId);
         if (!ranges) {
@@ -531,6 +552,36 @@ export class Engine {
     this.symbolsByPart = map;
     return map;
   }
+
+  /**
+   * The symbol table search reads: the in-memory tables when built (a long-lived host, a
+   * writer), else the table the last commit persisted (a process that answers one query), else
+   * the in-memory tables, built now.
+   */
+  private symbols(): { named(key: string): SymbolCandidate[]; withPart(part: string): SymbolCandidate[] } {
+    if (!this.symbolsByName) {
+      const persisted = this.persistedSymbols();
+      if (persisted) return persisted;
+    }
+    return { named: (key) => this.symbolMap().get(key) ?? [], withPart: (part) => this.partMap().get(part) ?? [] };
+  }
+
+  /**
+   * The persisted symbol table, when it describes the index as loaded and was built under the
+   * same `[index] generated` mode. A writer never reads it: its own tables follow its edits.
+   */
+  private persistedSymbols(): PersistedSymbolTable | undefined {
+    if (this.mode !== 'read') return undefined;
+    if (this.persistedTable === undefined) {
+      const stored = this.store.symbolTable();
+      const table = stored ? PersistedSymbolTable.read(stored.bytes) : undefined;
+      this.persistedTable = table && table.generation === stored?.generation && table.mode === this.generatedMode() ? table : null;
+    }
+    return this.persistedTable ?? undefined;
+  }
+
+  /** Written by a writer at each commit that changed symbols; read lazily by a reader (null: none usable). */
+  private persistedTable: PersistedSymbolTable | null | undefined;
 
   private symbolMap(): Map<string, SymbolCandidate[]> {
     if (this.symbolsByName) return this.symbolsByName;
@@ -646,7 +697,7 @@ export class Engine {
   private unknownIdentifierNotes(identifiers: readonly string[], hits: number): string[] {
     const unknown = identifiers.filter((id) => {
       const last = id.split(/\.|::|->|#/).pop() ?? id;
-      if ((this.symbolMap().get(normalizeSymbolName(last))?.length ?? 0) > 0) return false;
+      if (this.symbols().named(normalizeSymbolName(last)).length > 0) return false;
       // The tokenizer keeps the whole identifier as its first term: a chunk that mentions it has it.
       const whole = tokenize(last)[0];
       return whole === undefined || this.searchIndex.docFrequency(whole) === 0;
@@ -920,7 +971,9 @@ export class Engine {
   private symbolNames(): readonly string[] {
     if (!this.symbolNameList) {
       const names = new Set<string>();
-      for (const list of this.symbolMap().values()) for (const c of list) names.add(c.name);
+      const persisted = this.symbolsByName ? undefined : this.persistedSymbols();
+      if (persisted) for (const n of persisted.allNames()) names.add(n);
+      else for (const list of this.symbolMap().values()) for (const c of list) names.add(c.name);
       this.symbolNameList = [...names];
     }
     return this.symbolNameList;

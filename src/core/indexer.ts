@@ -73,6 +73,12 @@ export interface IndexContext {
    * an edit searchable at once and persist later with {@link persistIndex}.
    */
   persist?: boolean;
+  /**
+   * Called with the changed paths just before the run commits (or, with `persist: false`, at
+   * its end): what the host derives from the store (the symbol table the commit persists) must
+   * follow the changes first.
+   */
+  beforePersist?: (changed: readonly string[]) => void;
 }
 
 export function sha1(data: string | Uint8Array): string {
@@ -405,6 +411,7 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
   }
   // Nothing changed and nothing else to write: the index on disk is current, and rewriting it
   // would bump its generation and make every reader load it again.
+  ctx.beforePersist?.(report.changed);
   if (ctx.persist !== false && (report.changed.length > 0 || store.hasUnsavedChanges || !store.loadedFromDisk)) {
     const tPersist = performance.now();
     onProgress?.({ phase: 'persist', done: 0, total: 1 });

@@ -109,7 +109,11 @@ function takeWriterLock(lockPath: string, logger: Logger): Promise<FileLock> {
 // ---------------------------------------------------------------------------------------------
 
 /** Meta keys the store maintains itself; `setMeta` refuses them. */
-const RESERVED_META = new Set(['schema_version', 'generation', 'created_at', 'updated_at', 'next_file_id', 'next_chunk_id']);
+/** The persisted symbol table's blob, and the meta key holding the generation it describes. */
+export const SYMBOLS_BLOB = 'symbols';
+const SYMBOLS_GENERATION_META = 'symbols_generation';
+
+const RESERVED_META = new Set(['schema_version', 'generation', 'created_at', 'updated_at', 'next_file_id', 'next_chunk_id', SYMBOLS_GENERATION_META]);
 
 /**
  * The workspace index. Open it with {@link IndexStore.open}; in write mode it holds the writer
@@ -125,7 +129,14 @@ export class IndexStore {
 
   private conn: Connection;
   private dirty = false;
+  /** Symbol rows changed since the last commit: the persisted symbol table is rewritten with them. */
+  private symbolsDirty = false;
   private closed = false;
+  /**
+   * Set by a writing engine: encodes the symbol table for the commit of `generation` (undefined:
+   * none, and a stale one is dropped).
+   */
+  symbolTableWriter: ((generation: number) => Uint8Array | undefined) | undefined;
   private nextFileId = 1;
   private nextChunkId = 1;
   private diskIdentity: string | undefined;
@@ -433,6 +444,7 @@ export class IndexStore {
       for (const s of parsed.symbols) {
         insertSymbol.run([fileId, s.name, s.kind, s.qualifiedName, s.signature, s.startLine, s.endLine, s.container ?? null]);
       }
+      this.symbolsDirty = true;
       this.postings.record(fileId, oldNames, names);
       return { fileId, chunkIds, removedChunkIds };
     });
@@ -451,6 +463,7 @@ export class IndexStore {
       const { chunkIds, names } = this.deleteChildren(fileId, existing[1]);
       conn.run('DELETE FROM files WHERE id = ?', [fileId]);
       this.postings.record(fileId, names, []);
+      this.symbolsDirty = true;
       return chunkIds;
     });
     if (removed === undefined) return [];
@@ -524,6 +537,18 @@ export class IndexStore {
     return next;
   }
 
+  /**
+   * The persisted symbol table and the generation it must carry to describe the symbols as
+   * stored; undefined when there is none, or symbols changed since it was written.
+   */
+  symbolTable(): { bytes: Uint8Array; generation: number } | undefined {
+    if (this.symbolsDirty) return undefined;
+    const generation = Number(this.getMeta(SYMBOLS_GENERATION_META));
+    if (!Number.isInteger(generation) || generation <= 0) return undefined;
+    const bytes = this.getBlob(SYMBOLS_BLOB);
+    return bytes ? { bytes, generation } : undefined;
+  }
+
   private async commitNow(): Promise<void> {
     this.assertOpen();
     await this.embeddings.flush();
@@ -532,20 +557,32 @@ export class IndexStore {
     if (conn.inTransaction) throw new VltError('INTERNAL', 'cannot commit the index inside a transaction');
     this.postings.flush();
     const generation = this.generation + 1;
+    // The persisted symbol table is rewritten with the symbols it describes, in the same commit
+    // (and once for an index that has none yet); its generation says which state it is.
+    const symbolsChanged = this.symbolsDirty || !this.hasBlob(SYMBOLS_BLOB);
+    const symbolTable = symbolsChanged ? this.symbolTableWriter?.(generation) : undefined;
     conn.transaction(() => {
       const set = conn.stmt('INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)');
       set.run(['generation', String(generation)]);
       set.run(['updated_at', new Date().toISOString()]);
       set.run(['next_file_id', String(this.nextFileId)]);
       set.run(['next_chunk_id', String(this.nextChunkId)]);
+      if (symbolsChanged) {
+        set.run([SYMBOLS_GENERATION_META, String(generation)]);
+        if (symbolTable) conn.run('INSERT OR REPLACE INTO blobs(key, value) VALUES (?, ?)', [SYMBOLS_BLOB, symbolTable]);
+        else conn.run('DELETE FROM blobs WHERE key = ?', [SYMBOLS_BLOB]);
+      }
     });
     const bytes = conn.export();
     // Cleared before the write so that mutations made while it is in flight stay pending.
     this.dirty = false;
+    const wasSymbolsDirty = this.symbolsDirty;
+    this.symbolsDirty = false;
     try {
       await writeFileAtomic(this.indexPath, bytes);
     } catch (e) {
       this.dirty = true;
+      this.symbolsDirty ||= wasSymbolsDirty;
       throw e;
     }
     this.loadedFromDisk = true;

@@ -57,8 +57,9 @@ async function cursorOn(rel: string, needle: string, offset = 1): Promise<vscode
   return editor;
 }
 
+/** A terminal's `vlt` command, in a process of its own (no workspace daemon left behind in the test's folder). */
 function cli(args: string[], cwd: string, ext: vscode.Extension<unknown>): Promise<{ stdout: string; stderr: string }> {
-  return promisify(execFile)(process.execPath, [path.join(ext.extensionPath, 'dist', 'cli.js'), ...args], { cwd, env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' } });
+  return promisify(execFile)(process.execPath, [path.join(ext.extensionPath, 'dist', 'cli.js'), ...args], { cwd, env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', VLT_DAEMON: '0' } });
 }
 
 export async function run(): Promise<void> {

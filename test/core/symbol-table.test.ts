@@ -1,0 +1,104 @@
+/**
+ * The persisted symbol table: what a process that answers one query reads instead of building
+ * the table from every symbol row. It must answer exactly what the in-memory table answers, in
+ * the same order, with one object per definition; it must never be used once it no longer
+ * describes the index; and bytes that are not a table are refused, not misread.
+ */
+import { cpSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Engine } from '../../src/core/engine';
+import type { SymbolCandidate } from '../../src/core/search/hybrid';
+import { encodeSymbolTable, PersistedSymbolTable } from '../../src/core/search/symbol-table';
+import { nodeWorkspaceFs } from '../../src/node/fs';
+import { ROOT, tempDir } from '../helpers/cli';
+
+const sym = (name: string, extra: Partial<SymbolCandidate> = {}): SymbolCandidate => ({ name, qualifiedName: name, kind: 'function', fileId: 1, path: 'a.go', startLine: 1, parts: 1, ...extra });
+
+describe('PersistedSymbolTable', () => {
+  it('answers what the in-memory tables answer, in order, one object per definition', () => {
+    const parse = sym('ParseDuration', { qualifiedName: 'time.ParseDuration', parts: 2, fileId: 7, path: 'time/format.go', startLine: 1530 });
+    const parse2 = sym('parse_duration', { kind: 'method', container: 'Flag', parts: 2, path: 'flag/flag.go', startLine: 12 });
+    const dur = sym('Duration', { kind: 'type', path: 'time/time.go', startLine: 550 });
+    const unicode = sym('Größe', { container: '', path: 'dir/ü.go' });
+    const byName = new Map<string, SymbolCandidate[]>([
+      ['parseduration', [parse, parse2]],
+      ['duration', [dur]],
+      ['größe', [unicode]],
+    ]);
+    const byPart = new Map<string, SymbolCandidate[]>([
+      ['parse', [parse, parse2]],
+      ['duration', [parse, parse2]],
+    ]);
+    const t = PersistedSymbolTable.read(encodeSymbolTable({ byName, byPart }, 42, 'navigation'))!;
+    expect(t).toBeDefined();
+    expect(t.generation).toBe(42);
+    expect(t.mode).toBe('navigation');
+    for (const [k, list] of byName) expect(t.named(k), k).toEqual(list);
+    for (const [k, list] of byPart) expect(t.withPart(k), k).toEqual(list);
+    expect(t.named('nothing')).toEqual([]);
+    expect(t.withPart('zzz')).toEqual([]);
+    // The same definition is the same object through either lookup (search counts coverage by identity).
+    expect(t.withPart('parse')[0]).toBe(t.withPart('duration')[0]);
+    expect(t.named('parseduration')[0]).toBe(t.withPart('parse')[0]);
+    expect(t.allNames()).toEqual(new Set(['ParseDuration', 'parse_duration', 'Duration', 'Größe']));
+  });
+
+  it('refuses bytes that are not a whole table', () => {
+    const bytes = encodeSymbolTable({ byName: new Map([['a', [sym('a')]]]), byPart: new Map() }, 1, 'navigation');
+    expect(PersistedSymbolTable.read(bytes.subarray(0, bytes.length - 4))).toBeUndefined();
+    expect(PersistedSymbolTable.read(new Uint8Array(64))).toBeUndefined();
+    expect(PersistedSymbolTable.read(new Uint8Array(3))).toBeUndefined();
+  });
+});
+
+describe('the persisted symbol table in the engine', () => {
+  const deps = { fs: nodeWorkspaceFs, embeddingProvider: null, parseWorkers: 0 } as const;
+  const open: Engine[] = [];
+  afterEach(async () => {
+    for (const e of open.splice(0)) await e.close();
+  });
+  const engine = async (dir: string, mode: 'read' | 'write') => {
+    const e = await Engine.open(dir, deps, mode);
+    open.push(e);
+    return e;
+  };
+  const hits = async (e: Engine, q: string) => (await e.search(q, { k: 10 })).hits.map((h) => `${h.path}:${h.start_line} ${h.symbol ?? ''} ${h.score.toFixed(6)} ${h.retrievers.join(',')}`);
+  const queries = ['Helper', 'serve requests', 'Counter add', 'util helper twice', 'Server.Serve', 'NoSuchName'];
+
+  it('gives a reader the answers of the tables built in memory, and follows a change once it is committed', async () => {
+    const dir = tempDir();
+    cpSync(path.join(ROOT, 'test/fixtures/intel/go'), dir, { recursive: true });
+    const writer = await engine(dir, 'write');
+    await writer.index();
+    await writer.commit();
+    const reader = await engine(dir, 'read');
+    expect(reader.store.symbolTable()).toBeDefined();
+    for (const q of queries) expect(await hits(reader, q), q).toEqual(await hits(writer, q));
+
+    // A change: the writer's commit rewrites the table with it.
+    writeFileSync(path.join(dir, 'util', 'extra.go'), 'package util\n\n// Wombat helps.\nfunc WombatHelper() int { return 3 }\n');
+    await writer.index();
+    await writer.commit();
+    const after = await engine(dir, 'read');
+    expect(await hits(after, 'WombatHelper')).toEqual(await hits(writer, 'WombatHelper'));
+    expect((await after.search('WombatHelper', { k: 3 })).hits[0]?.symbol).toBe('WombatHelper');
+    for (const q of queries) expect(await hits(after, q), q).toEqual(await hits(writer, q));
+  });
+
+  it('is not used once it no longer describes the index', async () => {
+    const dir = tempDir();
+    cpSync(path.join(ROOT, 'test/fixtures/intel/go'), dir, { recursive: true });
+    const writer = await engine(dir, 'write');
+    await writer.index();
+    await writer.commit();
+    // A commit of changed symbols by a store that writes no table drops the old one.
+    writer.store.symbolTableWriter = undefined;
+    writeFileSync(path.join(dir, 'util', 'extra.go'), 'package util\n\nfunc Platypus() int { return 4 }\n');
+    await writer.index();
+    await writer.commit();
+    const reader = await engine(dir, 'read');
+    expect(reader.store.symbolTable()).toBeUndefined();
+    expect((await reader.search('Platypus', { k: 3 })).hits[0]?.symbol).toBe('Platypus');
+  });
+});
