@@ -44,19 +44,32 @@ export function formatDryRun(r: DryRunReport): string {
     for (const d of r.skippedDirs) byReason.set(d.reason, [...(byReason.get(d.reason) ?? []), d]);
     out(`skipped folders (${r.skippedDirs.length}):`);
     for (const [reason, dirs] of byReason) {
-      const shown = dirs.slice(0, 5).map((d) => `${d.path}/`).join(', ');
-      out(`  ${reason} ${dirs.length}: ${shown}${dirs.length > 5 ? `, … ${dirs.length - 5} more` : ''}`);
+      // Every folder when the list was asked for; else the first five of each reason.
+      const all = r.skippedFiles !== undefined;
+      const shown = (all ? dirs : dirs.slice(0, 5)).map((d) => `${d.path}/`).join(', ');
+      out(`  ${reason} ${dirs.length}: ${shown}${!all && dirs.length > 5 ? `, … ${dirs.length - 5} more` : ''}`);
     }
   }
   const skipped = Object.entries(r.skipped);
   if (skipped.length) out(`skipped files: ${skipped.map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  if (r.skippedFiles) out(formatSkippedFiles(r.skippedFiles));
   if (r.navigationOnly) out(`generated files for navigation only (definitions and references, not search): ${r.navigationOnly}`);
   out(`files in no supported language: ${r.unsupportedFiles}`);
   out(`estimated embedding tokens: ${r.estimatedEmbeddingTokens.toLocaleString('en-US')} (embeddings: ${r.embeddings})`);
   return lines.join('\n');
 }
 
-export function formatStatus(s: StatusReport): string {
+/** One line per skipped file: `path  reason (detail)`, sorted by path. */
+export function formatSkippedFiles(files: ReadonlyArray<{ path: string; reason: string; detail?: string }>): string {
+  if (files.length === 0) return 'no skipped files';
+  return [...files]
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+    .map((f) => `  ${f.path}  ${f.reason}${f.detail ? ` (${f.detail})` : ''}`)
+    .join('\n');
+}
+
+/** The status text; `allDirs`: every skipped folder, not the first ten. */
+export function formatStatus(s: StatusReport, allDirs = false): string {
   const lines: string[] = [];
   const out = (l: string) => lines.push(l);
   out(`workspace     ${s.workspace}`);
@@ -71,7 +84,8 @@ export function formatStatus(s: StatusReport): string {
   const skipped = Object.entries(s.skipped_by_reason);
   out(`skipped       ${skipped.length ? skipped.map(([k, v]) => `${k} ${v}`).join(', ') : 'none'}`);
   out(`generated     ${s.generated.files} files, ${s.generated.navigation_only} navigation-only (definitions and references, not search) ([index] generated = "${s.generated.mode}")`);
-  if (s.skipped_dirs.length) out(`skipped dirs  ${s.skipped_dirs.slice(0, 10).map((d) => `${d.path}/ (${d.reason})`).join(', ')}${s.skipped_dirs.length > 10 ? ` … ${s.skipped_dirs.length - 10} more` : ''}`);
+  const dirs = allDirs ? s.skipped_dirs : s.skipped_dirs.slice(0, 10);
+  if (s.skipped_dirs.length) out(`skipped dirs  ${dirs.map((d) => `${d.path}/ (${d.reason})`).join(', ')}${s.skipped_dirs.length > dirs.length ? ` … ${s.skipped_dirs.length - dirs.length} more (--list-skipped)` : ''}`);
   out(`config        ${s.config ?? 'defaults (no vlt.toml)'}`);
   out(`trust         ${trustLine(s.trust)}`);
   return lines.join('\n');

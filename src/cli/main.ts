@@ -25,7 +25,7 @@ import { SOURCE_FAMILIES, type SourceFamily } from '../core/oracle/oracle';
 import { decodeCursor, encodeCursor, requestFingerprint } from '../core/tools/budget';
 import { processIo, writeLine, type CliIo } from './io';
 import { processRuntime, summarizeIndexLine, type CliRuntime, type CliWiring } from './runtime';
-import { formatDryRun, formatExplain, formatNavAnswer, formatSearch, formatStatus } from './format';
+import { formatDryRun, formatExplain, formatNavAnswer, formatSearch, formatSkippedFiles, formatStatus } from './format';
 
 interface GlobalOpts {
   workspace?: string;
@@ -93,10 +93,12 @@ export function buildProgram(io: CliIo = processIo(), runtime: CliRuntime = proc
     .description('index a workspace (incremental when an index exists)')
     .argument('[path]', 'workspace root')
     .option('--dry-run', 'show what would be indexed, write nothing')
+    .option('--list-skipped', 'with --dry-run: every file that would be skipped, and why')
     .option('--json', 'machine-readable output')
-    .action(async (p: string | undefined, o: { dryRun?: boolean; json?: boolean }) => {
+    .action(async (p: string | undefined, o: { dryRun?: boolean; listSkipped?: boolean; json?: boolean }) => {
+      if (o.listSkipped && !o.dryRun) throw new VltError('USAGE', '--list-skipped goes with --dry-run (or `vlt coderag status --list-skipped` for the index)');
       if (!o.dryRun) return indexCommand(p, o);
-      const r = await workspace(p).dryRun();
+      const r = await workspace(p).dryRun({ listSkipped: Boolean(o.listSkipped) });
       if (o.json) json(r);
       else out(formatDryRun(r));
     });
@@ -110,16 +112,19 @@ export function buildProgram(io: CliIo = processIo(), runtime: CliRuntime = proc
   coderag
     .command('status')
     .description('what the index holds, and what was skipped and why')
+    .option('--list-skipped', 'every skipped file and folder, and why')
     .option('--json', 'machine-readable output')
-    .action(async (o: { json?: boolean }) => {
+    .action(async (o: { json?: boolean; listSkipped?: boolean }) => {
       await workspace().existing(async (engine) => {
         const s = engine.status();
         const { readQueue } = await import('../server/queue-state');
         const q = readQueue(engine.root);
         const queue = q ? { host: q.host, pid: q.pid, ...q.queue } : null;
-        if (o.json) json({ ...s, queue });
+        const skippedFiles = o.listSkipped ? engine.store.getSkipped() : undefined;
+        if (o.json) json({ ...s, queue, ...(skippedFiles ? { skipped_files: skippedFiles } : {}) });
         else {
-          out(formatStatus(s));
+          out(formatStatus(s, Boolean(o.listSkipped)));
+          if (skippedFiles) out(formatSkippedFiles(skippedFiles));
           out(
             queue
               ? `queue: ${queue.host} (pid ${queue.pid}): ${queue.pending} pending, ${queue.uncommittedFiles} file(s) / ~${queue.uncommittedLines} line(s) not yet committed; ${queue.commits} commit(s)${queue.lastCommit ? `, last ${queue.lastCommit}` : ''}${queue.error ? `; last error ${queue.error.code}: ${queue.error.message}` : ''}`

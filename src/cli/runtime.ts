@@ -35,8 +35,8 @@ export interface CliWorkspace {
   query<T>(fn: (engine: Engine) => Promise<T>): Promise<T>;
   /** Runs `fn` over the index as it is; INDEX_MISSING when there is none (`status`). */
   existing<T>(fn: (engine: Engine) => Promise<T>): Promise<T>;
-  /** What an index run would do, writing nothing. */
-  dryRun(): Promise<DryRunReport>;
+  /** What an index run would do, writing nothing; `listSkipped`: with every skipped file. */
+  dryRun(opts?: { listSkipped?: boolean }): Promise<DryRunReport>;
   /** An incremental index run, committed (`init`, `sync`). */
   index(): Promise<IndexReport>;
   /** A navigator over the index; language servers only when `lsp` (ctags always, spawned only when consulted). */
@@ -88,10 +88,10 @@ class ProcessWorkspace implements CliWorkspace {
     }
   }
 
-  async dryRun(): Promise<DryRunReport> {
+  async dryRun(opts: { listSkipped?: boolean } = {}): Promise<DryRunReport> {
     const engine = await Engine.open(this.root, this.deps, 'read');
     try {
-      return await engine.dryRun(this.w.progress.sink);
+      return await engine.dryRun(this.w.progress.sink, opts);
     } finally {
       await engine.close();
     }

@@ -445,8 +445,8 @@ export class Engine {
     if (this.embeddings && this.searchDims) await this.fillVectorsFromCache();
   }
 
-  dryRun(onProgress?: ProgressSink): Promise<DryRunReport> {
-    return dryRun(this.root, this.config, this.deps.fs, this.logger, onProgress);
+  dryRun(onProgress?: ProgressSink, opts: { listSkipped?: boolean } = {}): Promise<DryRunReport> {
+    return dryRun(this.root, this.config, this.deps.fs, this.logger, onProgress, opts);
   }
 
   /**

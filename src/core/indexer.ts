@@ -42,6 +42,8 @@ export interface DryRunReport {
   languages: Record<string, { files: number; bytes: number }>;
   skippedDirs: Array<{ path: string; reason: string; detail?: string }>;
   skipped: Record<string, number>;
+  /** Every file that would be skipped, with why (`--list-skipped`); absent unless asked for. */
+  skippedFiles?: Array<{ path: string; reason: string; detail?: string }>;
   /** Generated files that would be stored for navigation only (counted in `files` too). */
   navigationOnly: number;
   unsupportedFiles: number;
@@ -139,7 +141,7 @@ function throwIfAborted(signal?: AbortSignal): void {
   if (signal?.aborted) throw new VltError('CANCELLED', 'indexing was cancelled');
 }
 
-export async function dryRun(root: string, config: VltConfig, fs: WorkspaceFs, logger: Logger, onProgress?: ProgressSink): Promise<DryRunReport> {
+export async function dryRun(root: string, config: VltConfig, fs: WorkspaceFs, logger: Logger, onProgress?: ProgressSink, opts: { listSkipped?: boolean } = {}): Promise<DryRunReport> {
   const disc = await discoverFiles(root, config, fs, { logger, ...(onProgress ? { onProgress } : {}) });
   const report: DryRunReport = {
     files: 0,
@@ -152,7 +154,13 @@ export async function dryRun(root: string, config: VltConfig, fs: WorkspaceFs, l
     estimatedEmbeddingTokens: 0,
     embeddings: config.embeddings.enabled ? `${config.embeddings.model} at ${config.embeddings.baseUrl}` : 'off (no embedding provider configured)',
   };
-  for (const s of disc.skipped) report.skipped[s.reason] = (report.skipped[s.reason] ?? 0) + 1;
+  const list: NonNullable<DryRunReport['skippedFiles']> | undefined = opts.listSkipped ? [] : undefined;
+  if (list) report.skippedFiles = list;
+  const skip = (path: string, reason: string, detail?: string) => {
+    report.skipped[reason] = (report.skipped[reason] ?? 0) + 1;
+    list?.push({ path, reason, ...(detail ? { detail } : {}) });
+  };
+  for (const s of disc.skipped) skip(s.path, s.reason, s.detail);
   let done = 0;
   for (const f of disc.files) {
     onProgress?.({ phase: 'parse', done: done++, total: disc.files.length, message: 'reading' });
@@ -160,13 +168,13 @@ export async function dryRun(root: string, config: VltConfig, fs: WorkspaceFs, l
     try {
       cls = classifyContent(f.path, await fs.readFile(f.absPath), { language: f.language, maxFileBytes: config.index.maxFileBytes });
     } catch {
-      report.skipped.unreadable = (report.skipped.unreadable ?? 0) + 1;
+      skip(f.path, 'unreadable');
       continue;
     }
     const mode = cls.ok && cls.generated !== undefined ? config.index.generated : 'index';
     if (!cls.ok || mode === 'skip') {
-      const reason = cls.ok ? 'generated' : cls.reason;
-      report.skipped[reason] = (report.skipped[reason] ?? 0) + 1;
+      if (cls.ok) skip(f.path, 'generated', cls.generated);
+      else skip(f.path, cls.reason, cls.detail);
       continue;
     }
     report.files++;

@@ -54,6 +54,8 @@ export interface DaemonStatusInfo {
   active: number;
   mcp_sessions: number;
   index: string;
+  /** Catching up with edits or warming navigation in the background. */
+  warming: boolean;
 }
 
 /** `.vlt/daemon.json`: who serves the workspace. Informational: nothing here is trusted for a connection. */

@@ -61,9 +61,9 @@ class DaemonWorkspace implements CliWorkspace {
     return this.query(fn);
   }
 
-  dryRun(): Promise<DryRunReport> {
+  dryRun(opts: { listSkipped?: boolean } = {}): Promise<DryRunReport> {
     // Reads the workspace, not the index: the same as in a process of its own.
-    return processRuntime.workspace(this.ws.root, this.w).dryRun();
+    return processRuntime.workspace(this.ws.root, this.w).dryRun(opts);
   }
 
   async index(): Promise<IndexReport> {

@@ -332,6 +332,7 @@ class Daemon {
       active: this.active,
       mcp_sessions: this.sessions,
       index: s ? `${s.state}${s.index ? `, ${s.index.files} files, generation ${s.generation}` : ''}` : 'closed',
+      warming: this.ws?.busy ?? false,
     };
   }
 

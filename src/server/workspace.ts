@@ -507,6 +507,11 @@ export class WorkspaceServer {
 
   private openedEngine: Engine | undefined;
 
+  /** Whether background work runs: catching up with edits, or warming navigation (graph, grammars, ctags). */
+  get busy(): boolean {
+    return this.warming !== undefined || !this.gate.idle || this.phase !== 'ready';
+  }
+
   /** Whether the engine is open (the index loaded, or built by this server). */
   get opened(): boolean {
     return this.openedEngine !== undefined;

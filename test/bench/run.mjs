@@ -294,6 +294,7 @@ if (results.process) {
     for (const row of r.rows) lines.push(`| \`${row.command}\` | ${row.rg ? ms(row.rg.median_ms) : ''} | ${ms(row.no_daemon.median_ms)} | ${mb(row.no_daemon.peak_rss_bytes)} | ${ms(row.daemon.median_ms)} | ${mb(row.daemon.peak_rss_bytes)} |`);
     const b = r.back_to_back;
     lines.push(`| ${b.queries} different searches back to back | ${ms(b.rg_ms)} | ${ms(b.no_daemon_ms)} | | ${ms(b.daemon_ms)} | daemon ${r.daemon_rss_bytes ? mb(r.daemon_rss_bytes) : '?'} |`);
+    lines.push(`| first search, starting the daemon | | | | ${ms(r.first_call_ms)} | |`);
   }
 }
 if (results.repomap) {

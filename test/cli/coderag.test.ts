@@ -159,6 +159,17 @@ describe('bad input', () => {
       expect(s.skipped_by_reason).toMatchObject({ binary: 1, 'invalid-utf8': 1, 'too-large': 1, minified: 1, gitignored: 1 });
       const hits = JSON.parse((await vlt(['coderag', 'search', 'kept_function', '--json', '-C', dir])).stdout);
       expect(hits[0].path).toBe('src/keep.gen.py');
+      // Which files, not only how many: --list-skipped, in the index and in a dry run.
+      const listed = await vlt(['coderag', 'status', '--list-skipped', '-C', dir]);
+      expect(listed.stdout).toMatch(/^ {2}src\/blob\.py {2}binary/m);
+      expect(listed.stdout).toMatch(/^ {2}src\/app\.min\.js {2}minified/m);
+      expect(listed.stdout).toMatch(/^ {2}src\/huge\.py {2}too-large/m);
+      const listedJson = JSON.parse((await vlt(['coderag', 'status', '--list-skipped', '--json', '-C', dir])).stdout);
+      expect(listedJson.skipped_files.map((f: { path: string }) => f.path).sort()).toEqual(['src/app.min.js', 'src/blob.py', 'src/drop.gen.py', 'src/huge.py', 'src/latin1.py']);
+      expect(JSON.parse((await vlt(['coderag', 'status', '--json', '-C', dir])).stdout).skipped_files).toBeUndefined();
+      const dry = JSON.parse((await vlt(['coderag', 'init', dir, '--dry-run', '--list-skipped', '--json'])).stdout);
+      expect(dry.skippedFiles).toEqual(expect.arrayContaining([expect.objectContaining({ path: 'src/latin1.py', reason: 'invalid-utf8' })]));
+      expect((await vlt(['coderag', 'init', dir, '--list-skipped'])).code).toBe(2);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
