@@ -142,6 +142,9 @@ const IN_THREAD_MAX_FILES = 50;
 const MIN_ID_SLACK = 1024;
 const ID_SLACK_RATIO = 0.25;
 
+/** Most changed files patched into the symbol table; more reload it from the store. */
+const MAX_PATCHED_FILES = 200;
+
 export class Engine {
   private symbolsByName: Map<string, SymbolCandidate[]> | undefined;
   private symbolsByPart: Map<string, SymbolCandidate[]> | undefined;
@@ -323,6 +326,9 @@ export class Engine {
     if (!this.loadedSearchIndex && (this.searchDims !== undefined || !this.store.hasBlob('search'))) void this.searchIndex;
     const loadSearch = () => this.searchIndex;
     let patched = false;
+    // The symbol table as committed before this run: patched with the run's changes, it is the
+    // table the run's commit persists, without reading every symbol row.
+    const before = this.symbolsByName ? undefined : this.store.symbolTable();
     const report = await runIndex({
       root: this.root,
       config: this.config,
@@ -341,6 +347,10 @@ export class Engine {
       ...(opts.paths ? { paths: opts.paths } : {}),
       // The symbol tables follow the run before its commit persists them.
       beforePersist: (changed) => {
+        if (!this.symbolsByName && before && changed.length > 0 && changed.length <= MAX_PATCHED_FILES) {
+          const table = PersistedSymbolTable.read(before.bytes);
+          if (table && table.generation === before.generation && table.mode === this.generatedMode()) this.symbolsByName = table.byName();
+        }
         this.invalidateCaches([...changed]);
         patched = true;
       },
@@ -461,7 +471,7 @@ export class Engine {
     this.refCounts.clear();
     this.symbolsByPart = undefined;
     if (changed.length === 0 || !this.symbolsByName) return;
-    if (changed.length > 200) {
+    if (changed.length > MAX_PATCHED_FILES) {
       this.symbolsByName = undefined;
       return;
     }

@@ -4,7 +4,7 @@
  * the same order, with one object per definition; it must never be used once it no longer
  * describes the index; and bytes that are not a table are refused, not misread.
  */
-import { cpSync, writeFileSync } from 'node:fs';
+import { cpSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/core/engine';
@@ -84,6 +84,32 @@ describe('the persisted symbol table in the engine', () => {
     expect(await hits(after, 'WombatHelper')).toEqual(await hits(writer, 'WombatHelper'));
     expect((await after.search('WombatHelper', { k: 3 })).hits[0]?.symbol).toBe('WombatHelper');
     for (const q of queries) expect(await hits(after, q), q).toEqual(await hits(writer, q));
+  });
+
+  it('is patched, not rebuilt, by a writer that changes a few files, and still answers as a fresh build', async () => {
+    const dir = tempDir();
+    cpSync(path.join(ROOT, 'test/fixtures/intel/go'), dir, { recursive: true });
+    const first = await engine(dir, 'write');
+    await first.index();
+    await first.commit();
+    await first.close();
+    open.splice(open.indexOf(first), 1);
+    // A new writer, with no table in memory: one file added, one removed, one changed.
+    writeFileSync(path.join(dir, 'util', 'extra.go'), 'package util\n\n// Numbat counts.\nfunc NumbatCount() int { return 5 }\n');
+    rmSync(path.join(dir, 'util', 'more.go'));
+    writeFileSync(path.join(dir, 'run.go'), 'package main\n\nfunc runQuokka() {}\n');
+    const second = await engine(dir, 'write');
+    await second.index();
+    await second.commit();
+    await second.close();
+    open.splice(open.indexOf(second), 1);
+    const reader = await engine(dir, 'read');
+    expect(reader.store.symbolTable()).toBeDefined();
+    // The reference: a table built from the symbol rows, by a writer that reads them all.
+    const fresh = await engine(dir, 'write');
+    for (const q of [...queries, 'NumbatCount', 'runQuokka', 'Twice']) expect(await hits(reader, q), q).toEqual(await hits(fresh, q));
+    expect((await reader.search('NumbatCount', { k: 3 })).hits[0]?.symbol).toBe('NumbatCount');
+    expect((await reader.search('Twice', { k: 5 })).hits.some((h) => h.symbol === 'Twice')).toBe(false);
   });
 
   it('is not used once it no longer describes the index', async () => {

@@ -154,6 +154,21 @@ export class PersistedSymbolTable {
     return this.lookup(this.parts, part);
   }
 
+  /**
+   * The name table as a writer holds it in memory (keys in sorted order): a writer that changes
+   * a few files patches this instead of reading every symbol row again.
+   */
+  byName(): Map<string, SymbolCandidate[]> {
+    const t = this.names;
+    const map = new Map<string, SymbolCandidate[]>();
+    for (let k = 0; k < t.count; k++) {
+      const list: SymbolCandidate[] = [];
+      for (let r = this.words[t.start + k]!; r < this.words[t.start + k + 1]!; r++) list.push(this.symbol(this.words[t.refs + r]!));
+      map.set(this.string(this.words[t.keys + k]!), list);
+    }
+    return map;
+  }
+
   /** Every definition's name (suggestions). */
   allNames(): Set<string> {
     const out = new Set<string>();
