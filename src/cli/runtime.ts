@@ -159,21 +159,15 @@ class ProcessWorkspace implements CliWorkspace {
   }
 
   /** Opens the index for reading; if there is none yet, builds it first with progress. */
-  private async openForQuery(): Promise<Engine> {
-    const { logger, progress } = this.w;
-    const reader = await Engine.open(this.root, this.deps, 'read');
-    if (!reader.isEmpty) return reader;
-    await reader.close();
-    logger.info(`no index in ${this.root} yet; building it first`);
-    const writer = await Engine.open(this.root, this.deps, 'write');
-    try {
-      const report = await writer.index({ onProgress: progress.sink, signal: this.w.signal });
-      logger.info(summarizeIndexLine(report));
-    } catch (e) {
-      await writer.close();
-      throw e;
-    }
-    return writer;
+  private openForQuery(): Promise<Engine> {
+    const { logger, progress, signal } = this.w;
+    return Engine.openOrBuild(this.root, this.deps, {
+      keep: 'writer',
+      onProgress: progress.sink,
+      signal,
+      onBuilding: () => logger.info(`no index in ${this.root} yet; building it first`),
+      onBuilt: (report) => logger.info(summarizeIndexLine(report)),
+    });
   }
 }
 

@@ -239,6 +239,34 @@ export class Engine {
     return engine;
   }
 
+  /**
+   * Opens the index for reading; when there is none yet, builds it first with a writer (whose
+   * report goes to `onBuilt`) and hands back `keep`: that writer (a process that answers one
+   * query and exits, saving a reopen), or a reader opened after it closed (a long-lived host,
+   * which must not hold the writer lock).
+   */
+  static async openOrBuild(
+    root: string,
+    deps: EngineDeps,
+    opts: { keep: 'writer' | 'reader'; onProgress?: ProgressSink; signal?: AbortSignal; onBuilding?: () => void; onBuilt?: (report: IndexReport) => void },
+  ): Promise<Engine> {
+    const reader = await Engine.open(root, deps, 'read');
+    if (!reader.isEmpty) return reader;
+    await reader.close();
+    opts.onBuilding?.();
+    const writer = await Engine.open(root, deps, 'write');
+    try {
+      const report = await writer.index({ ...(opts.onProgress ? { onProgress: opts.onProgress } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
+      opts.onBuilt?.(report);
+    } catch (e) {
+      await writer.close();
+      throw e;
+    }
+    if (opts.keep === 'writer') return writer;
+    await writer.close();
+    return Engine.open(root, deps, 'read');
+  }
+
   private static loadSearchIndex(store: IndexStore, dims: number | undefined, logger: Logger): SearchIndex {
     const blob = store.getBlob('search');
     if (blob) {

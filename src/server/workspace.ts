@@ -566,24 +566,20 @@ export class WorkspaceServer {
         void this.gate.exclusive(() => this.catchUp(engine, signal));
       }
     } else {
-      const reader = await Engine.open(this.root, this.deps, 'read');
-      if (reader.isEmpty) {
-        await reader.close();
-        this.logger.info(`no index in ${this.root} yet; building it first`);
-        this.phase = 'indexing';
-        this.opts.onState?.();
-        const writer = await Engine.open(this.root, this.deps, 'write');
-        try {
-          const r = await writer.index({ signal, onProgress: this.progressSink() });
+      engine = await Engine.openOrBuild(this.root, this.deps, {
+        keep: 'reader',
+        signal,
+        onProgress: this.progressSink(),
+        onBuilding: () => {
+          this.logger.info(`no index in ${this.root} yet; building it first`);
+          this.phase = 'indexing';
+          this.opts.onState?.();
+        },
+        onBuilt: (r) => {
           this.firstBuild = r;
           this.logger.info(`indexed ${r.filesParsed} files, ${r.chunksAdded} chunks in ${r.ms.total.toFixed(0)} ms`);
-        } finally {
-          await writer.close();
-        }
-        engine = await Engine.open(this.root, this.deps, 'read');
-      } else {
-        engine = reader;
-      }
+        },
+      });
     }
     this.progress = null;
     this.phase = 'ready';
