@@ -53,6 +53,31 @@ export function scanArgs(argv: readonly string[]): Scan {
   return s;
 }
 
+/**
+ * `vlt serve`'s options when the daemon can take it: loopback only (`--host` and
+ * `--allow-remote` serve from this process, as does anything the front does not know).
+ */
+function serveOptions(argv: readonly string[]): { port?: number; chat: boolean } | undefined {
+  const out: { port?: number; chat: boolean } = { chat: true };
+  const at = argv.indexOf('serve');
+  for (let i = at + 1; i < argv.length; i++) {
+    const a = argv[i]!;
+    let port: string | undefined;
+    if (a === '--mcp-port') port = argv[++i];
+    else if (a.startsWith('--mcp-port=')) port = a.slice('--mcp-port='.length);
+    else if (a === '--no-chat') out.chat = false;
+    else if (a === '-C' || a === '--workspace') i++;
+    else if (a.startsWith('--workspace=') || /^-C./.test(a) || ['-v', '--verbose', '-q', '--quiet'].includes(a)) continue;
+    else return undefined;
+    if (port !== undefined) {
+      const n = Number(port);
+      if (!Number.isInteger(n) || n < 0 || n > 65_535) return undefined;
+      out.port = n;
+    }
+  }
+  return out;
+}
+
 /** The root a command works on: `init PATH`'s path, else -C, else the current directory. */
 function commandRoot(argv: readonly string[], s: Scan): string {
   if (s.words[0] === 'coderag' && s.words[1] === 'init') {
@@ -114,7 +139,8 @@ async function front(argv: readonly string[]): Promise<void> {
     return inProcess(argv);
   }
   const mcp = s.words[0] === 'mcp' && s.words.length === 1;
-  if (!(forwarded(s) || mcp) || !daemonEnabled(s)) return inProcess(argv);
+  const serve = s.words[0] === 'serve' ? serveOptions(argv) : undefined;
+  if (!(forwarded(s) || mcp || serve) || !daemonEnabled(s)) return inProcess(argv);
   let root: string;
   try {
     root = fs.realpathSync(commandRoot(argv, s));
@@ -129,7 +155,7 @@ async function front(argv: readonly string[]): Promise<void> {
     if (e.code === 'EPIPE') process.exit(0);
     throw e;
   });
-  const { forward, forwardMcp } = await import('../daemon/client');
+  const { forward, forwardMcp, forwardServe } = await import('../daemon/client');
   const opts = {
     root,
     argv: [...argv],
@@ -138,8 +164,9 @@ async function front(argv: readonly string[]): Promise<void> {
       if (s.verbose) process.stderr.write(`debug: ${m}\n`);
     },
   };
-  // `vlt mcp`: an agent's MCP server is a session of the workspace's daemon, sharing its index.
-  const code = mcp ? await forwardMcp(opts) : await forward(opts);
+  // `vlt mcp`: an agent's MCP server is a session of the workspace's daemon, sharing its index;
+  // `vlt serve` on loopback: the daemon serves the HTTP endpoint while this process waits.
+  const code = mcp ? await forwardMcp(opts) : serve ? await forwardServe(opts, serve) : await forward(opts);
   if (code === undefined) return inProcess(argv);
   exit(code);
 }

@@ -74,6 +74,64 @@ export function forwardMcp(opts: ForwardOptions): Promise<number | undefined> {
   return session(opts, (socket) => relayMcp(socket, hello));
 }
 
+/**
+ * `vlt serve` (on loopback) through the workspace's daemon: prints the endpoint's JSON line as
+ * `vlt serve` does, then holds the endpoint open until SIGINT, SIGTERM or SIGHUP.
+ */
+export function forwardServe(opts: ForwardOptions, serve: { port?: number; chat: boolean }): Promise<number | undefined> {
+  const hello: ClientMessage = { t: 'hello', protocol: PROTOCOL, build: buildId(opts.bundleDir), env: envFingerprint(process.env), kind: 'serve', ...(serve.port !== undefined ? { port: serve.port } : {}), chat: serve.chat };
+  return session(opts, (socket) => relayServe(socket, hello));
+}
+
+function relayServe(socket: net.Socket, hello: ClientMessage): Promise<Outcome> {
+  return new Promise((resolve) => {
+    let greeted = false;
+    let serving = false;
+    let stopping = false;
+    let settled = false;
+    const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+    const finish = (o: Outcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(helloTimer);
+      for (const s of signals) process.removeListener(s, onSignal);
+      socket.destroy();
+      resolve(o);
+    };
+    const onSignal = () => {
+      // The endpoint closes with the connection.
+      stopping = true;
+      finish({ kind: 'exit', code: 0 });
+    };
+    for (const s of signals) process.on(s, onSignal);
+    const helloTimer = setTimeout(() => finish({ kind: 'hung' }), HELLO_TIMEOUT_MS);
+    onMessages<DaemonMessage>(socket, (m) => {
+      if (m.t === 'ok') {
+        greeted = true;
+        clearTimeout(helloTimer);
+      } else if (m.t === 'refused') finish({ kind: 'refused', reason: `${m.reason}: ${m.detail}` });
+      else if (m.t === 'serving') {
+        serving = true;
+        const l = m.listening;
+        process.stdout.write(`${JSON.stringify({ url: l.url, token_file: l.token_file, pid: l.pid, ...(l.chat_url ? { chat_url: l.chat_url } : {}) })}\n`);
+        if (l.chat_url) process.stderr.write(`chat: open ${l.chat_url} in a browser (a one-time link; the session cookie it sets keeps you in)\n`);
+        process.stderr.write(`serving through the workspace daemon (pid ${l.pid}); Ctrl-C stops serving\n`);
+      } else if (m.t === 'err') process.stderr.write(m.data);
+      else if (m.t === 'exit') finish({ kind: 'exit', code: m.code });
+    });
+    socket.on('error', () => undefined);
+    socket.once('close', () => {
+      if (!greeted) return finish({ kind: 'lost', wrote: false });
+      if (serving && !stopping) {
+        process.stderr.write('vlt: the workspace daemon stopped serving (run `vlt serve` again)\n');
+        return finish({ kind: 'exit', code: 1 });
+      }
+      finish({ kind: 'exit', code: 0 });
+    });
+    send(socket, hello);
+  });
+}
+
 /** Finds or starts the daemon and runs one connection's exchange, replacing a daemon that will not do. */
 async function session(opts: ForwardOptions, exchange: (socket: net.Socket) => Promise<Outcome>): Promise<number | undefined> {
   const paths = daemonPaths(opts.root);

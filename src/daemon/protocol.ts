@@ -6,7 +6,8 @@
  * - client → daemon: `hello` (first, once), `stdin` (the answer to `stdin?`), `cancel`, `stop`;
  * - daemon → client: `ok` or `refused` (the answer to `hello`), `out` and `err` (the command's
  *   stdout and stderr text), `stdin?` (the command reads stdin), `exit` (last).
- * An `mcp` hello is different: after `ok` the connection is an MCP stdio stream (`vlt mcp`).
+ * An `mcp` hello is different: after `ok` the connection is an MCP stdio stream (`vlt mcp`); a
+ * `serve` hello gets `serving` (or `err` and `exit`), and the endpoint lives while the connection does.
  *
  * Invariant: the socket's path is derived from the workspace's real path, never read from a
  * file in the workspace; a socket is used only when it belongs to this user.
@@ -26,6 +27,8 @@ export type ClientMessage =
   | { t: 'hello'; protocol: number; build: string; env: string; kind: 'status' }
   /** After `ok`, the connection carries MCP (newline-delimited JSON-RPC) both ways. */
   | { t: 'hello'; protocol: number; build: string; env: string; kind: 'mcp' }
+  /** `vlt serve` on loopback: the daemon serves MCP over HTTP (and the chat) while the connection lasts. */
+  | { t: 'hello'; protocol: number; build: string; env: string; kind: 'serve'; port?: number; chat: boolean }
   | { t: 'stdin'; data: string | null }
   | { t: 'cancel' };
 
@@ -36,7 +39,9 @@ export type DaemonMessage =
   | { t: 'err'; data: string }
   | { t: 'stdin?' }
   | { t: 'status'; status: DaemonStatusInfo }
-  | { t: 'exit'; code: number };
+  | { t: 'exit'; code: number }
+  /** The HTTP endpoint of a `serve` connection listens (what `vlt serve` prints as one JSON line). */
+  | { t: 'serving'; listening: { url: string; token_file: string | null; pid: number; chat_url?: string } };
 
 /** What a running daemon says about itself. */
 export interface DaemonStatusInfo {

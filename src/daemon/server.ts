@@ -20,6 +20,7 @@ import { VltError } from '../core/errors';
 import type { Logger } from '../core/ports';
 import { userConfigDir } from '../core/trust';
 import { writeFileAtomic } from '../core/store/atomic';
+import { startMcpEndpoint, type McpHttpEndpoint } from '../mcp/main';
 import { publishQueue } from '../server/queue-state';
 import { watchFiles, type TreeWatcher } from '../server/watch';
 import { WorkspaceServer } from '../server/workspace';
@@ -214,6 +215,10 @@ class Daemon {
       void this.serveMcp(socket, detach());
       return undefined;
     }
+    if (m.kind === 'serve') {
+      void this.serveHttp(socket, m);
+      return undefined;
+    }
     const abort = new AbortController();
     const request: { abort: AbortController; stdin?: (data: string | undefined) => void } = { abort };
     const io: CliIo = {
@@ -260,6 +265,35 @@ class Daemon {
       this.logger.warn(`daemon: MCP session failed: ${e instanceof Error ? e.message : String(e)}`);
       socket.destroy();
     } finally {
+      this.sessions--;
+      this.lastActivity = Date.now();
+      if (this.active === 0 && this.sessions === 0) for (const wake of this.idle.splice(0)) wake();
+    }
+  }
+
+  /**
+   * `vlt serve` through the daemon: the MCP Streamable HTTP endpoint (and the browser chat) of
+   * the shared workspace server, on loopback, until the client's connection closes.
+   */
+  private async serveHttp(socket: net.Socket, m: { port?: number; chat: boolean }): Promise<void> {
+    this.sessions++;
+    let endpoint: McpHttpEndpoint | undefined;
+    try {
+      await this.ready;
+      const ws = this.ws;
+      if (!ws || socket.destroyed) return;
+      const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      endpoint = await startMcpEndpoint(ws, { logger: this.logger, ...(m.port !== undefined ? { port: m.port } : {}), chat: m.chat && !ws.restricted });
+      const { url, token_file, pid, chat_url } = endpoint;
+      send(socket, { t: 'serving', listening: { url, token_file, pid, ...(chat_url ? { chat_url } : {}) } });
+      await closed;
+    } catch (e) {
+      const err = e instanceof VltError ? e : new VltError('INTERNAL', e instanceof Error ? e.message : String(e));
+      send(socket, { t: 'err', data: `vlt: ${err.message}\n` });
+      send(socket, { t: 'exit', code: err.code === 'USAGE' ? 2 : 1 });
+      socket.end();
+    } finally {
+      await endpoint?.close().catch(() => undefined);
       this.sessions--;
       this.lastActivity = Date.now();
       if (this.active === 0 && this.sessions === 0) for (const wake of this.idle.splice(0)) wake();

@@ -11,6 +11,7 @@ import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, readdirSync,
 import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, tempDir, type CliResult } from '../helpers/cli';
@@ -183,6 +184,43 @@ describe('the workspace daemon', () => {
       await client.close();
     }
     await until('the MCP session to end in the daemon', async () => JSON.parse((await vlt(['daemon', 'status', '--json'])).stdout).daemon.mcp_sessions === 0);
+  });
+
+  it('serves `vlt serve` on loopback from the daemon, until the command is stopped', async () => {
+    const pid = record(ws)!.pid;
+    const child = spawn(process.execPath, [inst.cli, 'serve', '--mcp-port', '0', '--no-chat'], { cwd: ws, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', VLT_DAEMON: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const line = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.includes('\n')) resolve(out.split('\n')[0]!);
+      });
+      child.once('exit', (code) => reject(new Error(`vlt serve exited ${code}: ${stderr}`)));
+    });
+    const listening = JSON.parse(line) as { url: string; token_file: string; pid: number };
+    // The daemon serves it: the same process as the terminal's commands, one index.
+    expect(listening.pid).toBe(pid);
+    const token = readFileSync(listening.token_file, 'utf8').trim();
+    const client = new Client({ name: 'vlt-daemon-http', version: '0.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(listening.url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+    const r = (await client.callTool({ name: 'search_code', arguments: { query: 'Helper' } })) as CallToolResult;
+    expect(JSON.stringify(r.content)).toContain('util/util.go');
+    await client.close();
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    // The endpoint went with the command; the daemon stays.
+    await until('the endpoint to close', async () => {
+      try {
+        await fetch(listening.url, { method: 'POST' });
+        return false;
+      } catch {
+        return true;
+      }
+    });
+    expect(alive(pid)).toBe(true);
   });
 
   it('reads stdin through the client, and records memory in the daemon', async () => {
