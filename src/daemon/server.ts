@@ -83,9 +83,13 @@ export async function runDaemon(opts: DaemonOptions): Promise<void> {
   } finally {
     fs.rmSync(paths.startLock, { force: true });
   }
+  // One client's failure must not take the others' daemon down: a stray rejection is logged.
+  const onRejection = (e: unknown) => logger.error(`daemon: unhandled rejection: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+  process.on('unhandledRejection', onRejection);
   try {
     await daemon.serve(listener);
   } finally {
+    process.off('unhandledRejection', onRejection);
     listener.close();
     if (readRecord(paths.record)?.pid === process.pid) fs.rmSync(paths.record, { force: true });
   }
