@@ -95,10 +95,17 @@ function forwarded(s: Scan): boolean {
   return subs === 'all' || (sub !== undefined && subs.includes(sub));
 }
 
+/**
+ * Whether commands go to the workspace daemon: yes, unless `--no-daemon` or VLT_DAEMON=0; in CI
+ * (CI=true) only with VLT_DAEMON=1, since a background process left behind can hold a CI job open.
+ */
 function daemonEnabled(s: Scan): boolean {
   if (s.noDaemon || process.platform === 'win32') return false;
   const v = (process.env.VLT_DAEMON ?? '').toLowerCase();
-  return !['0', 'false', 'off', 'no'].includes(v);
+  if (['0', 'false', 'off', 'no'].includes(v)) return false;
+  if (['1', 'true', 'on', 'yes'].includes(v)) return true;
+  const ci = (process.env.CI ?? '').toLowerCase();
+  return !(ci !== '' && ci !== '0' && ci !== 'false');
 }
 
 /** The build-time help text for the command words, when there is one. */

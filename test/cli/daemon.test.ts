@@ -350,7 +350,7 @@ describe('the workspace daemon', () => {
     expect(record(ws)).toBeUndefined();
   });
 
-  it('starts no daemon for a read in a folder never indexed, nor with VLT_DAEMON=0', async () => {
+  it('starts no daemon for a read in a folder never indexed, nor with VLT_DAEMON=0, nor in CI unless asked', async () => {
     const empty = tempDir('vlt-noindex-');
     const r = await run(inst, ['coderag', 'status'], { cwd: empty });
     expect(r.code).toBe(1);
@@ -358,6 +358,10 @@ describe('the workspace daemon', () => {
     expect(existsSync(path.join(empty, '.vlt'))).toBe(false);
     const off = await run(inst, ['coderag', 'init'], { cwd: empty, env: { VLT_DAEMON: '0' } });
     expect(off.code, off.stderr).toBe(0);
+    expect(record(empty)).toBeUndefined();
+    // In CI, no daemon unless asked for with VLT_DAEMON=1.
+    const ci = await run(inst, ['coderag', 'sync'], { cwd: empty, env: { VLT_DAEMON: '', CI: 'true' } });
+    expect(ci.code, ci.stderr).toBe(0);
     expect(record(empty)).toBeUndefined();
     rmSync(empty, { recursive: true, force: true });
   });
