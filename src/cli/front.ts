@@ -7,6 +7,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { loadMain } from './code-cache';
 import { version as VERSION } from '../../package.json';
 
 /** Commands a daemon runs for its workspace: the ones that read or write the index and memory. */
@@ -125,10 +126,7 @@ function exit(code: number): void {
 }
 
 function inProcess(argv: readonly string[]): void {
-  // Not resolvable at build time on purpose: the full CLI is a bundle of its own, loaded only here.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a bundle beside this one, by path
-  const main = require(path.join(__dirname, 'cli-main.js')) as { runInProcess(argv: readonly string[]): void };
-  main.runInProcess(argv);
+  loadMain(path.join(__dirname, 'cli-main.js')).runInProcess(argv);
 }
 
 async function front(argv: readonly string[]): Promise<void> {
