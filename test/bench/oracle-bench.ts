@@ -34,7 +34,7 @@ import { Engine } from '../../src/core/engine';
 import type { ChatModel, ChatRequest, ChatResult, ChatStreamEvent } from '../../src/core/llm/chat';
 import { OpenAIChatModel } from '../../src/core/llm/openai-chat';
 import { PromptLibrary } from '../../src/core/llm/prompts';
-import { Oracle } from '../../src/core/oracle/oracle';
+import { Oracle, type AskOptions } from '../../src/core/oracle/oracle';
 import { QUESTION_TYPES, type OracleAnswer, type QuestionType } from '../../src/core/oracle/types';
 import { silentLogger } from '../../src/core/ports';
 import { nodeWorkspaceFs } from '../../src/node/fs';
@@ -42,6 +42,8 @@ import { startFakeOpenAI, type FakeChatRequest, type FakeChatReply } from '../he
 
 export type CorpusName = 'go' | 'self';
 export const CORPUS_NAMES: readonly CorpusName[] = ['go', 'self'];
+/** Every corpus {@link openCorpus} can open: the question set's two, and Django for the no-context set. */
+export type BenchCorpus = CorpusName | 'django';
 
 export interface OracleQuestion {
   id: string;
@@ -73,7 +75,7 @@ export interface QuestionResult {
   ms: number;
 }
 
-interface Latency {
+export interface Latency {
   n: number;
   p50: number;
   p95: number;
@@ -132,13 +134,24 @@ export interface OracleBenchResult {
   perQuestion: QuestionResult[];
 }
 
-export interface OracleBenchOptions {
-  /** The repository root (prompts/, test/bench/oracle/questions.json, and the `self` corpus). */
+/** Where the corpora come from and where their indexed copies live. */
+export interface CorpusOptions {
+  /** The repository root (prompts/, test/bench/oracle/, and the `self` corpus). */
   repoRoot: string;
   /** The Go tree to copy when `goDir` holds no copy yet; default /usr/share/go-1.19/src. */
   goSrc?: string;
   /** Where the indexed Go copy lives; default `<repoRoot>/.bench/go`, the copy `npm run bench` makes. */
   goDir?: string;
+  /** The Django package to copy when `djangoDir` holds no copy yet; default /usr/lib/python3/dist-packages/django. */
+  djangoSrc?: string;
+  /**
+   * Where the indexed Django copy lives: the package sits in its `django/` folder, as in the copy
+   * `npm run bench` makes; default `<repoRoot>/.bench/django`.
+   */
+  djangoDir?: string;
+}
+
+export interface OracleBenchOptions extends CorpusOptions {
   corpora?: readonly CorpusName[];
   /** Timed extractive rounds over every question; default 3. */
   rounds?: number;
@@ -201,7 +214,7 @@ export function pct(xs: readonly number[], p: number): number {
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] ?? 0;
 }
 
-function latency(xs: readonly number[]): Latency {
+export function latency(xs: readonly number[]): Latency {
   return { n: xs.length, p50: pct(xs, 50), p95: pct(xs, 95), max: xs.length ? Math.max(...xs) : 0 };
 }
 
@@ -355,12 +368,12 @@ const deps = { fs: nodeWorkspaceFs, logger: silentLogger, embeddingProvider: nul
 
 /**
  * Paths of this repository that are left out of the `self` corpus: the benchmark's own question
- * set and bench (they hold every question and its gold, so any question would be "answered" by
- * quoting them), and oracle tests, which carry example questions of the same kind.
+ * sets and benches (they hold every question and its gold, so any question would be "answered"
+ * by quoting them), and oracle tests, which carry example questions of the same kind.
  */
 export function excludedFromSelf(rel: string): boolean {
   const p = rel.replace(/\\/g, '/');
-  if (p === 'test/bench/oracle' || p.startsWith('test/bench/oracle/') || p.startsWith('test/bench/oracle-bench')) return true;
+  if (p === 'test/bench/oracle' || p.startsWith('test/bench/oracle/') || p.startsWith('test/bench/oracle-bench') || p.startsWith('test/bench/no-context-bench')) return true;
   return p.startsWith('test/') && (/(^|\/)oracle[^/]*$/.test(p) || p.startsWith('test/core/oracle/') || p.startsWith('test/fixtures/oracle/'));
 }
 
@@ -381,19 +394,30 @@ function copySelf(repoRoot: string): string {
   return dir;
 }
 
-async function openCorpus(name: CorpusName, opts: OracleBenchOptions): Promise<{ engine: Engine; root: string; indexMs: number; reused: boolean; cleanup: () => void }> {
+/** Copies `src` to `dest` unless `dest` exists. */
+function copyOnce(src: string, dest: string): void {
+  if (existsSync(dest)) return;
+  process.stderr.write(`[oracle] copying ${src} → ${dest}\n`);
+  mkdirSync(path.dirname(dest), { recursive: true });
+  cpSync(src, dest, { recursive: true, dereference: true });
+}
+
+/**
+ * Opens a corpus in write mode and brings its index up to date: the Go and Django copies are
+ * made once and their indexes reused, the `self` copy is made afresh (and removed by `cleanup`).
+ */
+export async function openCorpus(name: BenchCorpus, opts: CorpusOptions): Promise<{ engine: Engine; root: string; indexMs: number; reused: boolean; cleanup: () => void }> {
   let root: string;
   let cleanup = () => {};
   let reused = false;
   if (name === 'go') {
     root = path.resolve(opts.goDir ?? path.join(opts.repoRoot, '.bench', 'go'));
     reused = existsSync(path.join(root, '.vlt', 'index.db'));
-    if (!existsSync(root)) {
-      const src = opts.goSrc ?? '/usr/share/go-1.19/src';
-      process.stderr.write(`[oracle] copying ${src} → ${root}\n`);
-      mkdirSync(path.dirname(root), { recursive: true });
-      cpSync(src, root, { recursive: true, dereference: true });
-    }
+    copyOnce(opts.goSrc ?? '/usr/share/go-1.19/src', root);
+  } else if (name === 'django') {
+    root = path.resolve(opts.djangoDir ?? path.join(opts.repoRoot, '.bench', 'django'));
+    reused = existsSync(path.join(root, '.vlt', 'index.db'));
+    copyOnce(opts.djangoSrc ?? '/usr/lib/python3/dist-packages/django', path.join(root, 'django'));
   } else {
     root = copySelf(opts.repoRoot);
     const dir = root;
@@ -418,15 +442,16 @@ async function openCorpus(name: CorpusName, opts: OracleBenchOptions): Promise<{
 // The bench
 // ---------------------------------------------------------------------------------------------
 
-function firstLine(s: string, max = 90): string {
+export function firstLine(s: string, max = 90): string {
   const l = s.split('\n').find((x) => x.trim() !== '') ?? '';
   return l.length > max ? `${l.slice(0, max - 1)}…` : l;
 }
 
-async function ask(oracle: Oracle, question: string, noLlm: boolean): Promise<{ ans?: OracleAnswer; error?: string; ms: number }> {
+/** One timed ask that never throws: an error comes back as its message. */
+export async function ask(oracle: Oracle, question: string, noLlm: boolean, extra: Pick<AskOptions, 'explain'> = {}): Promise<{ ans?: OracleAnswer; error?: string; ms: number }> {
   const t0 = performance.now();
   try {
-    const ans = await oracle.ask(question, { noLlm, noLog: true, signal: AbortSignal.timeout(ASK_TIMEOUT_MS) });
+    const ans = await oracle.ask(question, { ...extra, noLlm, noLog: true, signal: AbortSignal.timeout(ASK_TIMEOUT_MS) });
     return { ans, ms: performance.now() - t0 };
   } catch (e) {
     return { error: e instanceof Error ? `${e.name}: ${e.message}` : String(e), ms: performance.now() - t0 };
@@ -675,6 +700,7 @@ export async function selfTest(): Promise<void> {
   check(!contentWords('0xc0000a4000 +0x3a').includes('xc0000a4000'), 'contentWords skips hex addresses');
   check(pct([5, 1, 4, 2, 3], 50) === 3 && pct([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20], 95) === 19, 'pct is nearest-rank');
   check(excludedFromSelf('test/bench/oracle/questions.json') && excludedFromSelf('test/bench/oracle-bench.ts') && excludedFromSelf('test/core/oracle.test.ts') && excludedFromSelf('test/core/oracle'), 'the self corpus leaves out the question set and oracle tests');
+  check(excludedFromSelf('test/bench/no-context-bench.ts'), '… and the no-context bench');
   check(!excludedFromSelf('src/core/oracle/oracle.ts') && !excludedFromSelf('test/core/engine.test.ts') && !excludedFromSelf('test/bench/intel-bench.ts'), '… and nothing else');
   check(citeFirst({ messages: [{ role: 'system', content: 'x' }, { role: 'user', content: 'ctx [net/http/server.go:1842-1900] and [io/io.go:83]' }] }).content === 'The code that answers this is at [net/http/server.go:1842].', 'the fake cites the first [path:line] of its context');
 

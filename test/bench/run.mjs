@@ -12,7 +12,7 @@ import * as esbuild from 'esbuild';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const work = path.join(root, '.bench');
 mkdirSync(work, { recursive: true });
-// Suites: go, django (the corpus measurements), process, intel, repomap, memory, oracle, vscode, chat; none named = all.
+// Suites: go, django (the corpus measurements), process, intel, repomap, memory, oracle, nocontext, vscode, chat; none named = all.
 const only = process.argv.slice(2);
 const want = (suite) => only.length === 0 || only.includes(suite);
 const GO_SRC = '/usr/share/go-1.19/src';
@@ -208,6 +208,15 @@ if (want('oracle')) {
   results.oracle = await runBench('oracle-bench', ['--go-dir', path.join(work, 'go')]);
 }
 
+// The oracle's "no relevant context" decision on questions it was not calibrated on
+// (test/bench/oracle/no-context.json): off-topic and on-topic questions on the Go standard
+// library, Django and this repository, on the copies (and indexes) the go and django corpora made.
+if (want('nocontext')) {
+  ensureDebian(['golang-1.19-src', 'python3-django']);
+  console.error('[nocontext] off-topic and on-topic questions on the Go standard library, Django and this repository…');
+  results.nocontext = await runBench('no-context-bench', ['--go-dir', path.join(work, 'go'), '--django-dir', path.join(work, 'django')]);
+}
+
 // The extension in a real VS Code (code-server + chromium from test/e2e/install.sh): activation,
 // first index of the Go standard library in the server, the extension host's event loop, save
 // to searchable, and "Where Is This Used?" beside VS Code's own TypeScript server on rxjs.
@@ -359,6 +368,27 @@ if (results.oracle) {
   if (o.concurrency) {
     const c = o.concurrency;
     lines.push(`| ${c.concurrent} concurrent asks (${c.corpus}, ${c.asks} in all): 0 errors, p95 ≤ 3× single | ${c.errors} errors, p95 ${ms(c.latency.p95)} = ${c.ratioP95.toFixed(2)}× single (${ms(c.singleP95)}) | ${c.errors === 0 && c.ratioP95 <= 3 ? 'met' : 'not met'} |`);
+  }
+}
+if (results.nocontext) {
+  const n = results.nocontext;
+  const names = Object.keys(n.corpora);
+  const frac = (t) => `${t.noContext} / ${t.n} (${pc(t.n ? t.noContext / t.n : 0)})`;
+  const met = (ok) => (ok ? 'met' : 'not met');
+  lines.push('');
+  lines.push('The oracle\'s "no relevant context" on questions it was not calibrated on (test/bench/oracle/no-context.json), extractive:');
+  lines.push('');
+  lines.push(`| | ${names.join(' | ')} | all |`);
+  lines.push(`|---|${names.map(() => '---').join('|')}|---|`);
+  const cell = (f, all) => [...names.map((x) => f(n.corpora[x])), all].join(' | ');
+  lines.push(`| off-topic answered "no context" (target ≥ ${pc(n.targets.offTopicNoContext)}) | ${cell((c) => `${frac(c.offTopic)}, ${met(c.met.offTopic)}`, frac(n.all.offTopic))} |`);
+  for (const cat of ['other-product', 'other-framework', 'general-knowledge', 'near-miss']) {
+    lines.push(`| …${cat} | ${cell((c) => (c.offTopic.perCategory[cat] ? frac(c.offTopic.perCategory[cat]) : '-'), '')} |`);
+  }
+  lines.push(`| on-topic answered "no context" (target ≤ ${pc(n.targets.onTopicFalseNoContext)}) | ${cell((c) => `${frac(c.onTopic)}, ${met(c.met.onTopic)}`, frac(n.all.onTopic))} |`);
+  lines.push(`| latency p50 / p95 | ${cell((c) => `${ms(c.latency.p50)} / ${ms(c.latency.p95)}`, '')} |`);
+  for (const [name, c] of Object.entries(n.corpora)) {
+    for (const w of c.wrong.onTopicNoContext) lines.push(`- ${name}: on-topic ${w.id} answered "no context": "${w.question}"`);
   }
 }
 if (results.vscode && !results.vscode.skipped) {
