@@ -120,8 +120,11 @@ export function analyzeQuestion(text: string): AnalyzedQuestion {
   if (!isLong) {
     const words = text.split(/\s+/);
     words.forEach((w, i) => {
-      const bare = w.replace(/^[^\w$]+|[^\w$]+$/g, '');
+      // "Django's ORM": the possessive is grammar, the name is Django.
+      const bare = w.replace(/^[^\w$]+|[^\w$]+$/g, '').replace(/['’]s$/, '');
       if (i > 0 && /^[A-Z][a-z0-9]+[A-Za-z0-9]*$/.test(bare) && !QUESTION_WORDS.has(bare.toLowerCase()) && bare.length >= 3) addSymbol(bare);
+      // An acronym ("ORM", "GraphQL's API") names a thing as surely as a capitalised word.
+      else if (/^[A-Z]{2,5}[0-9]?$/.test(bare) && !QUESTION_WORDS.has(bare.toLowerCase())) addSymbol(bare);
     });
   }
 
