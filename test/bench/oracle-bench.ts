@@ -702,7 +702,7 @@ export async function selfTest(): Promise<void> {
   check(excludedFromSelf('test/bench/oracle/questions.json') && excludedFromSelf('test/bench/oracle-bench.ts') && excludedFromSelf('test/core/oracle.test.ts') && excludedFromSelf('test/core/oracle'), 'the self corpus leaves out the question set and oracle tests');
   check(excludedFromSelf('test/bench/no-context-bench.ts'), '… and the no-context bench');
   check(!excludedFromSelf('src/core/oracle/oracle.ts') && !excludedFromSelf('test/core/engine.test.ts') && !excludedFromSelf('test/bench/intel-bench.ts'), '… and nothing else');
-  check(citeFirst({ messages: [{ role: 'system', content: 'x' }, { role: 'user', content: 'ctx [net/http/server.go:1842-1900] and [io/io.go:83]' }] }).content === 'The code that answers this is at [net/http/server.go:1842].', 'the fake cites the first [path:line] of its context');
+  check(citeFirst({ messages: [{ role: 'system', content: 'x' }, { role: 'user', content: 'ctx\n### [net/http/server.go:1842-1900] (primary)\n### [io/io.go:83] (neighbour)' }] }).content === 'The code that answers this is at [net/http/server.go:1842].', 'the fake cites the first [path:line] of its context');
 
   const dir = mkdtempSync(path.join(tmpdir(), 'vlt-oracle-selftest-'));
   try {
