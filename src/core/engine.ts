@@ -15,13 +15,13 @@ import { TreeCache } from './intel/sources';
 import { createCodeParser, type CodeParser } from './parse/parser';
 import { createParsePool, type ParsePool } from './parse/pool';
 import { silentLogger, type EmbeddingProvider, type Logger, type ProgressSink, type WorkspaceFs } from './ports';
-import { PersistedSymbolTable, encodeSymbolTable } from './search/symbol-table';
-import { hybridSearch, normalizeSymbolName, type FusedHit, type RetrieverRun, type SearchSources, type SymbolCandidate } from './search/hybrid';
+import { SymbolTables } from './search/symbol-tables';
+import { hybridSearch, normalizeSymbolName, type FusedHit, type RetrieverRun, type SearchSources } from './search/hybrid';
 import type { AnalyzedQuery } from './search/query';
 import { SearchIndex } from './search/orama-index';
 import { hitSnippet, SNIPPET_LINES } from './search/snippet';
-import { identifierParts, tokenize } from './search/tokenizer';
-import { IndexStore, type ChunkRow, type FileRow, type SymbolRow } from './store/store';
+import { tokenize } from './search/tokenizer';
+import { IndexStore, type ChunkRow, type FileRow } from './store/store';
 import type { LanguageId } from './types';
 
 export interface EngineDeps {
@@ -142,12 +142,9 @@ const IN_THREAD_MAX_FILES = 50;
 const MIN_ID_SLACK = 1024;
 const ID_SLACK_RATIO = 0.25;
 
-/** Most changed files patched into the symbol table; more reload it from the store. */
-const MAX_PATCHED_FILES = 200;
-
 export class Engine {
-  private symbolsByName: Map<string, SymbolCandidate[]> | undefined;
-  private symbolsByPart: Map<string, SymbolCandidate[]> | undefined;
+  /** Search's symbol tables: in memory, or read in place from the last commit. */
+  private readonly symbolTables: SymbolTables;
   private chunkRanges = new Map<number, Array<{ id: number; start: number; end: number }>>();
   private filePaths: Array<{ fileId: number; path: string }> | undefined;
   private refCounts = new Map<string, number>();
@@ -162,7 +159,6 @@ export class Engine {
   private set searchIndex(index: SearchIndex) {
     this.loadedSearchIndex = index;
   }
-  private symbolNameList: string[] | undefined;
   private pool: ParsePool | undefined;
   /** The in-thread parser of small runs, once the workers are released. */
   private threadPool: ParsePool | undefined;
@@ -183,18 +179,10 @@ export class Engine {
     readonly embeddings: EmbeddingProvider | undefined,
     readonly mode: 'read' | 'write',
   ) {
+    this.symbolTables = new SymbolTables({ store, mode, logger, generatedMode: () => this.generatedMode(), isNavigationOnly: (f) => this.isNavigationOnly(f) });
     // A writer persists the symbol table with each commit that changed symbols, from the tables
-    // it holds (built now when it has none), for the next process that answers one query.
-    if (mode === 'write') {
-      store.symbolTableWriter = (generation) => {
-        const t0 = performance.now();
-        const maps = { byName: this.symbolMap(), byPart: this.partMap() };
-        const t1 = performance.now();
-        const bytes = encodeSymbolTable(maps, generation, this.generatedMode());
-        this.logger.debug(`symbol table: ${(bytes.byteLength / 2 ** 20).toFixed(1)} MiB, tables ${(t1 - t0).toFixed(0)} ms, encoded in ${(performance.now() - t1).toFixed(0)} ms`);
-        return bytes;
-      };
-    }
+    // it holds (built or patched now when it has none), for the next process that answers one query.
+    if (mode === 'write') store.symbolTableWriter = (generation) => this.symbolTables.encode(generation);
   }
 
   /**
@@ -356,7 +344,7 @@ export class Engine {
     let patched = false;
     // The symbol table as committed before this run: patched with the run's changes, it is the
     // table the run's commit persists, without reading every symbol row.
-    const before = this.symbolsByName ? undefined : this.store.symbolTable();
+    const before = this.symbolTables.beforeRun();
     const report = await runIndex({
       root: this.root,
       config: this.config,
@@ -375,11 +363,8 @@ export class Engine {
       ...(opts.paths ? { paths: opts.paths } : {}),
       // The symbol tables follow the run before its commit persists them.
       beforePersist: (changed) => {
-        if (!this.symbolsByName && before && changed.length > 0 && changed.length <= MAX_PATCHED_FILES) {
-          const table = PersistedSymbolTable.read(before.bytes);
-          if (table && table.generation === before.generation && table.mode === this.generatedMode()) this.symbolsByName = table.byName();
-        }
-        this.invalidateCaches([...changed]);
+        this.symbolTables.applyRun(changed, before);
+        this.invalidateCaches([]);
         patched = true;
       },
     });
@@ -445,7 +430,7 @@ export class Engine {
    */
   warmUp(): void {
     void this.searchIndex;
-    this.symbolMap();
+    this.symbolTables.warm();
   }
 
   /** Whether index.db on disk is newer than what this engine loaded (a cheap stat). */
@@ -476,8 +461,7 @@ export class Engine {
 
   private async dropDerivedState(): Promise<void> {
     this.loadedSearchIndex = undefined;
-    this.symbolsByName = undefined;
-    this.persistedTable = undefined;
+    this.symbolTables.drop();
     this.invalidateCaches([]);
     this.contentVersion++;
     if (this.embeddings && this.searchDims) await this.fillVectorsFromCache();
@@ -487,53 +471,19 @@ export class Engine {
     return dryRun(this.root, this.config, this.deps.fs, this.logger, onProgress, opts);
   }
 
-  /**
-   * Drops what the search caches know about changed files. A few changed files are patched
-   * into the symbol table (an edit must be searchable at once, and reloading every symbol
-   * costs a quarter second on a large repository); many changes reload it lazily.
-   */
+  /** Drops what the search caches know about changed files (the symbol tables patch themselves). */
   private invalidateCaches(changed: string[]): void {
     this.chunkRanges.clear();
-    this.symbolNameList = undefined;
     this.filePaths = undefined;
     this.refCounts.clear();
-    this.symbolsByPart = undefined;
-    if (changed.length === 0 || !this.symbolsByName) return;
-    if (changed.length > MAX_PATCHED_FILES) {
-      this.symbolsByName = undefined;
-      return;
-    }
-    const paths = new Set(changed);
-    for (const [key, list] of this.symbolsByName) {
-      const kept = list.filter((s) => !paths.has(s.path));
-      if (kept.length !== list.length) {
-        if (kept.length) this.symbolsByName.set(key, kept);
-        else this.symbolsByName.delete(key);
-      }
-    }
-    for (const p of paths) {
-      const file = this.store.getFile(p);
-      if (file && !this.isNavigationOnly(file)) this.addSymbols(this.symbolsByName, this.store.symbolsOfFile(file.id));
-    }
-  }
-
-  private addSymbols(map: Map<string, SymbolCandidate[]>, rows: Iterable<SymbolRow>): void {
-    for (const s of rows) {
-      const key = normalizeSymbolName(s.name);
-      let list = map.get(key);
-      if (!list) {
-        list = [];
-        map.set(key, list);
-      }
-      list.push({ name: s.name, qualifiedName: s.qualifiedName, kind: s.kind, fileId: s.fileId, path: s.path, startLine: s.startLine, parts: identifierParts(s.name).length, ...(s.container ? { container: s.container } : {}) });
-    }
+    this.symbolTables.invalidate(changed);
   }
 
   private sources(): SearchSources {
     return {
       index: this.searchIndex,
-      symbolsNamed: (key) => this.symbols().named(key),
-      symbolsWithPart: (part) => this.symbols().withPart(part),
+      symbolsNamed: (key) => this.symbolTables.lookup().named(key),
+      symbolsWithPart: (part) => this.symbolTables.lookup().withPart(part),
       chunkAt: (fileId, line) => {
         let ranges = this.chunkRanges.get(fileId);
         if (!ranges) {
@@ -571,64 +521,6 @@ export class Engine {
           }
         : {}),
     };
-  }
-
-  /** Sub-word → definitions, built from the symbol table on first use. */
-  private partMap(): Map<string, SymbolCandidate[]> {
-    if (this.symbolsByPart) return this.symbolsByPart;
-    const map = new Map<string, SymbolCandidate[]>();
-    for (const list of this.symbolMap().values()) {
-      for (const def of list) {
-        if (def.parts < 2) continue;
-        for (const part of new Set(identifierParts(def.name))) {
-          let l = map.get(part);
-          if (!l) map.set(part, (l = []));
-          l.push(def);
-        }
-      }
-    }
-    this.symbolsByPart = map;
-    return map;
-  }
-
-  /**
-   * The symbol table search reads: the in-memory tables when built (a long-lived host, a
-   * writer), else the table the last commit persisted (a process that answers one query), else
-   * the in-memory tables, built now.
-   */
-  private symbols(): { named(key: string): SymbolCandidate[]; withPart(part: string): SymbolCandidate[] } {
-    if (!this.symbolsByName) {
-      const persisted = this.persistedSymbols();
-      if (persisted) return persisted;
-    }
-    return { named: (key) => this.symbolMap().get(key) ?? [], withPart: (part) => this.partMap().get(part) ?? [] };
-  }
-
-  /**
-   * The persisted symbol table, when it describes the index as loaded and was built under the
-   * same `[index] generated` mode. A writer never reads it: its own tables follow its edits.
-   */
-  private persistedSymbols(): PersistedSymbolTable | undefined {
-    if (this.mode !== 'read') return undefined;
-    if (this.persistedTable === undefined) {
-      const stored = this.store.symbolTable();
-      const table = stored ? PersistedSymbolTable.read(stored.bytes) : undefined;
-      this.persistedTable = table && table.generation === stored?.generation && table.mode === this.generatedMode() ? table : null;
-    }
-    return this.persistedTable ?? undefined;
-  }
-
-  /** Written by a writer at each commit that changed symbols; read lazily by a reader (null: none usable). */
-  private persistedTable: PersistedSymbolTable | null | undefined;
-
-  private symbolMap(): Map<string, SymbolCandidate[]> {
-    if (this.symbolsByName) return this.symbolsByName;
-    const map = new Map<string, SymbolCandidate[]>();
-    // Search knows no definition of a navigation-only file: it could never return one, and the
-    // count of a name's definitions weighs each of its hits.
-    this.addSymbols(map, this.store.allSymbols(this.generatedMode() === 'navigation' ? { generated: false } : {}));
-    this.symbolsByName = map;
-    return map;
   }
 
   async search(query: string, opts: { k?: number; language?: string; pathGlob?: string; signal?: AbortSignal; withSnippetLine?: boolean } = {}): Promise<SearchOutput> {
@@ -735,7 +627,7 @@ export class Engine {
   private unknownIdentifierNotes(identifiers: readonly string[], hits: number): string[] {
     const unknown = identifiers.filter((id) => {
       const last = id.split(/\.|::|->|#/).pop() ?? id;
-      if (this.symbols().named(normalizeSymbolName(last)).length > 0) return false;
+      if (this.symbolTables.lookup().named(normalizeSymbolName(last)).length > 0) return false;
       // The tokenizer keeps the whole identifier as its first term: a chunk that mentions it has it.
       const whole = tokenize(last)[0];
       return whole === undefined || this.searchIndex.docFrequency(whole) === 0;
@@ -1007,14 +899,7 @@ export class Engine {
 
   /** Every distinct definition name, from the symbol table the search already holds (for suggestions; not those of navigation-only files). */
   private symbolNames(): readonly string[] {
-    if (!this.symbolNameList) {
-      const names = new Set<string>();
-      const persisted = this.symbolsByName ? undefined : this.persistedSymbols();
-      if (persisted) for (const n of persisted.allNames()) names.add(n);
-      else for (const list of this.symbolMap().values()) for (const c of list) names.add(c.name);
-      this.symbolNameList = [...names];
-    }
-    return this.symbolNameList;
+    return this.symbolTables.allNames();
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,185 @@
+/**
+ * The symbol tables search reads (definitions by normalised name and by sub-word) over one
+ * index: built in memory from the symbol rows and patched with each index run's changes (a
+ * writer, a long-lived host), or read in place from the table the last commit persisted (a
+ * process that answers one query), and encoded for each commit that changed symbols.
+ */
+import type { Logger } from '../ports';
+import type { IndexStore, SymbolRow } from '../store/store';
+import { identifierParts } from './tokenizer';
+import { normalizeSymbolName, type SymbolCandidate } from './hybrid';
+import { encodeSymbolTable, PersistedSymbolTable } from './symbol-table';
+
+/** Most changed files patched into the tables; more reload them from the store. */
+export const MAX_PATCHED_FILES = 200;
+
+export interface SymbolTablesDeps {
+  store: IndexStore;
+  mode: 'read' | 'write';
+  logger: Logger;
+  /** The index's `[index] generated` mode: navigation-only files have no definitions in search. */
+  generatedMode(): string;
+  isNavigationOnly(file: { generated: boolean }): boolean;
+}
+
+/** What search asks of the tables. */
+export interface SymbolLookup {
+  named(key: string): SymbolCandidate[];
+  withPart(part: string): SymbolCandidate[];
+}
+
+export class SymbolTables {
+  private byName: Map<string, SymbolCandidate[]> | undefined;
+  private byPart: Map<string, SymbolCandidate[]> | undefined;
+  /** Read lazily by a reader from the last commit (null: none usable). */
+  private persisted: PersistedSymbolTable | null | undefined;
+  private names: string[] | undefined;
+
+  constructor(private readonly deps: SymbolTablesDeps) {}
+
+  /**
+   * The tables search reads: the in-memory ones when built, else the persisted one (a reader),
+   * else the in-memory ones, built now.
+   */
+  lookup(): SymbolLookup {
+    if (!this.byName) {
+      const persisted = this.readPersisted();
+      if (persisted) return persisted;
+    }
+    return { named: (key) => this.nameMap().get(key) ?? [], withPart: (part) => this.partMap().get(part) ?? [] };
+  }
+
+  /** Every distinct definition name (suggestions; not those of navigation-only files). */
+  allNames(): readonly string[] {
+    if (!this.names) {
+      const names = new Set<string>();
+      const persisted = this.byName ? undefined : this.readPersisted();
+      if (persisted) for (const n of persisted.allNames()) names.add(n);
+      else for (const list of this.nameMap().values()) for (const c of list) names.add(c.name);
+      this.names = [...names];
+    }
+    return this.names;
+  }
+
+  /** Builds the in-memory name table now (a long-lived host, while idle). */
+  warm(): void {
+    this.nameMap();
+  }
+
+  /** The persisted form of the tables for the commit of `generation` (a writer). */
+  encode(generation: number): Uint8Array {
+    const t0 = performance.now();
+    const maps = { byName: this.nameMap(), byPart: this.partMap() };
+    const t1 = performance.now();
+    const bytes = encodeSymbolTable(maps, generation, this.deps.generatedMode());
+    this.deps.logger.debug(`symbol table: ${(bytes.byteLength / 2 ** 20).toFixed(1)} MiB, tables ${(t1 - t0).toFixed(0)} ms, encoded in ${(performance.now() - t1).toFixed(0)} ms`);
+    return bytes;
+  }
+
+  /**
+   * Before an index run: the table as committed, when the run's writer holds none in memory. Its
+   * commit then patches that table with the run's changes instead of reading every symbol row.
+   */
+  beforeRun(): { bytes: Uint8Array; generation: number } | undefined {
+    return this.byName ? undefined : this.deps.store.symbolTable();
+  }
+
+  /** After the run's changes, before its commit: the tables follow them. */
+  applyRun(changed: readonly string[], before: { bytes: Uint8Array; generation: number } | undefined): void {
+    if (!this.byName && before && changed.length > 0 && changed.length <= MAX_PATCHED_FILES) {
+      const table = PersistedSymbolTable.read(before.bytes);
+      if (table && table.generation === before.generation && table.mode === this.deps.generatedMode()) this.byName = table.byName();
+    }
+    this.invalidate(changed);
+  }
+
+  /**
+   * Drops what the tables know about changed files. A few changed files are patched into the
+   * name table (an edit must be searchable at once, and reloading every symbol costs a quarter
+   * second on a large repository); many changes reload it lazily.
+   */
+  invalidate(changed: readonly string[]): void {
+    this.names = undefined;
+    this.byPart = undefined;
+    if (changed.length === 0 || !this.byName) return;
+    if (changed.length > MAX_PATCHED_FILES) {
+      this.byName = undefined;
+      return;
+    }
+    const paths = new Set(changed);
+    for (const [key, list] of this.byName) {
+      const kept = list.filter((s) => !paths.has(s.path));
+      if (kept.length !== list.length) {
+        if (kept.length) this.byName.set(key, kept);
+        else this.byName.delete(key);
+      }
+    }
+    const { store } = this.deps;
+    for (const p of paths) {
+      const file = store.getFile(p);
+      if (file && !this.deps.isNavigationOnly(file)) addSymbols(this.byName, store.symbolsOfFile(file.id));
+    }
+  }
+
+  /** Another state of the index was loaded: everything is read again. */
+  drop(): void {
+    this.byName = undefined;
+    this.byPart = undefined;
+    this.persisted = undefined;
+    this.names = undefined;
+  }
+
+  /**
+   * The persisted table, when it describes the index as loaded and was built under the same
+   * `[index] generated` mode. A writer never reads it for answers: its own tables follow its edits.
+   */
+  private readPersisted(): PersistedSymbolTable | undefined {
+    if (this.deps.mode !== 'read') return undefined;
+    if (this.persisted === undefined) {
+      const stored = this.deps.store.symbolTable();
+      const table = stored ? PersistedSymbolTable.read(stored.bytes) : undefined;
+      this.persisted = table && table.generation === stored?.generation && table.mode === this.deps.generatedMode() ? table : null;
+    }
+    return this.persisted ?? undefined;
+  }
+
+  private nameMap(): Map<string, SymbolCandidate[]> {
+    if (this.byName) return this.byName;
+    const map = new Map<string, SymbolCandidate[]>();
+    // Search knows no definition of a navigation-only file: it could never return one, and the
+    // count of a name's definitions weighs each of its hits.
+    addSymbols(map, this.deps.store.allSymbols(this.deps.generatedMode() === 'navigation' ? { generated: false } : {}));
+    this.byName = map;
+    return map;
+  }
+
+  /** Sub-word → definitions, built from the name table on first use. */
+  private partMap(): Map<string, SymbolCandidate[]> {
+    if (this.byPart) return this.byPart;
+    const map = new Map<string, SymbolCandidate[]>();
+    for (const list of this.nameMap().values()) {
+      for (const def of list) {
+        if (def.parts < 2) continue;
+        for (const part of new Set(identifierParts(def.name))) {
+          let l = map.get(part);
+          if (!l) map.set(part, (l = []));
+          l.push(def);
+        }
+      }
+    }
+    this.byPart = map;
+    return map;
+  }
+}
+
+function addSymbols(map: Map<string, SymbolCandidate[]>, rows: Iterable<SymbolRow>): void {
+  for (const s of rows) {
+    const key = normalizeSymbolName(s.name);
+    let list = map.get(key);
+    if (!list) {
+      list = [];
+      map.set(key, list);
+    }
+    list.push({ name: s.name, qualifiedName: s.qualifiedName, kind: s.kind, fileId: s.fileId, path: s.path, startLine: s.startLine, parts: identifierParts(s.name).length, ...(s.container ? { container: s.container } : {}) });
+  }
+}
