@@ -297,8 +297,20 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
 
   connection.onRequest(searchRequest, handle(async (p) => {
     const { ws, coords } = ready();
-    const out = await ws.read((e) => e.search(p.query, { k: p.k ?? 20, ...(p.language ? { language: p.language } : {}), ...(p.path ? { pathGlob: p.path } : {}) }));
-    return { hits: out.hits.map((h) => ({ path: h.path, uri: coords.uri(h.path), range: { start: { line: h.start_line - 1, character: 0 }, end: { line: h.end_line - 1, character: 0 } }, symbol: h.symbol, kind: h.kind, score: h.score, retrievers: h.retrievers, snippet: h.snippet })) };
+    const out = await ws.read((e) => e.search(p.query, { k: p.k ?? 20, withSnippetLine: true, ...(p.language ? { language: p.language } : {}), ...(p.path ? { pathGlob: p.path } : {}) }));
+    return {
+      hits: out.hits.map((h) => ({
+        path: h.path,
+        uri: coords.uri(h.path),
+        range: { start: { line: h.start_line - 1, character: 0 }, end: { line: h.end_line - 1, character: 0 } },
+        symbol: h.symbol,
+        kind: h.kind,
+        score: h.score,
+        retrievers: h.retrievers,
+        snippet: h.snippet,
+        ...(h.snippet_line !== undefined ? { snippetLine: h.snippet_line - 1 } : {}),
+      })),
+    };
   }));
   connection.onRequest(whereUsedRequest, handle(async (p, signal) => toNavResult(await callTool<NavToolResult>('find_references', { ...navInput(p), limit: p.limit ?? 500, max_tokens: 20_000, ...(p.budgetMs ? { budget_ms: p.budgetMs } : {}) }, clientName, signal))));
   connection.onRequest(whereDefinedRequest, handle(async (p, signal) => toNavResult(await callTool<NavToolResult>('find_definition', navInput(p), clientName, signal))));

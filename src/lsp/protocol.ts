@@ -28,6 +28,8 @@ export interface SearchResultItem {
   score: number;
   retrievers: string[];
   snippet: string;
+  /** 0-based line the snippet starts at: the hit's definition or its best lines, inside `range`. */
+  snippetLine?: number;
 }
 
 export const searchRequest = new RequestType<SearchParams, { hits: SearchResultItem[] }, void>('vlt/search');

@@ -102,10 +102,10 @@ async function searchCode(host: CommandHost): Promise<void> {
   if (!query) return;
   const { hits } = await server.client.sendRequest(searchRequest, { query, k: 30 });
   const pick = await vscode.window.showQuickPick(
-    hits.map((h) => ({ label: h.symbol ?? h.path.split('/').pop() ?? h.path, description: `${h.path}:${h.range.start.line + 1}`, detail: h.snippet.split('\n').find((l) => l.trim()) ?? '', h })),
+    hits.map((h) => ({ label: h.symbol ?? h.path.split('/').pop() ?? h.path, description: `${h.path}:${(h.snippetLine ?? h.range.start.line) + 1}`, detail: h.snippet.split('\n').find((l) => l.trim()) ?? '', h })),
     { matchOnDescription: true, placeHolder: hits.length ? `${hits.length} results for "${query}"` : `no results for "${query}"` },
   );
-  if (pick) await vscode.window.showTextDocument(vscode.Uri.parse(pick.h.uri), { selection: new vscode.Range(pick.h.range.start.line, 0, pick.h.range.start.line, 0) });
+  if (pick) await vscode.window.showTextDocument(vscode.Uri.parse(pick.h.uri), { selection: new vscode.Range(pick.h.snippetLine ?? pick.h.range.start.line, 0, pick.h.snippetLine ?? pick.h.range.start.line, 0) });
 }
 
 async function repoMap(host: CommandHost): Promise<void> {

@@ -140,7 +140,8 @@ export function activate(context: vscode.ExtensionContext): VltOracleApi {
   const view = new SearchViewProvider(context.extensionUri, {
     search: async (query) => {
       const { hits } = await serverFor(vscode.window.activeTextEditor?.document.uri).client.sendRequest(searchRequest, { query, k: 20 });
-      return hits.map((h) => ({ path: h.path, start_line: h.range.start.line + 1, symbol: h.symbol, kind: h.kind, snippet: h.snippet }));
+      // Labelled and opened where the snippet starts (the hit), not at the chunk's first line.
+      return hits.map((h) => ({ path: h.path, start_line: (h.snippetLine ?? h.range.start.line) + 1, symbol: h.symbol, kind: h.kind, snippet: h.snippet }));
     },
     open: async (relPath, line) => {
       if (relPath.split(/[\\/]/).includes('..')) throw new Error(`not a workspace path: ${relPath}`);

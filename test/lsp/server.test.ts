@@ -38,6 +38,10 @@ describe('vlt lsp over stdio', () => {
     const found = await s.conn.sendRequest(searchRequest, { query: 'shift', k: 5 });
     expect(found.hits[0]?.path).toBe('geometry.ts');
     expect(found.hits[0]?.uri).toBe(uri(s, 'geometry.ts'));
+    // Where the snippet starts: inside the hit's range, so the view can open the hit itself.
+    const first = found.hits[0]!;
+    expect(first.snippetLine).toBeGreaterThanOrEqual(first.range.start.line);
+    expect(first.snippetLine).toBeLessThanOrEqual(first.range.end.line);
   });
 
   it('answers where used through the editor first, with its provenance, and falls back when the editor has nothing', async () => {
