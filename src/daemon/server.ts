@@ -20,6 +20,7 @@ import { VltError } from '../core/errors';
 import type { Logger } from '../core/ports';
 import { userConfigDir } from '../core/trust';
 import { writeFileAtomic } from '../core/store/atomic';
+import { tryLock } from '../core/store/lock';
 import { startMcpEndpoint, type McpHttpEndpoint } from '../mcp/main';
 import { publishQueue } from '../server/queue-state';
 import { watchFiles, type TreeWatcher } from '../server/watch';
@@ -62,7 +63,8 @@ export async function runDaemon(opts: DaemonOptions): Promise<void> {
   const { logger } = opts;
 
   // One starts at a time; the other steps aside when the first is serving.
-  if (!takeStartLock(paths)) {
+  const startLock = await tryLock(paths.startLock, { busyError: () => new VltError('INDEX_LOCKED', 'another daemon of this workspace is starting') }).catch(() => undefined);
+  if (!startLock) {
     logger.info('daemon: another daemon of this workspace is starting; leaving it to serve');
     return;
   }
@@ -81,7 +83,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<void> {
     await writeFileAtomic(paths.record, Buffer.from(`${JSON.stringify(record, null, 2)}\n`));
     fs.chmodSync(paths.record, 0o600);
   } finally {
-    fs.rmSync(paths.startLock, { force: true });
+    startLock.release();
   }
   // One client's failure must not take the others' daemon down: a stray rejection is logged.
   const onRejection = (e: unknown) => logger.error(`daemon: unhandled rejection: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
@@ -424,24 +426,6 @@ function answers(socketPath: string): Promise<boolean> {
     });
     s.once('error', () => resolve(false));
   });
-}
-
-/** The start lock: an exclusive create holding our pid; a dead holder's is taken over. */
-function takeStartLock(paths: DaemonPaths): boolean {
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fd = fs.openSync(paths.startLock, 'wx', 0o600);
-      fs.writeSync(fd, String(process.pid));
-      fs.closeSync(fd);
-      return true;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-      const holder = Number(fs.readFileSync(paths.startLock, 'utf8').trim());
-      if (Number.isInteger(holder) && holder > 0 && alive(holder)) return false;
-      fs.rmSync(paths.startLock, { force: true });
-    }
-  }
-  return false;
 }
 
 /** Sizes and times of the files the configuration is read from. */
