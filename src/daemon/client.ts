@@ -11,6 +11,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
+import { processIo } from '../cli/io';
 import {
   alive,
   buildId,
@@ -311,7 +312,9 @@ function run(socket: net.Socket, hello: ClientMessage): Promise<Outcome> {
           process.stderr.write(m.data);
           return;
         case 'stdin?':
-          void readStdin().then((data) => send(socket, { t: 'stdin', data }));
+          void processIo()
+            .readStdin()
+            .then((data) => send(socket, { t: 'stdin', data: data ?? null }));
           return;
         case 'exit':
           // After Ctrl-C: 130 when the command stopped, its own code when it finished first.
@@ -392,13 +395,6 @@ function isDaemonProcess(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-async function readStdin(): Promise<string | null> {
-  if (process.stdin.isTTY) return null;
-  const chunks: Buffer[] = [];
-  for await (const c of process.stdin) chunks.push(typeof c === 'string' ? Buffer.from(c) : (c as Buffer));
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 function sleep(ms: number): Promise<void> {
