@@ -5,6 +5,7 @@
 import type { SearchOutput, StatusReport } from '../core/engine';
 import type { DryRunReport } from '../core/indexer';
 import type { NavAnswer } from '../core/intel/navigate';
+import type { LocateResult } from '../core/locate/locate';
 import type { OracleExplain } from '../core/oracle/types';
 import { formatBytes } from './progress';
 
@@ -141,5 +142,16 @@ export function formatExplain(e: OracleExplain): string {
   lines.push(`context: ${e.context.tokens}/${e.context.budget} tokens`);
   for (const i of e.context.items) lines.push(`  ${i.tier.padEnd(12)} ${String(i.tokens).padStart(5)}  ${i.citation}`);
   for (const d of e.context.dropped) lines.push(`  dropped      ${String(d.tokens).padStart(5)}  ${d.citation} (${d.tier})`);
+  return lines.join('\n');
+}
+
+export function formatLocate(r: LocateResult, explain: boolean): string {
+  if (r.files.length === 0) return '(no files)';
+  const lines: string[] = [];
+  r.files.forEach((f, i) => {
+    lines.push(`${String(i + 1).padStart(2)}. ${f.path}  (${f.score.toFixed(2)})`);
+    for (const why of f.reasons) lines.push(`      ${why}`);
+    if (explain) lines.push(`      channels: ${Object.entries(f.channels).map(([c, v]) => `${c} ${v.toFixed(2)}`).join(', ')}`);
+  });
   return lines.join('\n');
 }

@@ -12,7 +12,7 @@ import { version as VERSION } from '../../package.json';
 
 /** Commands a daemon runs for its workspace: the ones that read or write the index and memory. */
 const FORWARDED: Record<string, readonly string[] | 'all'> = {
-  coderag: ['init', 'sync', 'status', 'search', 'map', 'def', 'refs', 'diag'],
+  coderag: ['init', 'sync', 'status', 'search', 'locate', 'map', 'def', 'refs', 'diag'],
   oracle: 'all',
   thread: 'all',
   notes: 'all',

@@ -15,17 +15,19 @@ import type { Engine } from '../core/engine';
 import type { LanguageServers } from '../core/intel/lsp';
 import type { Navigator } from '../core/intel/navigate';
 import { DEFAULT_MAP_TOKENS, RepoMapper } from '../core/intel/repomap';
+import { locatorFor } from '../core/locate/locate';
 import { isVltError, VltError, toVltError } from '../core/errors';
 import { LANGUAGES } from '../core/types';
 import { nodeWorkspaceFs } from '../node/fs';
 import { ProgressReporter, stderrLogger, type LogLevel } from './progress';
+import { registerEvalCommands } from './eval-commands';
 import { registerMemoryCommands } from './memory-commands';
 import { registerTrustCommands } from './trust-commands';
 import { SOURCE_FAMILIES, type SourceFamily } from '../core/oracle/oracle';
 import { decodeCursor, encodeCursor, requestFingerprint } from '../core/tools/budget';
 import { processIo, writeLine, type CliIo } from './io';
 import { processRuntime, summarizeIndexLine, type CliRuntime, type CliWiring } from './runtime';
-import { formatDryRun, formatExplain, formatNavAnswer, formatSearch, formatSkippedFiles, formatStatus } from './format';
+import { formatDryRun, formatExplain, formatLocate, formatNavAnswer, formatSearch, formatSkippedFiles, formatStatus } from './format';
 
 interface GlobalOpts {
   workspace?: string;
@@ -178,6 +180,26 @@ export function buildProgram(io: CliIo = processIo(), runtime: CliRuntime = proc
         for (const n of res.notes) w.logger.warn(n);
         json(o.explain ? { hits: res.hits, notes: res.notes, explain: res.explain } : res.hits);
       } else out(formatSearch(res, Boolean(o.explain)));
+    });
+
+  coderag
+    .command('locate')
+    .description('the files to change for a bug report, stack trace or issue text, each with its reasons')
+    .argument('[report...]', 'the report, or - (or nothing) to read it from stdin')
+    .option('-k, --limit <n>', 'number of files', parsePositiveInt, 10)
+    .option('--json', 'machine-readable output')
+    .option('--explain', "each channel's share of each file's score")
+    .action(async (words: string[], o: { limit: number; json?: boolean; explain?: boolean }) => {
+      let report = words.join(' ');
+      if (report.trim() === '' || report.trim() === '-') {
+        report = (await io.readStdin()) ?? '';
+        if (!report.trim()) throw new VltError('USAGE', 'no report given: pass it as arguments or on stdin (vlt coderag locate - < issue.txt)');
+      }
+      const w = wiring();
+      const res = await runtime.workspace(root(), w).query((engine) => locatorFor(engine).locate(report, { k: o.limit, signal: io.signal }));
+      for (const n of res.notes) w.logger.warn(n);
+      if (o.json) json(res);
+      else out(formatLocate(res, Boolean(o.explain)));
     });
 
   coderag
@@ -398,6 +420,7 @@ export function buildProgram(io: CliIo = processIo(), runtime: CliRuntime = proc
     });
 
   registerMemoryCommands(program, { io, memory: (fn) => workspace().memory(fn) });
+  registerEvalCommands(program, { io, root: () => root(), wiring, here });
   registerTrustCommands(program, {
     io,
     workspace: (p) => {

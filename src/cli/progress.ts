@@ -30,6 +30,7 @@ const PHASE_LABEL: Record<ProgressEvent['phase'], string> = {
   index: 'indexing',
   embed: 'embedding',
   persist: 'saving',
+  eval: 'evaluating',
 };
 
 export class ProgressReporter {
@@ -55,7 +56,7 @@ export class ProgressReporter {
     const finished = ev.total > 0 && ev.done >= ev.total;
     const elapsed = (now - started) / 1000;
     const rate = elapsed > 0 ? ev.done / elapsed : 0;
-    const unit = ev.phase === 'embed' ? 'chunks' : 'files';
+    const unit = ev.phase === 'embed' ? 'chunks' : ev.phase === 'eval' ? 'commits' : 'files';
     if (this.tty) {
       if (ev.phase === 'persist') {
         this.stream.write(ev.done === 0 ? '\r\x1b[2Ksaving the index…' : '\r\x1b[2K');

@@ -583,6 +583,11 @@ export class Engine {
     };
   }
 
+  /** The chunks plain BM25 ranks highest for a text, with their text (the locate mode's probe for quoted messages). */
+  textHits(query: string, limit: number): ChunkRow[] {
+    return this.store.getChunks(this.searchIndex.searchText(query, { limit }).map((h) => h.id));
+  }
+
   /**
    * The line of the definition a hit stands for: the one the symbol retriever matched, else the
    * chunk's main symbol. Looked up only for chunks longer than a snippet, whose first lines may

@@ -23,6 +23,7 @@ export const ERROR_CODES = {
   MEMORY_LOCKED: 'another process holds the memory store too long',
   IO: 'file system error',
   LSP_UNAVAILABLE: 'no language server could answer',
+  GIT_UNAVAILABLE: 'git is missing, or the folder is not a repository with history',
   RESTRICTED: 'not done in an untrusted workspace',
   CANCELLED: 'operation cancelled',
   INTERNAL: 'internal error',

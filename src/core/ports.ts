@@ -19,7 +19,7 @@ export const silentLogger: Logger = {
 
 /** Progress of a long operation: `done` out of `total` units of `phase`. */
 export interface ProgressEvent {
-  phase: 'discover' | 'parse' | 'index' | 'embed' | 'persist';
+  phase: 'discover' | 'parse' | 'index' | 'embed' | 'persist' | 'eval';
   done: number;
   total: number;
   message?: string;

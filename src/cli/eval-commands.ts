@@ -1,0 +1,118 @@
+/**
+ * `vlt eval history`: file localization measured on the workspace's own git history (see
+ * core/eval/history.ts for what is measured). It runs in the process that asked for it, never in
+ * the workspace daemon: it indexes a scratch tree of its own for minutes, and the daemon's index
+ * is the workspace's, not the history's.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { InvalidArgumentError } from 'commander';
+import { Engine } from '../core/engine';
+import { VltError } from '../core/errors';
+import { EVAL_METHODS, runHistoryEval, type EvalMethod, type HistoryEvalReport, type HistoryInstance, type MethodMetrics } from '../core/eval/history';
+import type { Logger, ProgressSink } from '../core/ports';
+import { nodeWorkspaceFs } from '../node/fs';
+import { GitHistoryRepo } from '../node/history-repo';
+import { writeLine, type CliIo } from './io';
+
+export interface EvalCommandContext {
+  io: CliIo;
+  root: () => string;
+  wiring: () => { logger: Logger; progress: { sink: ProgressSink }; signal?: AbortSignal };
+  /** Throws when the command cannot run here (in the daemon). */
+  here: (name: string) => void;
+}
+
+function positiveInt(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive integer');
+  return n;
+}
+
+function parseMethods(v: string): EvalMethod[] {
+  const list = v.split(',').map((x) => x.trim()).filter(Boolean);
+  const bad = list.filter((x) => !(EVAL_METHODS as readonly string[]).includes(x));
+  if (bad.length || list.length === 0) throw new InvalidArgumentError(`expected a comma-separated list of ${EVAL_METHODS.join(', ')}; got ${bad.join(', ') || 'nothing'}`);
+  return list as EvalMethod[];
+}
+
+const pct = (x: number) => `${(100 * x).toFixed(1)}%`.padStart(6);
+
+function table(title: string, rows: Record<string, MethodMetrics>): string[] {
+  const lines = [title, `  ${'method'.padEnd(8)} ${'n'.padStart(4)}  ${'Acc@1'.padStart(6)} ${'Acc@5'.padStart(6)} ${'Acc@10'.padStart(6)}  ${'MRR'.padStart(5)}`];
+  for (const [m, r] of Object.entries(rows)) lines.push(`  ${m.padEnd(8)} ${String(r.n).padStart(4)}  ${pct(r.acc1)} ${pct(r.acc5)} ${pct(r.acc10)}  ${r.mrr.toFixed(3)}`);
+  return lines;
+}
+
+export function formatHistoryReport(r: HistoryEvalReport): string {
+  const lines = [
+    `${r.instances.length} fix commits evaluated (of ${r.candidates} candidates) in ${(r.ms / 1000).toFixed(1)} s, ${(r.indexMs / 1000).toFixed(1)} s of it indexing`,
+    '',
+    ...table('all commits', r.overall),
+    '',
+    ...table('commits whose message names no changed file', r.namesNoGold),
+  ];
+  if (r.skippedForTime > 0) lines.push('', `${r.skippedForTime} sampled commits were not run: the time limit was reached (raise --time-limit)`);
+  lines.push('', 'Acc@k: share of commits with a changed file among the first k files; MRR: mean of 1/rank of the first changed file.');
+  return lines.join('\n');
+}
+
+function parseInstances(text: string, file: string): HistoryInstance[] {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    throw new VltError('USAGE', `${file} is not JSON: ${(e as Error).message}`);
+  }
+  const list = Array.isArray(v) ? v : (v as { instances?: unknown }).instances;
+  if (!Array.isArray(list)) throw new VltError('USAGE', `${file} holds no instances: expected an array, or an object with "instances"`);
+  return list.map((x, i) => {
+    const o = x as Partial<HistoryInstance>;
+    if (typeof o.sha !== 'string' || typeof o.parent !== 'string' || typeof o.query !== 'string' || !Array.isArray(o.gold)) {
+      throw new VltError('USAGE', `${file}: instance ${i + 1} needs sha, parent, query and gold`);
+    }
+    return { sha: o.sha, parent: o.parent, time: Number(o.time ?? 0), query: o.query, gold: o.gold.map(String), namesGold: Boolean(o.namesGold) };
+  });
+}
+
+export function registerEvalCommands(program: Command, ctx: EvalCommandContext): void {
+  const out = (text: string) => writeLine(ctx.io.stdout, text);
+  const evalCmd = program.command('eval').description('measure retrieval on this workspace').exitOverride();
+  evalCmd
+    .command('history')
+    .description("file localization on the repository's own fix commits: the message is the query, the changed source files the answer, the parent commit the corpus")
+    .option('--max <n>', 'fix commits to evaluate (a deterministic sample)', positiveInt, 100)
+    .option('--since <date>', 'only commits after this date (as git log --since)')
+    .option('--time-limit <seconds>', 'start no further commit after this long', positiveInt, 600)
+    .option('--methods <list>', `methods to compare (${EVAL_METHODS.join(',')})`, parseMethods)
+    .option('--instances <file>', 'replay these instances (a JSON array or {instances}) instead of sampling the log')
+    .option('--out <file>', 'also write the whole report, instance by instance, as JSON')
+    .option('--embeddings', 'use the configured embedding endpoint in search and locate (off by default: the eval indexes each parent commit)')
+    .option('--json', 'machine-readable output')
+    .action(async (o: { max: number; since?: string; timeLimit: number; methods?: EvalMethod[]; instances?: string; out?: string; embeddings?: boolean; json?: boolean }) => {
+      ctx.here('eval history');
+      const { logger, progress, signal } = ctx.wiring();
+      const instances = o.instances ? parseInstances(await readFile(o.instances, 'utf8'), o.instances) : undefined;
+      const repo = await GitHistoryRepo.open(ctx.root());
+      try {
+        const seeded = await repo.seedIndex();
+        logger.debug(seeded ? 'eval: the scratch index starts from the workspace index' : 'eval: the workspace has no index; the first commit is indexed from scratch');
+        const report = await runHistoryEval(repo, {
+          max: o.max,
+          timeLimitMs: o.timeLimit * 1000,
+          ...(o.since ? { since: o.since } : {}),
+          ...(o.methods ? { methods: o.methods } : {}),
+          ...(instances ? { instances } : {}),
+          ...(signal ? { signal } : {}),
+          onProgress: progress.sink,
+          openEngine: (root) => Engine.open(root, { fs: nodeWorkspaceFs, logger, ...(o.embeddings ? {} : { embeddingProvider: null }) }, 'write'),
+        });
+        if (report.instances.length === 0) logger.warn('no fix-like commit was found: the eval needs commits whose message says fix/bug/crash/wrong… and that modify 1-5 source files');
+        if (o.out) await writeFile(o.out, `${JSON.stringify(report, null, 2)}\n`);
+        if (o.json) out(JSON.stringify({ candidates: report.candidates, evaluated: report.instances.length, skippedForTime: report.skippedForTime, overall: report.overall, namesNoGold: report.namesNoGold, ms: report.ms, indexMs: report.indexMs }, null, 2));
+        else out(formatHistoryReport(report));
+      } finally {
+        await repo.dispose();
+      }
+    });
+}
