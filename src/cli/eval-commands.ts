@@ -87,13 +87,16 @@ export function registerEvalCommands(program: Command, ctx: EvalCommandContext):
     .option('--methods <list>', `methods to compare (${EVAL_METHODS.join(',')})`, parseMethods)
     .option('--instances <file>', 'replay these instances (a JSON array or {instances}) instead of sampling the log')
     .option('--out <file>', 'also write the whole report, instance by instance, as JSON')
+    .option('--detail', "with --out: the locate mode's first 40 files per commit, with each channel's share of their scores")
+    .option('--no-history', "locate without the history channel (the files of past commits with similar messages)")
     .option('--embeddings', 'use the configured embedding endpoint in search and locate (off by default: the eval indexes each parent commit)')
     .option('--json', 'machine-readable output')
-    .action(async (o: { max: number; since?: string; timeLimit: number; methods?: EvalMethod[]; instances?: string; out?: string; embeddings?: boolean; json?: boolean }) => {
+    .action(async (o: { detail?: boolean; history: boolean; max: number; since?: string; timeLimit: number; methods?: EvalMethod[]; instances?: string; out?: string; embeddings?: boolean; json?: boolean }) => {
       ctx.here('eval history');
       const { logger, progress, signal } = ctx.wiring();
       const instances = o.instances ? parseInstances(await readFile(o.instances, 'utf8'), o.instances) : undefined;
       const repo = await GitHistoryRepo.open(ctx.root());
+      repo.requireFullHistory();
       try {
         const seeded = await repo.seedIndex();
         logger.debug(seeded ? 'eval: the scratch index starts from the workspace index' : 'eval: the workspace has no index; the first commit is indexed from scratch');
@@ -105,6 +108,8 @@ export function registerEvalCommands(program: Command, ctx: EvalCommandContext):
           ...(instances ? { instances } : {}),
           ...(signal ? { signal } : {}),
           onProgress: progress.sink,
+          history: o.history,
+          detail: Boolean(o.detail && o.out),
           openEngine: (root) => Engine.open(root, { fs: nodeWorkspaceFs, logger, ...(o.embeddings ? {} : { embeddingProvider: null }) }, 'write'),
         });
         if (report.instances.length === 0) logger.warn('no fix-like commit was found: the eval needs commits whose message says fix/bug/crash/wrong… and that modify 1-5 source files');

@@ -19,6 +19,7 @@ import { locatorFor } from '../core/locate/locate';
 import { isVltError, VltError, toVltError } from '../core/errors';
 import { LANGUAGES } from '../core/types';
 import { nodeWorkspaceFs } from '../node/fs';
+import { gitLocateHistory } from '../node/locate-history';
 import { ProgressReporter, stderrLogger, type LogLevel } from './progress';
 import { registerEvalCommands } from './eval-commands';
 import { registerMemoryCommands } from './memory-commands';
@@ -196,7 +197,10 @@ export function buildProgram(io: CliIo = processIo(), runtime: CliRuntime = proc
         if (!report.trim()) throw new VltError('USAGE', 'no report given: pass it as arguments or on stdin (vlt coderag locate - < issue.txt)');
       }
       const w = wiring();
-      const res = await runtime.workspace(root(), w).query((engine) => locatorFor(engine).locate(report, { k: o.limit, signal: io.signal }));
+      const res = await runtime.workspace(root(), w).query(async (engine) => {
+        const history = await gitLocateHistory(engine.root, w.logger).get(io.signal);
+        return locatorFor(engine).locate(report, { k: o.limit, signal: io.signal, ...(history ? { history } : {}) });
+      });
       for (const n of res.notes) w.logger.warn(n);
       if (o.json) json(res);
       else out(formatLocate(res, Boolean(o.explain)));

@@ -1,6 +1,7 @@
 /**
- * {@link HistoryRepo} over the `git` program: the log of fix candidates, and a scratch tree
- * under the temporary directory that `vlt eval history` moves from one parent commit to the next.
+ * {@link HistoryRepo} over the `git` program: the log (the eval's fix candidates, the locate
+ * mode's past changes), and a scratch tree under the temporary directory that `vlt eval history`
+ * moves from one parent commit to the next.
  *
  * The scratch tree has its own index file (`GIT_INDEX_FILE`), so the user's repository, its index
  * and its work tree are never touched: no worktree is registered, nothing is checked out in place.
@@ -46,6 +47,7 @@ function checkSha(sha: string): string {
 
 export class GitHistoryRepo implements HistoryRepo {
   private current: string | undefined;
+  private scratch: string | undefined;
 
   private constructor(
     /** The workspace: the repository's top level or a folder of it. */
@@ -53,14 +55,14 @@ export class GitHistoryRepo implements HistoryRepo {
     /** The workspace's path inside the repository (`''` or `pkg/`). */
     private readonly prefix: string,
     private readonly gitDir: string,
-    private readonly scratch: string,
+    private readonly shallow: boolean,
   ) {}
 
-  /** Opens the repository that holds `root` and makes an empty scratch folder for it. */
-  static async open(root: string): Promise<GitHistoryRepo> {
+  /** Opens the repository that holds `root`. The scratch folder is made on the first checkout. */
+  static async open(root: string, opts: { signal?: AbortSignal } = {}): Promise<GitHistoryRepo> {
     let probe: string;
     try {
-      probe = await git(['rev-parse', '--absolute-git-dir', '--show-prefix', '--is-shallow-repository'], { cwd: root });
+      probe = await git(['rev-parse', '--absolute-git-dir', '--show-prefix', '--is-shallow-repository'], { cwd: root, ...(opts.signal ? { signal: opts.signal } : {}) });
     } catch (e) {
       if (e instanceof VltError && e.code === 'GIT_UNAVAILABLE' && /not a git repository/i.test(e.message)) {
         throw new VltError('GIT_UNAVAILABLE', `${root} is not in a git repository: the history eval reads the repository's fix commits`);
@@ -68,13 +70,31 @@ export class GitHistoryRepo implements HistoryRepo {
       throw e;
     }
     const [gitDir = '', prefix = '', shallow = ''] = probe.split('\n');
-    if (shallow.trim() === 'true') throw new VltError('GIT_UNAVAILABLE', 'the repository is a shallow clone: fetch its history first (git fetch --unshallow)');
-    const scratch = await mkdtemp(path.join(tmpdir(), 'vlt-eval-'));
-    await mkdir(path.join(scratch, 'tree'), { recursive: true });
-    return new GitHistoryRepo(root, prefix.trim(), gitDir.trim(), scratch);
+    return new GitHistoryRepo(root, prefix.trim(), gitDir.trim(), shallow.trim() === 'true');
+  }
+
+  /** Fails for a shallow clone, whose history is cut: the eval needs the parents of its fixes. */
+  requireFullHistory(): void {
+    if (this.shallow) throw new VltError('GIT_UNAVAILABLE', 'the repository is a shallow clone: fetch its history first (git fetch --unshallow)');
+  }
+
+  /** The commit HEAD names (undefined in a repository without commits). */
+  async head(signal?: AbortSignal): Promise<string | undefined> {
+    const out = await git(['rev-parse', '--verify', '--quiet', 'HEAD'], { cwd: this.root, ...(signal ? { signal } : {}) }).catch(() => '');
+    const sha = out.trim();
+    return HEX.test(sha) ? sha : undefined;
+  }
+
+  private async scratchDir(): Promise<string> {
+    if (this.scratch === undefined) {
+      this.scratch = await mkdtemp(path.join(tmpdir(), 'vlt-eval-'));
+      await mkdir(path.join(this.scratch, 'tree'), { recursive: true });
+    }
+    return this.scratch;
   }
 
   get scratchRoot(): string {
+    if (this.scratch === undefined) throw new VltError('INTERNAL', 'the scratch tree is made by the first checkout');
     return path.join(this.scratch, 'tree', this.prefix);
   }
 
@@ -106,8 +126,9 @@ export class GitHistoryRepo implements HistoryRepo {
 
   async checkout(sha: string): Promise<string[] | undefined> {
     checkSha(sha);
-    const env = { GIT_INDEX_FILE: path.join(this.scratch, 'index'), GIT_DIR: this.gitDir, GIT_WORK_TREE: path.join(this.scratch, 'tree') };
-    const cwd = path.join(this.scratch, 'tree');
+    const scratch = await this.scratchDir();
+    const env = { GIT_INDEX_FILE: path.join(scratch, 'index'), GIT_DIR: this.gitDir, GIT_WORK_TREE: path.join(scratch, 'tree') };
+    const cwd = path.join(scratch, 'tree');
     const prev = this.current;
     if (prev === sha) return [];
     if (prev === undefined) {
@@ -124,6 +145,12 @@ export class GitHistoryRepo implements HistoryRepo {
       .map((p) => p.slice(this.prefix.length));
   }
 
+  async ancestors(sha: string, max: number): Promise<Set<string>> {
+    checkSha(sha);
+    const out = await git(['rev-list', '--no-merges', '-n', String(Math.max(1, Math.floor(max))), sha], { cwd: this.root });
+    return new Set(out.split('\n').filter(Boolean));
+  }
+
   /**
    * Starts the scratch tree's index from the workspace's own, so the first indexing run parses
    * only the files that differ from it (the rest are recognised by content hash).
@@ -135,6 +162,7 @@ export class GitHistoryRepo implements HistoryRepo {
     } catch {
       return false;
     }
+    await this.scratchDir();
     const dir = path.join(this.scratchRoot, VLT_DIR);
     await mkdir(dir, { recursive: true });
     await copyFile(from, path.join(dir, INDEX_FILE));
@@ -142,6 +170,7 @@ export class GitHistoryRepo implements HistoryRepo {
   }
 
   async dispose(): Promise<void> {
-    await rm(this.scratch, { recursive: true, force: true });
+    if (this.scratch !== undefined) await rm(this.scratch, { recursive: true, force: true });
+    this.scratch = undefined;
   }
 }

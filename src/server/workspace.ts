@@ -34,6 +34,7 @@ import { invokeTool, type ToolContext, type ToolDefinition, type ToolOutcome } f
 import { CtagsProvider } from '../node/ctags';
 import { nodeWorkspaceFs } from '../node/fs';
 import { createLanguageServers } from '../node/lsp';
+import { gitLocateHistory } from '../node/locate-history';
 import { openMemory } from '../node/memory';
 import { createNodeOracle } from '../node/oracle';
 import { createMcpServer } from '../mcp/server';
@@ -163,6 +164,8 @@ export class WorkspaceServer {
       sessionSettled: () => this.recorded,
       getOracle,
       getEngine: () => this.getEngine(),
+      // git is not run for a restricted (untrusted) workspace, as for the oracle's history.
+      ...(opts.restricted ? {} : { locateHistory: (e: Engine, signal?: AbortSignal) => gitLocateHistory(e.root, this.logger).get(signal) }),
     };
   }
 

@@ -61,7 +61,7 @@ describe('vlt eval history', () => {
     expect(summary.overall.locate).toMatchObject({ n: 2, acc5: 1 });
     const report = JSON.parse((await import('node:fs')).readFileSync(out, 'utf8')) as { instances: Array<{ query: string; gold: string[]; ranks: Record<string, number> }> };
     expect(report.instances.map((i) => i.gold[0]).sort()).toEqual(['lib/dates.py', 'lib/money.py']);
-    expect(report.instances.every((i) => i.ranks.locate >= 1)).toBe(true);
+    expect(report.instances.every((i) => (i.ranks.locate ?? 0) >= 1)).toBe(true);
     expect(git(dir, 'status', '--porcelain')).toBe(before);
     expect(git(dir, 'worktree', 'list').trim().split('\n')).toHaveLength(1);
     expect(readdirSync(tmpdir()).filter((n) => n.startsWith('vlt-eval-')).length).toBe(scratchBefore);

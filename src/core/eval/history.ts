@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import type { Engine } from '../engine';
 import { cancelledError } from '../abort';
 import { isTestPath } from '../intel/repomap-rank';
-import { locatorFor } from '../locate/locate';
+import { locatorFor, type LocatedFile, type PastChange } from '../locate/locate';
 import { languageForPath } from '../parse/languages';
 import type { ProgressSink } from '../ports';
 
@@ -55,6 +55,8 @@ export interface InstanceResult extends HistoryInstance {
   /** The first files each method ranked. */
   top: Record<EvalMethod, string[]>;
   ms: Record<EvalMethod, number>;
+  /** The locate mode's first files with each channel's share (for studying its weights). */
+  locateDetail?: LocatedFile[];
 }
 
 export interface HistoryEvalReport {
@@ -72,6 +74,8 @@ export interface HistoryEvalReport {
 
 /** Ranks deeper than this count as misses. */
 export const RANK_DEPTH = 10;
+/** Files of the locate mode kept per instance with `detail`. */
+export const DETAIL_DEPTH = 40;
 /** Words of a message that mark a fix (matched as whole words, case-insensitive). */
 export const FIX_WORDS = /\b(?:fix|fixe[sd]|fixing|bug|bugs|crash(?:es|ed)?|wrong|incorrect|regression|broken|error|errors)\b/i;
 /** A fix that changes more source files than this is a sweep, not a localized bug. */
@@ -177,7 +181,12 @@ export interface HistoryRepo {
   checkout(sha: string): Promise<string[] | undefined>;
   /** The scratch tree's root: the workspace the runner indexes. */
   readonly scratchRoot: string;
+  /** The commits reachable from `sha` (itself included), newest first, at most `max`. */
+  ancestors(sha: string, max: number): Promise<Set<string>>;
 }
+
+/** Past commits the history channel may read for one instance: the parent's most recent ancestors. */
+export const HISTORY_DEPTH = 5000;
 
 export interface HistoryEvalOptions {
   max: number;
@@ -191,8 +200,17 @@ export interface HistoryEvalOptions {
   methods?: readonly EvalMethod[];
   signal?: AbortSignal;
   onProgress?: ProgressSink;
+  /** Keep the locate mode's first {@link DETAIL_DEPTH} files with their channel shares in each result. */
+  detail?: boolean;
+  /** false: locate without the history channel (an ablation). */
+  history?: boolean;
   /** Opens the scratch tree's engine for writing, once. */
   openEngine(root: string): Promise<Engine>;
+}
+
+/** The log as the locate mode's past changes. */
+export function toPastChanges(commits: readonly HistoryCommit[]): PastChange[] {
+  return commits.map((c) => ({ id: c.sha, message: `${c.subject}\n${c.body}`, files: c.files.map((f) => f.path) }));
 }
 
 /** Files in a search answer, in the order of their first hit. */
@@ -210,17 +228,21 @@ function filesOfHits(hits: ReadonlyArray<{ path: string }>): string[] {
 export async function runHistoryEval(repo: HistoryRepo, opts: HistoryEvalOptions): Promise<HistoryEvalReport> {
   const t0 = performance.now();
   const methods = opts.methods ?? EVAL_METHODS;
+  let log: Promise<HistoryCommit[]> | undefined;
+  const readLog = () => (log ??= repo.log({ maxCommits: opts.maxCommits ?? 20_000, ...(opts.since ? { since: opts.since } : {}), ...(opts.signal ? { signal: opts.signal } : {}) }));
   let candidates: number;
   let chosen: HistoryInstance[];
   if (opts.instances) {
     candidates = opts.instances.length;
     chosen = sampleInstances(opts.instances, opts.max);
   } else {
-    const commits = await repo.log({ maxCommits: opts.maxCommits ?? 20_000, ...(opts.since ? { since: opts.since } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
+    const commits = await readLog();
     const all = selectInstances(commits);
     candidates = all.length;
     chosen = sampleInstances(all, opts.max);
   }
+  // The history channel reads the log from HEAD once; each instance sees only its parent's ancestors.
+  const past = opts.history === false ? undefined : toPastChanges(await readLog());
   const results: InstanceResult[] = [];
   let engine: Engine | undefined;
   let indexMs = 0;
@@ -242,17 +264,23 @@ export async function runHistoryEval(repo: HistoryRepo, opts: HistoryEvalOptions
       const ranks = {} as Record<EvalMethod, number>;
       const top = {} as Record<EvalMethod, string[]>;
       const ms = {} as Record<EvalMethod, number>;
+      let detail: LocatedFile[] | undefined;
       for (const m of methods) {
         const tm = performance.now();
         let ranked: string[];
-        if (m === 'locate') ranked = (await locator.locate(inst.query, { k: RANK_DEPTH, ...(opts.signal ? { signal: opts.signal } : {}) })).files.map((f) => f.path);
+        if (m === 'locate') {
+          const history = past ? { changes: past, allowed: await repo.ancestors(inst.parent, HISTORY_DEPTH) } : undefined;
+          const located = await locator.locate(inst.query, { k: opts.detail ? DETAIL_DEPTH : RANK_DEPTH, ...(history ? { history } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
+          ranked = located.files.map((f) => f.path);
+          if (opts.detail) detail = located.files;
+        }
         else if (m === 'search') ranked = filesOfHits((await engine.search(inst.query, { k: 50, ...(opts.signal ? { signal: opts.signal } : {}) })).hits);
         else ranked = locator.baseline(inst.query, RANK_DEPTH).map((f) => f.path);
         ms[m] = Number((performance.now() - tm).toFixed(1));
         ranks[m] = firstGoldRank(ranked, inst.gold);
         top[m] = ranked.slice(0, 5);
       }
-      results.push({ ...inst, ranks, top, ms });
+      results.push({ ...inst, ranks, top, ms, ...(detail ? { locateDetail: detail } : {}) });
     }
   } finally {
     await engine?.close();

@@ -14,6 +14,8 @@
  *   frames    the files of traceback frames, the nearest to the error first
  *   messages  error messages and quoted strings found verbatim in a file (a `raise`, a `panic`)
  *   tests     tests the report names, mapped to the files they import and the files named like them
+ *   history   the files that past commits with similar messages changed (BugLocator's similar
+ *             fixed reports), when the host gives the repository's history
  *   graph     the import neighbours of the files the strongest evidence points at
  *
  * Each channel is scaled to [0, 1] by its best file and the channels are summed with the
@@ -27,7 +29,7 @@ import { FileBm25, topFiles, type FileScore } from '../search/file-bm25';
 import { tokenize, tokenizePath } from '../search/tokenizer';
 import { parseReport, type ParsedReport } from './report';
 
-export type LocateChannel = 'text' | 'chunks' | 'symbols' | 'frames' | 'messages' | 'tests' | 'graph';
+export type LocateChannel = 'text' | 'chunks' | 'symbols' | 'frames' | 'messages' | 'tests' | 'history' | 'graph';
 
 /** The weight of each channel in the sum, for a channel scaled to [0, 1]. */
 export const CHANNEL_WEIGHTS: Readonly<Record<LocateChannel, number>> = {
@@ -37,6 +39,7 @@ export const CHANNEL_WEIGHTS: Readonly<Record<LocateChannel, number>> = {
   frames: 1.2,
   messages: 1,
   tests: 0.6,
+  history: 0.8,
   graph: 0.25,
 };
 
@@ -49,6 +52,10 @@ export const PERIPHERAL_PRIOR = 0.5;
 const CHUNK_DECAY = 0.5;
 /** Chunk hits asked of the hybrid search. */
 const CHUNK_HITS = 60;
+/** Similar past changes whose files the history channel credits. */
+const SIMILAR_CHANGES = 30;
+/** A past change that touched more files than this is a sweep (a rename, a reformat): it says nothing of where a bug lives. */
+const MAX_CHANGE_FILES = 20;
 /** Reasons listed per file (the strongest), besides a ranking-down note. */
 const MAX_REASONS = 4;
 /** Files of the strongest evidence whose import neighbours the graph channel reaches. */
@@ -60,6 +67,21 @@ export interface LocateOptions {
   signal?: AbortSignal;
   /** Replaces channel weights (the eval's ablations); 0 turns a channel off. */
   weights?: Partial<Record<LocateChannel, number>>;
+  /** The repository's past changes, for the history channel; absent, the channel is off. */
+  history?: LocateHistory;
+}
+
+/** One past commit: its message and the workspace-relative files it changed. */
+export interface PastChange {
+  id: string;
+  message: string;
+  files: readonly string[];
+}
+
+/** Past changes, and which of them the report may see (the eval's: the ancestors of the commit under test). */
+export interface LocateHistory {
+  changes: readonly PastChange[];
+  allowed?: ReadonlySet<string>;
 }
 
 export interface LocatedFile {
@@ -69,6 +91,8 @@ export interface LocatedFile {
   reasons: string[];
   /** Each channel's share of the score. */
   channels: Partial<Record<LocateChannel, number>>;
+  /** The multiplier a test, doc or vendored file got (absent: 1). */
+  prior?: number;
 }
 
 export interface LocateResult {
@@ -181,6 +205,10 @@ export class Locator {
     await run('frames', () => this.frameChannel(report));
     await run('messages', () => this.messageChannel(report));
     await run('tests', () => this.testChannel(report));
+    if (opts.history) {
+      const history = opts.history;
+      await run('history', () => this.historyChannel(report, history));
+    }
     // The graph spreads from what the other channels found, so it runs last.
     await run('graph', () => this.graphChannel(channels, weights));
 
@@ -201,10 +229,12 @@ export class Locator {
     }
     const notes: string[] = [];
     const demoted = new Map<string, string>();
+    const priors = new Map<string, number>();
     for (const [path, t] of total) {
       const prior = this.pathPrior(path, report);
       if (prior !== 1) {
         t.score *= prior;
+        priors.set(path, prior);
         demoted.set(path, isTestPath(path) ? 'ranked down: a test file' : isDoc(path) ? 'ranked down: documentation' : 'ranked down: examples or vendored code');
       }
     }
@@ -216,6 +246,7 @@ export class Locator {
         score: Number(f.score.toFixed(4)),
         reasons: [...t.reasons.sort((a, b) => b.w - a.w).map((r) => r.reason).slice(0, MAX_REASONS), ...(demoted.has(f.path) ? [demoted.get(f.path)!] : [])],
         channels: t.channels,
+        ...(priors.has(f.path) ? { prior: priors.get(f.path)! } : {}),
       };
     });
     if (files.length === 0) notes.push('nothing in the index matches the report: check that the workspace is indexed (vlt coderag status) and that the report names this project');
@@ -367,6 +398,40 @@ export class Locator {
       }
     }
     return out;
+  }
+
+  private historyChannel(report: ParsedReport, history: LocateHistory): ChannelScores {
+    const out: ChannelScores = new Map();
+    const index = this.historyIndex(history.changes);
+    const byId = new Map(history.changes.map((c) => [c.id, c]));
+    const scores = [...index.scores(tokenize(report.analysis.raw))].filter(([id]) => !history.allowed || history.allowed.has(id));
+    scores.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+    for (const [id, sim] of scores.slice(0, SIMILAR_CHANGES)) {
+      const change = byId.get(id)!;
+      const files = change.files.filter((f) => this.files.hashOf(f) !== undefined);
+      if (files.length === 0) continue;
+      const share = sim / Math.sqrt(files.length);
+      const subject = change.message.split('\n')[0]!.trim();
+      for (const f of files) {
+        const prev = out.get(f);
+        if (prev) prev.score += share;
+        else out.set(f, { score: share, reason: `changed by a past commit with a similar message: "${subject.length > 60 ? `${subject.slice(0, 57)}...` : subject}" (${id.slice(0, 10)})` });
+      }
+    }
+    return out;
+  }
+
+  private historyIndexes = new WeakMap<readonly PastChange[], FileBm25>();
+
+  /** BM25 over the messages of past changes (sweeps left out), built once per list. */
+  private historyIndex(changes: readonly PastChange[]): FileBm25 {
+    let idx = this.historyIndexes.get(changes);
+    if (!idx) {
+      idx = new FileBm25();
+      for (const c of changes) if (c.files.length > 0 && c.files.length <= MAX_CHANGE_FILES) idx.set(c.id, c.id, tokenize(c.message));
+      this.historyIndexes.set(changes, idx);
+    }
+    return idx;
   }
 
   private async graphChannel(channels: Map<LocateChannel, ChannelScores>, weights: Record<LocateChannel, number>): Promise<ChannelScores> {

@@ -12,6 +12,7 @@ import type { LanguageServers } from '../intel/lsp';
 import type { ChatModel } from '../llm/chat';
 import type { TagsProvider } from '../intel/navigate';
 import type { OracleEvent } from '../oracle/types';
+import type { LocateHistory } from '../locate/locate';
 import type { Oracle } from '../oracle/oracle';
 import type { Logger, WorkspaceFs } from '../ports';
 import { LANGUAGES } from '../types';
@@ -43,6 +44,11 @@ export interface ToolContext {
    * ask_oracle answers with an extractive oracle over the index alone.
    */
   getOracle?: (engine: Engine) => Promise<Oracle>;
+  /**
+   * The repository's past changes for the locate mode's history channel (the host reads git).
+   * Absent, or answering undefined, locate_files ranks without them.
+   */
+  locateHistory?: (engine: Engine, signal?: AbortSignal) => Promise<LocateHistory | undefined>;
   /** Who is calling (an agent id from the MCP client info, or `user`); set per call by the host. */
   author?: string;
   /** The shared conversation context the host records calls in; ask_oracle reads it for follow-ups. */

@@ -37,7 +37,8 @@ export const locateFilesTool: ToolDefinition<typeof locateInput, LocateToolResul
   async handler(ctx: ToolContext, input: z.output<typeof locateInput>): Promise<LocateToolResult> {
     if (!input.report.trim()) throw new VltError('USAGE', 'report is blank; paste the issue text, error message or stack trace');
     const engine = await ctx.getEngine();
-    const res = await locatorFor(engine).locate(input.report, { k: input.limit, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    const history = await ctx.locateHistory?.(engine, ctx.signal);
+    const res = await locatorFor(engine).locate(input.report, { k: input.limit, ...(history ? { history } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}) });
     return { files: res.files.map((f) => ({ path: f.path, score: f.score, reasons: f.reasons })), ...(res.notes.length ? { notes: res.notes } : {}) };
   },
 };
