@@ -7,13 +7,12 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import { Engine } from '../core/engine';
 import { VltError } from '../core/errors';
-import { EVAL_METHODS, runHistoryEval, type EvalMethod, type HistoryEvalReport, type HistoryInstance, type MethodMetrics } from '../core/eval/history';
+import { EVAL_METHODS, LOG_DEPTH, runHistoryEval, sampleInstances, selectInstances, type EvalMethod, type HistoryEvalReport, type HistoryInstance, type MethodMetrics } from '../core/eval/history';
 import type { Logger, ProgressSink } from '../core/ports';
-import { nodeWorkspaceFs } from '../node/fs';
 import { GitHistoryRepo } from '../node/history-repo';
 import { writeLine, type CliIo } from './io';
+import { openScratchEngine } from './runtime';
 
 export interface EvalCommandContext {
   io: CliIo;
@@ -86,17 +85,25 @@ export function registerEvalCommands(program: Command, ctx: EvalCommandContext):
     .option('--time-limit <seconds>', 'start no further commit after this long', positiveInt, 600)
     .option('--methods <list>', `methods to compare (${EVAL_METHODS.join(',')})`, parseMethods)
     .option('--instances <file>', 'replay these instances (a JSON array or {instances}) instead of sampling the log')
+    .option('--list', 'only list the sampled commits (sha, parent, gold files, query); evaluate nothing')
     .option('--out <file>', 'also write the whole report, instance by instance, as JSON')
     .option('--detail', "with --out: the locate mode's first 40 files per commit, with each channel's share of their scores")
     .option('--no-history', "locate without the history channel (the files of past commits with similar messages)")
     .option('--embeddings', 'use the configured embedding endpoint in search and locate (off by default: the eval indexes each parent commit)')
     .option('--json', 'machine-readable output')
-    .action(async (o: { detail?: boolean; history: boolean; max: number; since?: string; timeLimit: number; methods?: EvalMethod[]; instances?: string; out?: string; embeddings?: boolean; json?: boolean }) => {
+    .action(async (o: { list?: boolean; detail?: boolean; history: boolean; max: number; since?: string; timeLimit: number; methods?: EvalMethod[]; instances?: string; out?: string; embeddings?: boolean; json?: boolean }) => {
       ctx.here('eval history');
       const { logger, progress, signal } = ctx.wiring();
       const instances = o.instances ? parseInstances(await readFile(o.instances, 'utf8'), o.instances) : undefined;
       const repo = await GitHistoryRepo.open(ctx.root());
       repo.requireFullHistory();
+      if (o.list) {
+        const all = selectInstances(await repo.log({ maxCommits: LOG_DEPTH, ...(o.since ? { since: o.since } : {}), ...(signal ? { signal } : {}) }));
+        const chosen = sampleInstances(instances ?? all, o.max);
+        if (o.json) out(JSON.stringify({ candidates: (instances ?? all).length, instances: chosen }, null, 2));
+        else for (const i of chosen) out(`${i.sha.slice(0, 12)}  ${i.gold.join(', ')}${i.namesGold ? '  (named)' : ''}\n    ${i.query.split('\n')[0]}`);
+        return;
+      }
       try {
         const seeded = await repo.seedIndex();
         logger.debug(seeded ? 'eval: the scratch index starts from the workspace index' : 'eval: the workspace has no index; the first commit is indexed from scratch');
@@ -110,7 +117,7 @@ export function registerEvalCommands(program: Command, ctx: EvalCommandContext):
           onProgress: progress.sink,
           history: o.history,
           detail: Boolean(o.detail && o.out),
-          openEngine: (root) => Engine.open(root, { fs: nodeWorkspaceFs, logger, ...(o.embeddings ? {} : { embeddingProvider: null }) }, 'write'),
+          openEngine: (root) => openScratchEngine(root, logger, { embeddings: Boolean(o.embeddings) }),
         });
         if (report.instances.length === 0) logger.warn('no fix-like commit was found: the eval needs commits whose message says fix/bug/crash/wrong… and that modify 1-5 source files');
         if (o.out) await writeFile(o.out, `${JSON.stringify(report, null, 2)}\n`);

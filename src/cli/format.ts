@@ -149,7 +149,7 @@ export function formatLocate(r: LocateResult, explain: boolean): string {
   if (r.files.length === 0) return '(no files)';
   const lines: string[] = [];
   r.files.forEach((f, i) => {
-    lines.push(`${String(i + 1).padStart(2)}. ${f.path}  (${f.score.toFixed(2)})`);
+    lines.push(`${String(i + 1).padStart(2)}. ${f.path}${f.line !== undefined ? `:${f.line}` : ''}  (${f.score.toFixed(2)})`);
     for (const why of f.reasons) lines.push(`      ${why}`);
     if (explain) lines.push(`      channels: ${Object.entries(f.channels).map(([c, v]) => `${c} ${v.toFixed(2)}`).join(', ')}`);
   });

@@ -182,3 +182,11 @@ export function summarizeIndexLine(r: IndexReport): string {
   parts.push(`in ${secs < 10 ? `${r.ms.total.toFixed(0)} ms` : formatSeconds(secs)}`);
   return parts.join(', ');
 }
+
+/**
+ * An engine over a tree the CLI made itself (the history eval's scratch checkout of a parent
+ * commit): a writer, with vectors only when asked for.
+ */
+export function openScratchEngine(root: string, logger: Logger, opts: { embeddings: boolean }): Promise<Engine> {
+  return Engine.open(root, { fs: nodeWorkspaceFs, logger, ...(opts.embeddings ? {} : { embeddingProvider: null }) }, 'write');
+}

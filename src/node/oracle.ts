@@ -17,6 +17,7 @@ import { allTools } from '../core/tools';
 import { agentToolsFrom } from '../core/tools/oracle-tools';
 import { nodeWorkspaceFs } from './fs';
 import { NodeGitHistory } from './git';
+import { gitLocateHistory } from './locate-history';
 import { locatePromptsDir } from './memory';
 
 export interface NodeOracleOptions {
@@ -58,7 +59,7 @@ export function createNodeOracle(opts: NodeOracleOptions): Oracle {
     engine,
     fs: nodeWorkspaceFs,
     logger,
-    ...(opts.restricted ? {} : { git: new NodeGitHistory(engine.root, { logger }) }),
+    ...(opts.restricted ? {} : { git: new NodeGitHistory(engine.root, { logger }), locateHistory: () => gitLocateHistory(engine.root, logger).get() }),
     ...(memory ? { memory } : {}),
     ...(opts.intel ? { intel: opts.intel } : {}),
     // The templates even without a configured model: a question may bring its own (the editor's).

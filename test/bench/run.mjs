@@ -12,7 +12,7 @@ import * as esbuild from 'esbuild';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const work = path.join(root, '.bench');
 mkdirSync(work, { recursive: true });
-// Suites: go, django (the corpus measurements), process, intel, repomap, memory, oracle, nocontext, vscode, chat; none named = all.
+// Suites: go, django (the corpus measurements), process, intel, repomap, memory, oracle, nocontext, locate, vscode, chat; none named = all.
 const only = process.argv.slice(2);
 const want = (suite) => only.length === 0 || only.includes(suite);
 const GO_SRC = '/usr/share/go-1.19/src';
@@ -217,6 +217,14 @@ if (want('nocontext')) {
   results.nocontext = await runBench('no-context-bench', ['--go-dir', path.join(work, 'go'), '--django-dir', path.join(work, 'django')]);
 }
 
+// File localization: the frozen history set (test/bench/locate/history-set.json) on the clones
+// build-set.mjs makes under .bench/history, and the locate mode's latency on Go and Django.
+if (want('locate')) {
+  ensureDebian(['golang-1.19-src', 'python3-django']);
+  console.error('[locate] the history set and locate latency…');
+  results.locate = await runBench('locate-bench');
+}
+
 // The extension in a real VS Code (code-server + chromium from test/e2e/install.sh): activation,
 // first index of the Go standard library in the server, the extension host's event loop, save
 // to searchable, and "Where Is This Used?" beside VS Code's own TypeScript server on rxjs.
@@ -389,6 +397,32 @@ if (results.nocontext) {
   lines.push(`| latency p50 / p95 | ${cell((c) => `${ms(c.latency.p50)} / ${ms(c.latency.p95)}`, '')} |`);
   for (const [name, c] of Object.entries(n.corpora)) {
     for (const w of c.wrong.onTopicNoContext) lines.push(`- ${name}: on-topic ${w.id} answered "no context": "${w.question}"`);
+  }
+}
+if (results.locate) {
+  const L = results.locate;
+  const met = (ok) => (ok ? 'met' : 'not met');
+  const h = L.history;
+  lines.push('');
+  lines.push('File localization on fix commits (test/bench/locate/history-set.json; Acc@1 / Acc@5 / MRR):');
+  lines.push('');
+  lines.push('| repository | n | locate | search | BM25 whole files |');
+  lines.push('|---|---|---|---|---|');
+  const cell = (m) => `${pc(m.acc1)} / ${pc(m.acc5)} / ${m.mrr.toFixed(3)}`;
+  for (const r of h.repos) {
+    if (r.skipped) lines.push(`| ${r.repo} | - | skipped: ${r.skipped} | | |`);
+    else lines.push(`| ${r.repo} (${r.language}) | ${r.n} | ${cell(r.overall.locate)} | ${cell(r.overall.search)} | ${cell(r.overall.bm25)} |`);
+  }
+  if (h.all) {
+    lines.push(`| **all** | ${h.all.locate.n} | ${cell(h.all.locate)} | ${cell(h.all.search)} | ${cell(h.all.bm25)} |`);
+    lines.push(`| **message names no gold file** | ${h.namesNoGold.locate.n} | ${cell(h.namesNoGold.locate)} | ${cell(h.namesNoGold.search)} | ${cell(h.namesNoGold.bm25)} |`);
+    lines.push('');
+    lines.push(`locate ÷ BM25 (target ≥ ${L.targets.ratio}×): Acc@1 ${h.ratio.acc1}×, Acc@5 ${h.ratio.acc5}×; names no gold file: Acc@1 ${h.ratioNamesNoGold.acc1}×, Acc@5 ${h.ratioNamesNoGold.acc5}× — ${met(h.met)}`);
+  }
+  if (L.latency) {
+    for (const [name, l] of Object.entries(L.latency)) {
+      lines.push(`locate on ${name} (${l.files} files), ${l.reportWords}-word reports: p50 ${ms(l.warm.p50)}, p95 ${ms(l.warm.p95)} (target ≤ ${L.targets.p95Ms} ms: ${met(l.warm.p95 <= L.targets.p95Ms)}); first call ${ms(l.coldMs)}`);
+    }
   }
 }
 if (results.vscode && !results.vscode.skipped) {

@@ -80,6 +80,17 @@ describe('code intelligence and memory tools over MCP', () => {
     expect(r.tokens).toBeLessThanOrEqual(400);
   });
 
+  it('locate_files ranks the files a stack trace names, with reasons and the line to read, and refuses a schema-invalid call', async () => {
+    const r = structured<{ files: Array<{ path: string; line?: number; reasons: string[] }> }>(
+      await call(s, 'locate_files', { report: 'TypeError: greet got undefined\n    at Base.greet (/app/src/lib/util.ts:14:12)\n    at compute (/app/src/service.ts:11:20)', limit: 3 }),
+    );
+    expect(r.files[0]).toMatchObject({ path: 'src/lib/util.ts', line: 14 });
+    expect(r.files[0]?.reasons[0]).toBe('frame 1 of the traceback (`Base.greet`, line 14)');
+    expect(r.files.map((f) => f.path)).toContain('src/service.ts');
+    const bad = await call(s, 'locate_files', { report: 'x', limit: 0 });
+    expect(bad.isError).toBe(true);
+  });
+
   it('keeps notes and threads, and records every call in the shared session under the client name', async () => {
     structured(await call(s, 'write_note', { path: 'decisions.md', content: '---\ntags: [arch]\n---\n# Decisions\nWe chose sql.js for the memory store. See [[Setup]].\n' }));
     const found = structured<{ hits: Array<{ path: string }> }>(await call(s, 'search_notes', { query: 'sql.js memory store' }));

@@ -185,6 +185,9 @@ export interface HistoryRepo {
   ancestors(sha: string, max: number): Promise<Set<string>>;
 }
 
+/** Commits read from the log before filtering for fixes. */
+export const LOG_DEPTH = 20_000;
+
 /** Past commits the history channel may read for one instance: the parent's most recent ancestors. */
 export const HISTORY_DEPTH = 5000;
 
@@ -229,15 +232,14 @@ export async function runHistoryEval(repo: HistoryRepo, opts: HistoryEvalOptions
   const t0 = performance.now();
   const methods = opts.methods ?? EVAL_METHODS;
   let log: Promise<HistoryCommit[]> | undefined;
-  const readLog = () => (log ??= repo.log({ maxCommits: opts.maxCommits ?? 20_000, ...(opts.since ? { since: opts.since } : {}), ...(opts.signal ? { signal: opts.signal } : {}) }));
+  const readLog = () => (log ??= repo.log({ maxCommits: opts.maxCommits ?? LOG_DEPTH, ...(opts.since ? { since: opts.since } : {}), ...(opts.signal ? { signal: opts.signal } : {}) }));
   let candidates: number;
   let chosen: HistoryInstance[];
   if (opts.instances) {
     candidates = opts.instances.length;
     chosen = sampleInstances(opts.instances, opts.max);
   } else {
-    const commits = await readLog();
-    const all = selectInstances(commits);
+    const all = selectInstances(await readLog());
     candidates = all.length;
     chosen = sampleInstances(all, opts.max);
   }

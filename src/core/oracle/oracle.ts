@@ -16,6 +16,7 @@ import type { Engine } from '../engine';
 import { VltError, toVltError } from '../errors';
 import type { LanguageServers } from '../intel/lsp';
 import type { TagsProvider } from '../intel/navigate';
+import type { LocateHistory } from '../locate/locate';
 import type { ChatModel } from '../llm/chat';
 import type { PromptLibrary } from '../llm/prompts';
 import { recordToolExchange, type Memory } from '../memory';
@@ -31,6 +32,7 @@ import { assembleContext, evidenceText } from './context';
 import { dedupeSpans, featureRerank, fuseRuns } from './fuse';
 import { GitRetriever, type GitHistory } from './git';
 import { LlmReranker } from './llm-rerank';
+import { LocateRetriever } from './locate-retriever';
 import type { Reranker } from './rerank-endpoint';
 import { CodeSearchRetriever, GraphRetriever, NavigationRetriever, NotesRetriever, ScopedSearchRetriever, StructureRetriever, TestsRetriever, ThreadsRetriever } from './retrievers';
 import { rewriteQuestion } from './rewrite';
@@ -94,6 +96,8 @@ export interface OracleDeps {
   /** Tools the model may call in agent mode. */
   agentTools?: () => AgentTool[];
   pathTimeoutMs?: number;
+  /** The repository's past changes, for the locate path's history channel (the host reads git). */
+  locateHistory?: () => Promise<LocateHistory | undefined>;
   /** Adjusts the first-phase retrieval paths (a host adding its own, tests adding faulty ones). */
   paths?: (defaults: Retriever[]) => Retriever[];
 }
@@ -188,6 +192,7 @@ export class Oracle {
       this.scoped,
       new NavigationRetriever({ engine: this.deps.engine, ...(this.deps.intel ? { intel: this.deps.intel } : {}) }),
       new TestsRetriever(this.deps.engine),
+      new LocateRetriever(this.deps.engine, this.deps.locateHistory),
       new StructureRetriever(this.deps.engine),
       new NotesRetriever(memory),
       new ThreadsRetriever(memory),

@@ -18,7 +18,7 @@ const locateInput = strictArgs({
 });
 
 export interface LocateToolResult {
-  files: Array<Pick<LocatedFile, 'path' | 'score' | 'reasons'>>;
+  files: Array<Pick<LocatedFile, 'path' | 'line' | 'score' | 'reasons'>>;
   notes?: string[];
 }
 
@@ -39,6 +39,6 @@ export const locateFilesTool: ToolDefinition<typeof locateInput, LocateToolResul
     const engine = await ctx.getEngine();
     const history = await ctx.locateHistory?.(engine, ctx.signal);
     const res = await locatorFor(engine).locate(input.report, { k: input.limit, ...(history ? { history } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}) });
-    return { files: res.files.map((f) => ({ path: f.path, score: f.score, reasons: f.reasons })), ...(res.notes.length ? { notes: res.notes } : {}) };
+    return { files: res.files.map((f) => ({ path: f.path, ...(f.line !== undefined ? { line: f.line } : {}), score: f.score, reasons: f.reasons })), ...(res.notes.length ? { notes: res.notes } : {}) };
   },
 };

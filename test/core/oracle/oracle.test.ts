@@ -103,7 +103,8 @@ describe('the extractive oracle (no language model)', () => {
     expect(ans.answer).toMatch(/src\/auth\/tokens\.ts:\n(?:\s+L\d+ .*\n)*?\s+L\d+ export function signToken/);
     // --explain shows every path, the fusion and the context with token counts.
     const e = ans.explain!;
-    expect(e.runs.map((r) => r.name)).toEqual(['code', 'scoped', 'navigation', 'tests', 'structure', 'notes', 'threads', 'graph', 'git']);
+    expect(e.runs.map((r) => r.name)).toEqual(['code', 'scoped', 'navigation', 'tests', 'locate', 'structure', 'notes', 'threads', 'graph', 'git']);
+    expect(e.runs.find((r) => r.name === 'locate')).toMatchObject({ status: 'skipped', reason: 'only for bug reports (a traceback, an error message, a crash or failure)' });
     expect(e.runs.find((r) => r.name === 'scoped')!.reason).toBe('no directory named by the question or its words');
     expect(e.runs.find((r) => r.name === 'tests')!.status).toBe('skipped');
     expect(e.ranked.length).toBeGreaterThan(2);
@@ -168,9 +169,16 @@ describe('the extractive oracle (no language model)', () => {
       'It started after the session refactor. Users report being logged out immediately and the middleware rejects every token, even fresh ones issued a second before.',
       'Steps: log in, call any protected route with the bearer token from the login response, observe the 500.',
     ].join('\n');
-    const ans = await extractive().ask(report, { noLog: true });
+    const ans = await extractive().ask(report, { noLog: true, explain: true });
     expect(ans.noContext).toBe(false);
     expect(ans.files.slice(0, 3)).toEqual(expect.arrayContaining(['src/auth/tokens.ts', 'src/api/routes.ts']));
+    // The locate path read the report as one: the two frames' files first, each shown from the
+    // frame's line (two lines before it, for context).
+    const located = ans.explain!.runs.find((r) => r.name === 'locate')!;
+    expect(located.status).toBe('ok');
+    const firstTwo = located.results.slice(0, 2).map((r) => r.citation);
+    expect(firstTwo.map((c) => c.replace(/:.*/, '')).sort()).toEqual(['[src/api/routes.ts', '[src/auth/tokens.ts']);
+    expect(firstTwo.find((c) => c.startsWith('[src/auth/tokens.ts:'))).toMatch(new RegExp(`^\\[src/auth/tokens\\.ts:${lineOf('src/auth/tokens.ts', "token.split('.')") - 2}-`));
   });
 
   it('consults only the sources asked for', async () => {
