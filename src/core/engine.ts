@@ -907,7 +907,8 @@ export class Engine {
     return this.symbolTables.allNames();
   }
 
-  async close(): Promise<void> {
+  /** Closes the index. `discard`: changes not committed are dropped on purpose (a scratch index), without the warning. */
+  async close(opts: { discard?: boolean } = {}): Promise<void> {
     this.navTrees.clear();
     if (this.navParser) {
       const p = this.navParser;
@@ -918,6 +919,6 @@ export class Engine {
     this.pool = undefined;
     await this.threadPool?.close();
     this.threadPool = undefined;
-    this.store.close();
+    this.store.close(opts);
   }
 }

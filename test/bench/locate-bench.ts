@@ -79,7 +79,7 @@ function historySet(): { repos: RepoResult[]; all?: Record<EvalMethod, MethodMet
       }
       process.stderr.write(`[locate] ${r.repo}: ${r.instances.length} fix commits…\n`);
       const env = { ...process.env, VLT_DAEMON: '0', VLT_EMBEDDINGS: 'off' };
-      spawnSync(process.execPath, [cli, '-C', dir, 'coderag', 'init', '-q'], { env, stdio: 'inherit' });
+      spawnSync(process.execPath, [cli, '-C', dir, 'coderag', 'init', '-q'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
       const instancesFile = path.join(tmp, 'instances.json');
       const outFile = path.join(tmp, 'out.json');
       writeFileSync(instancesFile, JSON.stringify(r.instances));

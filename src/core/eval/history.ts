@@ -285,7 +285,8 @@ export async function runHistoryEval(repo: HistoryRepo, opts: HistoryEvalOptions
       results.push({ ...inst, ranks, top, ms, ...(detail ? { locateDetail: detail } : {}) });
     }
   } finally {
-    await engine?.close();
+    // The scratch index is thrown away with the scratch tree.
+    await engine?.close({ discard: true });
   }
   opts.onProgress?.({ phase: 'eval', done: chosen.length, total: chosen.length });
   const summary = (subset: InstanceResult[]) => Object.fromEntries(methods.map((m) => [m, metrics(subset.map((r) => r.ranks[m]))])) as Record<EvalMethod, MethodMetrics>;

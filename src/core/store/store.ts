@@ -595,10 +595,10 @@ export class IndexStore {
    * pending {@link commit} first: closing releases the lock while its file write may still be
    * in flight.
    */
-  close(): void {
+  close(opts: { discard?: boolean } = {}): void {
     if (this.closed) return;
     this.closed = true;
-    if (this.mode === 'write' && this.hasUnsavedChanges) {
+    if (this.mode === 'write' && this.hasUnsavedChanges && !opts.discard) {
       this.logger.warn('closing the index store with uncommitted changes; they are discarded');
     }
     try {
