@@ -51,6 +51,8 @@ export const CHANNEL_WEIGHTS: Readonly<Record<LocateChannel, number>> = {
 /** Multiplier of a test file's score when the report is not about tests; the same for docs. */
 export const TEST_PRIOR = 0.35;
 export const DOC_PRIOR = 0.35;
+/** A changelog, release notes or history file. */
+export const CHANGELOG_PRIOR = 0.1;
 /** Examples, vendored and generated-looking folders. */
 export const PERIPHERAL_PRIOR = 0.5;
 /** Each further chunk hit of a file counts this share of the one before it. */
@@ -117,6 +119,7 @@ interface Evidence {
 
 type ChannelScores = Map<string, Evidence>;
 
+const CHANGELOG = /(?:^|\/)(?:CHANGELOG|CHANGES|HISTORY|NEWS|RELEASES?|RELEASE[-_]NOTES)(?:\.[A-Za-z]+)?$/i;
 const DOC_EXT = /\.(?:md|mdx|rst|txt|adoc)$/i;
 const PERIPHERAL_DIR = /(?:^|\/)(?:examples?|samples?|demos?|vendor|third_party|node_modules|dist|build|benchmarks?|docs?)\//i;
 
@@ -244,7 +247,7 @@ export class Locator {
       if (prior !== 1) {
         t.score *= prior;
         priors.set(path, prior);
-        demoted.set(path, isTestPath(path) ? 'ranked down: a test file' : isDoc(path) ? 'ranked down: documentation' : 'ranked down: examples or vendored code');
+        demoted.set(path, CHANGELOG.test(path) ? 'ranked down: a changelog' : isTestPath(path) ? 'ranked down: a test file' : isDoc(path) ? 'ranked down: documentation' : 'ranked down: examples or vendored code');
       }
     }
     const k = opts.k ?? 10;
@@ -266,6 +269,9 @@ export class Locator {
   }
 
   private pathPrior(path: string, report: ParsedReport): number {
+    // A changelog lists past fixes in the words fix reports use: it matches every report and is
+    // never where a fix goes, unless the report is about the changelog itself.
+    if (CHANGELOG.test(path)) return /\b(?:changelog|release notes|changes file)\b/i.test(report.analysis.raw) ? 1 : CHANGELOG_PRIOR;
     if (isTestPath(path)) return report.aboutTests ? 1 : TEST_PRIOR;
     if (isDoc(path)) return report.aboutDocs ? 1 : DOC_PRIOR;
     if (PERIPHERAL_DIR.test(path)) return PERIPHERAL_PRIOR;

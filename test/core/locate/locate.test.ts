@@ -25,6 +25,7 @@ const FILES: Record<string, string> = {
   'app/render.py': ['def render_page(title, body):', '    """Render a page: the title and the body of the form view."""', '    return f"<h1>{title}</h1>{body}"', ''].join('\n'),
   'tests/test_forms.py': ['from app.forms import Form', '', '', 'def test_save_unbound():', '    form = Form()', '    form.save()', ''].join('\n'),
   'docs/forms.md': '# Forms\n\nA form is saved with save(). An unbound form cannot be saved.\n',
+  'CHANGELOG.md': '# Changes\n\n## 1.2\n\n- Fixed: saving an unbound form crashed the server with ValueError; it now raises a validation error.\n',
 };
 
 describe('the locate mode', () => {
@@ -78,6 +79,15 @@ describe('the locate mode', () => {
     // A report about the test suite keeps tests where their evidence puts them.
     const about = await locatorFor(engine).locate('the test test_save_unbound is flaky in the test suite');
     expect(about.files.find((f) => f.path === 'tests/test_forms.py')?.reasons).not.toContain('ranked down: a test file');
+  });
+
+  it('ranks a changelog, whose entries repeat every fix report, far down unless the report is about it', async () => {
+    const res = await locatorFor(engine).locate('Saving an unbound form crashes the server with ValueError instead of a validation error');
+    expect(res.files[0]?.path).toBe('app/forms.py');
+    const log = res.files.find((f) => f.path === 'CHANGELOG.md');
+    expect(log === undefined || log.reasons.includes('ranked down: a changelog')).toBe(true);
+    const about = await locatorFor(engine).locate('The changelog entry for the unbound form fix is wrong');
+    expect(about.files.find((f) => f.path === 'CHANGELOG.md')?.reasons).not.toContain('ranked down: a changelog');
   });
 
   it('defines a code identifier named in the report', async () => {
