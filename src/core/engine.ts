@@ -16,11 +16,8 @@ import { createCodeParser, type CodeParser } from './parse/parser';
 import { createParsePool, type ParsePool } from './parse/pool';
 import { silentLogger, type EmbeddingProvider, type Logger, type ProgressSink, type WorkspaceFs } from './ports';
 import { SymbolTables } from './search/symbol-tables';
-import { hybridSearch, normalizeSymbolName, type FusedHit, type RetrieverRun, type SearchSources } from './search/hybrid';
-import type { AnalyzedQuery } from './search/query';
 import { SearchIndex } from './search/orama-index';
-import { hitSnippet, SNIPPET_LINES } from './search/snippet';
-import { tokenize } from './search/tokenizer';
+import { WorkspaceSearch, type SearchOutput } from './search/workspace-search';
 import { IndexStore, type ChunkRow, type FileRow } from './store/store';
 import type { LanguageId } from './types';
 
@@ -40,43 +37,7 @@ export interface EngineDeps {
   trusted?: boolean;
 }
 
-/** One search hit: the stable `--json` contract of `vlt coderag search`. */
-export interface SearchHit {
-  path: string;
-  start_line: number;
-  end_line: number;
-  symbol: string | null;
-  kind: string;
-  score: number;
-  retrievers: string[];
-  /**
-   * Up to 12 lines of the chunk: from the definition the hit stands for when it has one, else
-   * from the lines holding the most query terms (see search/snippet.ts).
-   */
-  snippet: string;
-  /**
-   * The line the snippet starts at. Set only when the search is asked for it
-   * (`withSnippetLine`): the `--json` hits of `vlt coderag search` keep their documented keys.
-   */
-  snippet_line?: number;
-  content_hash: string;
-}
-
-export interface SearchOutput {
-  hits: SearchHit[];
-  /**
-   * What the user should know about the hits: identifiers of the query that nothing in the
-   * index defines or mentions (the hits then match only its other words).
-   */
-  notes: string[];
-  explain: {
-    analysis: AnalyzedQuery;
-    retrievers: Array<{ name: string; ms: number; skipped?: string; top: Array<{ rank: number; path: string; line: number; score: number; why?: string }> }>;
-    fusion: Array<{ path: string; line: number; score: number; ranks: FusedHit['ranks'] }>;
-    vectors: string;
-    ms: number;
-  };
-}
+export type { SearchHit, SearchOutput } from './search/workspace-search';
 
 export interface StatusReport {
   workspace: string;
@@ -145,9 +106,8 @@ const ID_SLACK_RATIO = 0.25;
 export class Engine {
   /** Search's symbol tables: in memory, or read in place from the last commit. */
   private readonly symbolTables: SymbolTables;
-  private chunkRanges = new Map<number, Array<{ id: number; start: number; end: number }>>();
-  private filePaths: Array<{ fileId: number; path: string }> | undefined;
-  private refCounts = new Map<string, number>();
+  /** Search and the reads beside it, with their caches. */
+  private readonly searcher: WorkspaceSearch;
   private loadedSearchIndex: SearchIndex | undefined;
 
   /** The search index, loaded from its snapshot on first use. */
@@ -180,6 +140,7 @@ export class Engine {
     readonly mode: 'read' | 'write',
   ) {
     this.symbolTables = new SymbolTables({ store, mode, logger, generatedMode: () => this.generatedMode(), isNavigationOnly: (f) => this.isNavigationOnly(f) });
+    this.searcher = new WorkspaceSearch({ store, index: () => this.searchIndex, symbolTables: this.symbolTables, embeddings });
     // A writer persists the symbol table with each commit that changed symbols, from the tables
     // it holds (built or patched now when it has none), for the next process that answers one query.
     if (mode === 'write') store.symbolTableWriter = (generation) => this.symbolTables.encode(generation);
@@ -473,192 +434,30 @@ export class Engine {
 
   /** Drops what the search caches know about changed files (the symbol tables patch themselves). */
   private invalidateCaches(changed: string[]): void {
-    this.chunkRanges.clear();
-    this.filePaths = undefined;
-    this.refCounts.clear();
+    this.searcher.invalidate();
     this.symbolTables.invalidate(changed);
   }
 
-  private sources(): SearchSources {
-    return {
-      index: this.searchIndex,
-      symbolsNamed: (key) => this.symbolTables.lookup().named(key),
-      symbolsWithPart: (part) => this.symbolTables.lookup().withPart(part),
-      chunkAt: (fileId, line) => {
-        let ranges = this.chunkRanges.get(fileId);
-        if (!ranges) {
-          ranges = this.store.chunksOfFile(fileId).map((c) => ({ id: c.id, start: c.startLine, end: c.endLine }));
-          this.chunkRanges.set(fileId, ranges);
-        }
-        // The innermost chunk containing the line; else the nearest chunk before it.
-        let best: { id: number; start: number; end: number } | undefined;
-        for (const r of ranges) {
-          if (r.start <= line && line <= r.end && (!best || r.end - r.start < best.end - best.start)) best = r;
-        }
-        if (!best) for (const r of ranges) if (r.start <= line && (!best || r.start > best.start)) best = r;
-        return best?.id ?? ranges[0]?.id;
-      },
-      filesEndingWith: (suffix) => {
-        this.filePaths ??= this.store.listFiles().map((f) => ({ fileId: f.id, path: f.path }));
-        const s = suffix.replace(/^\/+/, '');
-        return this.filePaths.filter((f) => f.path === s || f.path.endsWith(`/${s}`));
-      },
-      referenceCount: (name) => {
-        let n = this.refCounts.get(name);
-        if (n === undefined) {
-          n = this.store.filesReferencing(name).length;
-          this.refCounts.set(name, n);
-        }
-        return n;
-      },
-      ...(this.embeddings && this.searchIndex.dimensions
-        ? {
-            embedQuery: async (q: string, signal?: AbortSignal) => {
-              const [v] = await this.embeddings!.embed([q], signal);
-              if (!v) throw new VltError('EMBEDDING_FAILED', 'no vector for the query');
-              return Float32Array.from(v);
-            },
-          }
-        : {}),
-    };
-  }
-
   async search(query: string, opts: { k?: number; language?: string; pathGlob?: string; signal?: AbortSignal; withSnippetLine?: boolean } = {}): Promise<SearchOutput> {
-    if (!query.trim()) throw new VltError('USAGE', 'the search query is empty');
-    const t0 = performance.now();
-    const k = opts.k ?? 10;
-    const res = await hybridSearch(this.sources(), query, {
-      k,
-      ...(opts.language ? { language: opts.language } : {}),
-      ...(opts.pathGlob ? { pathGlob: opts.pathGlob } : {}),
-      ...(opts.signal ? { signal: opts.signal } : {}),
-    });
-    const explainIds = new Set<number>(res.fused.map((f) => f.id));
-    for (const run of res.runs) for (const h of run.hits.slice(0, 10)) explainIds.add(h.id);
-    const rows = new Map(this.store.getChunks([...explainIds]).map((c) => [c.id, c]));
-    const fileHashes = new Map<number, string>();
-    const fileHash = (fileId: number): string => {
-      let h = fileHashes.get(fileId);
-      if (h === undefined) {
-        h = this.store.getFileById(fileId)?.hash ?? '';
-        fileHashes.set(fileId, h);
-      }
-      return h;
-    };
-    const hits: SearchHit[] = [];
-    for (const f of res.fused) {
-      const c = rows.get(f.id);
-      if (!c) continue;
-      const snippet = hitSnippet(c, { line: this.definitionLine(f, c), terms: res.analysis.terms });
-      hits.push({
-        path: c.path,
-        start_line: c.startLine,
-        end_line: c.endLine,
-        // The definition the query matched, when there is one; else the chunk's main symbol.
-        symbol: f.symbol ?? c.symbol ?? null,
-        kind: f.symbolKind ?? c.kind,
-        score: Number(f.score.toFixed(6)),
-        retrievers: Object.keys(f.ranks),
-        snippet: snippet.text,
-        ...(opts.withSnippetLine ? { snippet_line: snippet.line } : {}),
-        content_hash: fileHash(c.fileId),
-      });
-    }
-    const where = (id: number) => rows.get(id);
-    return {
-      hits,
-      notes: this.unknownIdentifierNotes(res.analysis.identifiers, hits.length),
-      explain: {
-        analysis: res.analysis,
-        retrievers: res.runs.map((r: RetrieverRun) => ({
-          name: r.name,
-          ms: Number(r.ms.toFixed(2)),
-          ...(r.skipped ? { skipped: r.skipped } : {}),
-          top: r.hits.slice(0, 10).map((h, i) => ({ rank: i + 1, path: where(h.id)?.path ?? '?', line: where(h.id)?.startLine ?? 0, score: Number(h.score.toFixed(4)), ...(h.why ? { why: h.why } : {}) })),
-        })),
-        fusion: res.fused.map((f) => ({ path: where(f.id)?.path ?? '?', line: where(f.id)?.startLine ?? 0, score: Number(f.score.toFixed(6)), ranks: f.ranks })),
-        vectors: this.vectorNote(),
-        ms: Number((performance.now() - t0).toFixed(2)),
-      },
-    };
+    return this.searcher.search(query, opts);
   }
 
   /** The chunks plain BM25 ranks highest for a text, with their text (the locate mode's probe for quoted messages). */
   textHits(query: string, limit: number): ChunkRow[] {
-    return this.store.getChunks(this.searchIndex.searchText(query, { limit }).map((h) => h.id));
-  }
-
-  /**
-   * The line of the definition a hit stands for: the one the symbol retriever matched, else the
-   * chunk's main symbol. Looked up only for chunks longer than a snippet, whose first lines may
-   * be something else.
-   */
-  private definitionLine(f: FusedHit, c: ChunkRow): number | undefined {
-    if (c.endLine - c.startLine + 1 <= SNIPPET_LINES) return undefined;
-    if (f.symbol !== undefined) return f.symbolLine;
-    if (c.symbol === undefined) return undefined;
-    const last = c.symbol.split(/[.:#]/).pop();
-    const inChunk = this.store.symbolsOfFile(c.fileId).filter((s) => s.startLine >= c.startLine && s.startLine <= c.endLine);
-    return (inChunk.find((s) => s.qualifiedName === c.symbol) ?? inChunk.find((s) => s.name === last))?.startLine;
-  }
-
-  private vectorNote(): string {
-    if (!this.embeddings) return 'vectors are off: no embedding provider is configured (BM25 + symbols only)';
-    return `vectors on: ${this.embeddings.model}, ${this.searchIndex.vectorCount()} chunk vectors`;
+    return this.searcher.textHits(query, limit);
   }
 
   /**
    * The innermost indexed chunk of `path` that contains `line` (else the nearest one before
    * it), with the file's content hash: the snippet a navigation answer shows.
    */
-  chunkAround(path: string, line: number): { startLine: number; endLine: number; text: string; symbol: string | null; kind: string; contentHash: string } | undefined {
-    const file = this.store.getFile(path);
-    if (!file) return undefined;
-    const chunks = this.store.chunksOfFile(file.id);
-    let best: (typeof chunks)[number] | undefined;
-    for (const c of chunks) if (c.startLine <= line && line <= c.endLine && (!best || c.endLine - c.startLine < best.endLine - best.startLine)) best = c;
-    if (!best) for (const c of chunks) if (c.startLine <= line && (!best || c.startLine > best.startLine)) best = c;
-    best ??= chunks[0];
-    if (!best) return undefined;
-    return { startLine: best.startLine, endLine: best.endLine, text: best.text, symbol: best.symbol ?? null, kind: best.kind, contentHash: file.hash };
+  chunkAround(path: string, line: number): ReturnType<WorkspaceSearch['chunkAround']> {
+    return this.searcher.chunkAround(path, line);
   }
 
-  /**
-   * How rare each search term is: the number of indexed chunks whose name or body contains it,
-   * out of `docs`. The oracle weighs how much of a question the evidence covers by this, so a
-   * question about something the workspace never mentions is recognised as such.
-   */
-  /** A note per identifier of the query that no symbol is named and no chunk mentions. */
-  private unknownIdentifierNotes(identifiers: readonly string[], hits: number): string[] {
-    const unknown = identifiers.filter((id) => {
-      const last = id.split(/\.|::|->|#/).pop() ?? id;
-      if (this.symbolTables.lookup().named(normalizeSymbolName(last)).length > 0) return false;
-      // The tokenizer keeps the whole identifier as its first term: a chunk that mentions it has it.
-      const whole = tokenize(last)[0];
-      return whole === undefined || this.searchIndex.docFrequency(whole) === 0;
-    });
-    if (unknown.length === 0) return [];
-    // A name that only navigation-only (generated) files define or use is not unknown: say where
-    // it is, or the user would take it for a name the workspace lacks.
-    const last = (id: string) => id.split(/\.|::|->|#/).pop() ?? id;
-    const generatedOnly = unknown.filter((id) => this.store.findSymbols(last(id), { limit: 1 }).length > 0 || this.store.filesReferencing(last(id)).length > 0);
-    const absent = unknown.filter((id) => !generatedOnly.includes(id));
-    const list = (ids: readonly string[]) => ids.map((n) => `\`${n}\``).join(', ');
-    const notes: string[] = [];
-    if (absent.length > 0) {
-      const names = list(absent);
-      notes.push(hits > 0 ? `nothing in the index is named or mentions ${names}; these hits match the query's other words` : `nothing in the index is named or mentions ${names}`);
-    }
-    if (generatedOnly.length > 0) {
-      notes.push(`only generated files define or use ${list(generatedOnly)}; search leaves them out ([index] generated), find_definition and find_references (\`vlt coderag def\`/\`refs\`) reach them`);
-    }
-    return notes;
-  }
-
+  /** How rare each search term is (see {@link WorkspaceSearch.termRarity}). */
   termRarity(terms: readonly string[]): { docs: number; df: Map<string, number> } {
-    const df = new Map<string, number>();
-    for (const t of terms) df.set(t, this.searchIndex.docFrequency(t));
-    return { docs: this.searchIndex.size, df };
+    return this.searcher.termRarity(terms);
   }
 
   status(): StatusReport {
@@ -682,7 +481,7 @@ export class Engine {
         count: this.embeddings ? this.searchIndex.vectorCount() : 0,
         dimensions: this.embeddings ? (this.searchIndex.dimensions ?? null) : null,
         model: this.embeddings?.model ?? null,
-        note: this.vectorNote(),
+        note: this.searcher.vectorNote(),
       },
       bytes_on_disk: s.bytesOnDisk,
       languages: s.languages,
