@@ -153,5 +153,6 @@ export function formatLocate(r: LocateResult, explain: boolean): string {
     for (const why of f.reasons) lines.push(`      ${why}`);
     if (explain) lines.push(`      channels: ${Object.entries(f.channels).map(([c, v]) => `${c} ${v.toFixed(2)}`).join(', ')}`);
   });
+  if (explain) lines.push(`${r.ms.toFixed(0)} ms: ${Object.entries(r.timings).map(([c, v]) => `${c} ${v.toFixed(1)}`).join(', ')}`);
   return lines.join('\n');
 }

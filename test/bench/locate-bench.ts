@@ -17,7 +17,7 @@
  * The result is one JSON object on stdout. Run through `npm run bench -- locate`
  * (test/bench/run.mjs), or alone from the repository root:
  *   npx esbuild test/bench/locate-bench.ts --bundle --platform=node --format=cjs --target=node20 \
- *     --outfile=.bench/locate-bench.cjs && node .bench/locate-bench.cjs [--no-latency] [--no-history]
+ *     --outfile=.bench/locate-bench.cjs && node .bench/locate-bench.cjs [--no-set] [--no-latency] [--no-history]
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -159,7 +159,7 @@ async function latencyOn(name: 'go' | 'django'): Promise<{ files: number; coldMs
 
 async function main(): Promise<void> {
   const result: Record<string, unknown> = { targets: { ratio: TARGET_RATIO, p95Ms: TARGET_P95_MS } };
-  result.history = historySet();
+  if (!args.includes('--no-set')) result.history = historySet();
   if (!args.includes('--no-latency')) {
     const lat: Record<string, unknown> = {};
     for (const name of ['go', 'django'] as const) {

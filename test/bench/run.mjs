@@ -402,7 +402,7 @@ if (results.nocontext) {
 if (results.locate) {
   const L = results.locate;
   const met = (ok) => (ok ? 'met' : 'not met');
-  const h = L.history;
+  const h = L.history ?? { repos: [] };
   lines.push('');
   lines.push('File localization on fix commits (test/bench/locate/history-set.json; Acc@1 / Acc@5 / MRR):');
   lines.push('');

@@ -57,6 +57,8 @@ export const CHANGELOG_PRIOR = 0.1;
 export const PERIPHERAL_PRIOR = 0.5;
 /** Each further chunk hit of a file counts this share of the one before it. */
 const CHUNK_DECAY = 0.5;
+/** A report longer than this many words is searched for chunks by its opening and its identifiers (see {@link chunkQuery}). */
+const CHUNK_QUERY_WORDS = 80;
 /** Chunk hits asked of the hybrid search. */
 const CHUNK_HITS = 60;
 /** Similar past changes whose files the history channel credits. */
@@ -108,6 +110,8 @@ export interface LocateResult {
   files: LocatedFile[];
   notes: string[];
   ms: number;
+  /** Milliseconds per channel (the whole-file index's catch-up counts in the total only). */
+  timings: Partial<Record<LocateChannel, number>>;
 }
 
 interface Evidence {
@@ -207,12 +211,15 @@ export class Locator {
     const report = parseReport(reportText);
     const weights = { ...CHANNEL_WEIGHTS, ...opts.weights };
     const channels = new Map<LocateChannel, ChannelScores>();
+    const timings: Partial<Record<LocateChannel, number>> = {};
     const run = async (name: LocateChannel, fn: () => ChannelScores | Promise<ChannelScores>): Promise<void> => {
       if (!(weights[name] > 0)) return;
+      const tc = performance.now();
       channels.set(name, await fn());
+      timings[name] = Number((performance.now() - tc).toFixed(2));
     };
     await run('text', () => this.textChannel(report));
-    await run('chunks', () => this.chunkChannel(reportText, opts.signal));
+    await run('chunks', () => this.chunkChannel(chunkQuery(reportText, report), opts.signal));
     await run('symbols', () => this.symbolChannel(report));
     await run('frames', () => this.frameChannel(report));
     await run('messages', () => this.messageChannel(report));
@@ -265,7 +272,7 @@ export class Locator {
       };
     });
     if (files.length === 0) notes.push('nothing in the index matches the report: check that the workspace is indexed (vlt coderag status) and that the report names this project');
-    return { files, notes, ms: Number((performance.now() - t0).toFixed(2)) };
+    return { files, notes, ms: Number((performance.now() - t0).toFixed(2)), timings };
   }
 
   private pathPrior(path: string, report: ParsedReport): number {
@@ -487,6 +494,19 @@ export class Locator {
     }
     return out;
   }
+}
+
+/**
+ * What the chunk channel searches for: a short report whole; a long one as its opening words
+ * (where a report says what is wrong) plus the identifiers and frame paths it carries. The whole
+ * text is the text channel's; searching chunks with all of it costs hundreds of milliseconds on a
+ * large repository and adds nothing the text channel has not counted.
+ */
+export function chunkQuery(text: string, report: ParsedReport): string {
+  const words = text.split(/\s+/).filter(Boolean);
+  if (words.length <= CHUNK_QUERY_WORDS) return text;
+  const extra = [...report.codeIdentifiers.slice(0, 24), ...report.frames.slice(0, 8).map((f) => f.path)];
+  return [words.slice(0, CHUNK_QUERY_WORDS).join(' '), ...extra].join(' ');
 }
 
 function fileStem(p: string): string {
