@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { VltConfig } from './config';
-import { classifyContent, discoverFiles, type DiscoveredFile, type SkippedFile } from './discovery';
+import { classifyContent, discoverFiles, type DiscoveredFile, type SkippedFile, type SkipReason } from './discovery';
 import { EmbeddingService, embeddingCacheKey, type EmbeddingCache } from './embeddings';
 import type { EmbeddingProvider, Logger, ProgressSink, WorkspaceFs } from './ports';
 import { EXTRACTOR_VERSION } from './parse/languages';
@@ -303,30 +303,29 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
   let done = 0;
   const total = candidates.length;
   const inFlight = new Set<Promise<void>>();
-  const maxInFlight = Math.max(2, ctx.pool.size * 3);
+  // Files wait for their turn to be stored (see prepareFile): a wider window keeps the pool busy past a slow one.
+  const maxInFlight = Math.max(4, ctx.pool.size * 6);
 
-  const processFile = async (f: DiscoveredFile): Promise<void> => {
+  // A file is read, classified and parsed concurrently with others, but what it changes in the
+  // store and the search index is applied in the order of `candidates` (sorted by path): chunk
+  // ids, and with them the order of equal search scores, are then the same on every run and
+  // machine, whichever parse finished first.
+  const prepareFile = async (f: DiscoveredFile): Promise<() => void> => {
+    const skip = (reason: SkipReason, detail: string | undefined) => () => {
+      skipped.push({ path: f.path, reason, ...(detail !== undefined ? { detail } : {}) });
+      dropFile(f.path);
+    };
     let bytes: Uint8Array;
     try {
       bytes = await ctx.fs.readFile(f.absPath);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      skipped.push({ path: f.path, reason: 'unreadable', detail: code === 'ENOENT' ? 'deleted during indexing' : String(code ?? (e as Error).message) });
-      dropFile(f.path);
-      return;
+      return skip('unreadable', code === 'ENOENT' ? 'deleted during indexing' : String(code ?? (e as Error).message));
     }
     const cls = classifyContent(f.path, bytes, { language: f.language, maxFileBytes: ctx.config.index.maxFileBytes });
-    if (!cls.ok) {
-      skipped.push({ path: f.path, reason: cls.reason, detail: cls.detail });
-      dropFile(f.path);
-      return;
-    }
+    if (!cls.ok) return skip(cls.reason, cls.detail);
     const generated = cls.generated !== undefined;
-    if (generated && generatedMode === 'skip') {
-      skipped.push({ path: f.path, reason: 'generated', detail: cls.generated });
-      dropFile(f.path);
-      return;
-    }
+    if (generated && generatedMode === 'skip') return skip('generated', cls.generated);
     // A generated file is stored for navigation (definitions, references, imports: its uses
     // count and its names resolve) but, unless asked, gives search no chunk: as search results
     // and as the oracle's evidence it is noise, and no chunk means nothing to embed either.
@@ -336,8 +335,9 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
     if (prev && prev.hash === hash && !reparseAll && !(modeChanged && prev.generated)) {
       // Touched but not changed: keep the parse. The stored mtime stays old, so the next
       // run hashes this file again; that costs a read, never a parse.
-      report.filesUnchanged++;
-      return;
+      return () => {
+        report.filesUnchanged++;
+      };
     }
     let parsed: ParsedFile;
     try {
@@ -345,25 +345,26 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
       if (navigationOnly) parsed = { ...parsed, chunks: [] };
     } catch (e) {
       logger.warn(`parse failed for ${f.path}: ${(e as Error).message}`);
-      skipped.push({ path: f.path, reason: 'unreadable', detail: `parser failed: ${(e as Error).message}` });
-      dropFile(f.path);
-      return;
+      return skip('unreadable', `parser failed: ${(e as Error).message}`);
     }
-    const enriched = parsed.chunks.map((c) => enrichedText(f.path, f.language, parsed.imports, c));
+    const done = parsed;
+    const enriched = done.chunks.map((c) => enrichedText(f.path, f.language, done.imports, c));
     const chunkHashes = enriched.map((t) => sha1(t));
-    const { chunkIds, removedChunkIds } = store.replaceFile({ path: f.path, hash, mtimeMs: f.mtimeMs, size: f.size, language: f.language, generated }, parsed, chunkHashes);
-    for (const id of removedChunkIds) search.remove(id);
-    report.chunksRemoved += removedChunkIds.length;
-    const names = namesPerChunk(parsed);
-    parsed.chunks.forEach((c, i) => {
-      const id = chunkIds[i]!;
-      search.add(chunkDoc(id, f.path, f.language, c, names[i]!));
-      if (ctx.embeddings) embedQueue.push({ id, hash: chunkHashes[i]!, text: enriched[i]! });
-    });
-    report.chunksAdded += chunkIds.length;
-    report.filesParsed++;
-    if (navigationOnly) report.filesNavigationOnly++;
-    report.changed.push(f.path);
+    return () => {
+      const { chunkIds, removedChunkIds } = store.replaceFile({ path: f.path, hash, mtimeMs: f.mtimeMs, size: f.size, language: f.language, generated }, done, chunkHashes);
+      for (const id of removedChunkIds) search.remove(id);
+      report.chunksRemoved += removedChunkIds.length;
+      const names = namesPerChunk(done);
+      done.chunks.forEach((c, i) => {
+        const id = chunkIds[i]!;
+        search.add(chunkDoc(id, f.path, f.language, c, names[i]!));
+        if (ctx.embeddings) embedQueue.push({ id, hash: chunkHashes[i]!, text: enriched[i]! });
+      });
+      report.chunksAdded += chunkIds.length;
+      report.filesParsed++;
+      if (navigationOnly) report.filesNavigationOnly++;
+      report.changed.push(f.path);
+    };
   };
 
   const dropFile = (path: string) => {
@@ -374,12 +375,22 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
     report.changed.push(path);
   };
 
+  // Each file's changes wait for the previous file's: see prepareFile.
+  let applied: Promise<void> = Promise.resolve();
   for (const f of candidates) {
     throwIfAborted(signal);
-    const p: Promise<void> = processFile(f).finally(() => {
+    const prepared = prepareFile(f);
+    const turn = applied;
+    const p: Promise<void> = (async () => {
+      const apply = await prepared;
+      await turn;
+      apply();
+    })().finally(() => {
       inFlight.delete(p);
       onProgress?.({ phase: 'parse', done: ++done, total });
     });
+    // A failure is reported once, by Promise.all below; the next file's turn still comes.
+    applied = p.catch(() => undefined);
     inFlight.add(p);
     if (inFlight.size >= maxInFlight) await Promise.race(inFlight);
   }
