@@ -14,6 +14,10 @@ import { version as VERSION } from '../../package.json';
 const FORWARDED: Record<string, readonly string[] | 'all'> = {
   coderag: ['init', 'sync', 'status', 'search', 'locate', 'map', 'def', 'refs', 'diag'],
   oracle: 'all',
+  ctx: 'all',
+  why: 'all',
+  routes: 'all',
+  lint: 'all',
   thread: 'all',
   notes: 'all',
   session: 'all',

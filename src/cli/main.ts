@@ -21,6 +21,7 @@ import { LANGUAGES } from '../core/types';
 import { nodeWorkspaceFs } from '../node/fs';
 import { gitLocateHistory } from '../node/locate-history';
 import { ProgressReporter, stderrLogger, type LogLevel } from './progress';
+import { registerContextCommands } from './context-commands';
 import { registerEvalCommands } from './eval-commands';
 import { registerMemoryCommands } from './memory-commands';
 import { registerTrustCommands } from './trust-commands';
@@ -425,6 +426,13 @@ export function buildProgram(io: CliIo = processIo(), runtime: CliRuntime = proc
 
   registerMemoryCommands(program, { io, memory: (fn) => workspace().memory(fn) });
   registerEvalCommands(program, { io, root: () => root(), wiring, here });
+  registerContextCommands(program, {
+    io,
+    query: (fn) => {
+      const w = wiring();
+      return runtime.workspace(root(), w).query((engine) => fn(engine, w.logger));
+    },
+  });
   registerTrustCommands(program, {
     io,
     workspace: (p) => {

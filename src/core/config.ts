@@ -184,6 +184,25 @@ export interface SecurityConfig {
   deny: string[];
 }
 
+/** A component of the workspace's architecture, declared in `vlt.toml [[architecture.component]]`. */
+export interface ComponentConfig {
+  name: string;
+  /** Globs of the workspace paths that make it up (picomatch, workspace-relative). */
+  paths: string[];
+  summary: string | undefined;
+}
+
+/** An architecture rule, `vlt.toml [[architecture.rule]]`, checked by `vlt lint`. */
+export type RuleConfig =
+  | { name: string; description: string | undefined; severity: 'error' | 'warn'; kind: 'deny'; from: string; to: string[] }
+  | { name: string; description: string | undefined; severity: 'error' | 'warn'; kind: 'require'; component: string; coveredBy: Array<'note' | 'test'> };
+
+/** The declared architecture: components and the rules between them (both optional). */
+export interface ArchitectureConfig {
+  components: ComponentConfig[];
+  rules: RuleConfig[];
+}
+
 export interface SessionConfig {
   /** Token budget of a shared conversation context; older exchanges are compressed at 80 %. */
   budgetTokens: number;
@@ -212,6 +231,7 @@ export interface VltConfig {
   session: SessionConfig;
   oracle: OracleConfig;
   security: SecurityConfig;
+  architecture: ArchitectureConfig;
 }
 
 const positiveInt = z.number().int().positive();
@@ -224,6 +244,22 @@ const envVarName = z
 const glob = z.string().min(1, { message: 'expected a non-empty glob' });
 // A deny pattern adds a file to refuse; a `!` pattern would re-allow one, which no file may do.
 const denyPattern = glob.refine((s) => !s.trim().startsWith('!'), { message: "a deny pattern cannot start with '!': the list only adds files to refuse" });
+
+const componentName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, { message: 'expected a component name of letters, digits, _ . -' });
+const componentSchema = z.strictObject({
+  name: componentName,
+  path: z.union([glob, z.array(glob).min(1)]),
+  summary: z.string().optional(),
+});
+const ruleSchema = z
+  .strictObject({
+    name: z.string().min(1),
+    description: z.string().optional(),
+    severity: z.enum(['error', 'warn']).optional(),
+    deny: z.strictObject({ from: componentName, to: z.union([componentName, z.array(componentName).min(1)]) }).optional(),
+    require: z.strictObject({ component: componentName, covered_by: z.union([z.enum(['note', 'test']), z.array(z.enum(['note', 'test'])).min(1)]) }).optional(),
+  })
+  .refine((r) => (r.deny === undefined) !== (r.require === undefined), { message: 'a rule has exactly one of deny or require' });
 
 /** Schema of vlt.toml. Keys use snake_case as is usual in TOML. */
 const tomlSchema = z.strictObject({
@@ -283,6 +319,12 @@ const tomlSchema = z.strictObject({
       deny: z.array(denyPattern).optional(),
     })
     .optional(),
+  architecture: z
+    .strictObject({
+      component: z.array(componentSchema).optional(),
+      rule: z.array(ruleSchema).optional(),
+    })
+    .optional(),
 });
 
 type TomlConfig = z.infer<typeof tomlSchema>;
@@ -335,6 +377,7 @@ export function defaultConfig(): VltConfig {
     session: { budgetTokens: DEFAULT_SESSION_BUDGET_TOKENS },
     oracle: { rerank: undefined, pathTimeoutMs: DEFAULT_ORACLE_PATH_TIMEOUT_MS, llmRerank: false },
     security: { deny: [...DEFAULT_DENY_PATTERNS] },
+    architecture: { components: [], rules: [] },
   };
 }
 
@@ -597,6 +640,7 @@ function resolveConfig(toml: TomlConfig, env: NodeJS.ProcessEnv, configPath: str
     oracle: { rerank, pathTimeoutMs: to.path_timeout_ms ?? d.oracle.pathTimeoutMs, llmRerank: to.llm_rerank ?? d.oracle.llmRerank },
     // loadConfig adds both files' patterns: a merge would let one file's list replace the other's.
     security: { deny: [...d.security.deny] },
+    architecture: architectureOf(toml.architecture),
   };
 }
 
@@ -642,4 +686,26 @@ export function describeConfig(config: VltConfig): Record<string, unknown> {
     oracle: { ...config.oracle, rerank: config.oracle.rerank ? { ...config.oracle.rerank, apiKey: config.oracle.rerank.apiKey ? '(set)' : '(missing)' } : null },
     security: { deny: [...config.security.deny] },
   };
+}
+
+/** The declared architecture in its resolved form; a rule naming an undeclared component is an error. */
+function architectureOf(ta: TomlConfig['architecture']): ArchitectureConfig {
+  const list = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
+  const components: ComponentConfig[] = (ta?.component ?? []).map((c) => ({ name: c.name, paths: list(c.path), summary: c.summary }));
+  const names = new Set<string>();
+  for (const c of components) {
+    if (names.has(c.name)) throw new VltError('CONFIG_INVALID', `vlt.toml: architecture.component: '${c.name}' is declared twice`);
+    names.add(c.name);
+  }
+  const known = (name: string, rule: string): string => {
+    if (!names.has(name)) throw new VltError('CONFIG_INVALID', `vlt.toml: architecture.rule '${rule}' names the component '${name}', which no [[architecture.component]] declares`);
+    return name;
+  };
+  const rules: RuleConfig[] = (ta?.rule ?? []).map((r) => {
+    const base = { name: r.name, description: r.description, severity: r.severity ?? ('error' as const) };
+    if (r.deny) return { ...base, kind: 'deny' as const, from: known(r.deny.from, r.name), to: list(r.deny.to).map((t) => known(t, r.name)) };
+    const req = r.require!;
+    return { ...base, kind: 'require' as const, component: known(req.component, r.name), coveredBy: [...new Set(list(req.covered_by))] };
+  });
+  return { components, rules };
 }

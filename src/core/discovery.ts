@@ -97,9 +97,17 @@ export interface DiscoveryResult {
    * counted rather than listed because a repository has many of them.
    */
   unsupportedCount: number;
+  /**
+   * Files with no supported language that {@link DiscoveryOptions.alsoList} asked for (schema
+   * files such as `.proto` or `.graphql`), sorted by path, under the same ignore, exclude and
+   * deny rules as indexed files. Empty unless asked for.
+   */
+  listed: string[];
 }
 
 export interface DiscoveryOptions {
+  /** File names to list in {@link DiscoveryResult.listed} although no language indexes them. */
+  alsoList?: RegExp;
   logger?: Logger;
   signal?: AbortSignal;
   /** Receives `discover` events; `total` is 0 while unknown and equals `done` at the end. */
@@ -356,6 +364,7 @@ export async function discoverFiles(
   const skipped: SkippedFile[] = [];
   const skippedDirs: SkippedDir[] = [];
   let unsupportedCount = 0;
+  const listed: string[] = [];
   let nextProgress = PROGRESS_EVERY;
 
   const checkAbort = (): void => {
@@ -420,6 +429,7 @@ export async function discoverFiles(
     const language = languageForPath(name);
     if (language === undefined) {
       unsupportedCount++;
+      if (opts.alsoList?.test(name) && !link?.outside && !isIgnored(ignores, rel, false) && !exclude.match(rel) && !deniedBy(rel, config.security.deny)) listed.push(rel);
       return;
     }
     if (isIgnored(ignores, rel, false)) return skipFile(rel, 'gitignored');
@@ -556,7 +566,8 @@ export async function discoverFiles(
     `discovery: ${files.length} files, ${skipped.length} skipped, ${skippedDirs.length} dirs skipped, ` +
       `${unsupportedCount} unsupported in ${Date.now() - started} ms`,
   );
-  return { files, skipped, skippedDirs, unsupportedCount };
+  listed.sort();
+  return { files, skipped, skippedDirs, unsupportedCount, listed };
 }
 
 /** The deny list compiled once per list: one matcher per pattern, to name the one that matched. */

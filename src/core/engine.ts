@@ -672,8 +672,26 @@ export class Engine {
       });
   }
 
+  /** The file system the engine reads the workspace through. */
+  get workspaceFs(): WorkspaceFs {
+    return this.deps.fs;
+  }
+
+  /**
+   * A workspace file's text (invalid UTF-8 replaced), for reads beside the index (route
+   * extraction, schema files); `IO` when it cannot be read. Paths come from the index or from
+   * discovery, never from a caller: tools read through `read_file_range`'s access checks.
+   */
+  async readText(rel: string): Promise<string> {
+    try {
+      return new TextDecoder().decode(await this.deps.fs.readFile(path.join(this.root, rel)));
+    } catch (e) {
+      throw new VltError('IO', `cannot read ${rel}: ${e instanceof Error ? e.message : String(e)}`, { path: rel }, { cause: e });
+    }
+  }
+
   /** An in-thread parser for live syntax trees (navigation parses single files on demand). */
-  private syntaxParser(): Promise<CodeParser> {
+  syntaxParser(): Promise<CodeParser> {
     this.navParser ??= createCodeParser().catch((e: unknown) => {
       this.navParser = undefined;
       throw e;

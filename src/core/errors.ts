@@ -18,6 +18,8 @@ export const ERROR_CODES = {
   LLM_FAILED: 'the language model failed',
   LLM_NOT_CONFIGURED: 'no language model is configured',
   NOT_FOUND: 'no such note, thread or session',
+  REF_NOT_FOUND: 'no node of the architecture graph has this id',
+  LINT_FAILED: 'an architecture rule is broken',
   PATH_OUTSIDE_VAULT: 'note path escapes the notes vault',
   READ_ONLY: 'the note lies in a read-only part of the vault',
   MEMORY_LOCKED: 'another process holds the memory store too long',

@@ -35,6 +35,7 @@ import { CtagsProvider } from '../node/ctags';
 import { nodeWorkspaceFs } from '../node/fs';
 import { createLanguageServers } from '../node/lsp';
 import { gitLocateHistory } from '../node/locate-history';
+import { gitActivity } from '../node/git-activity';
 import { openMemory } from '../node/memory';
 import { createNodeOracle } from '../node/oracle';
 import { createMcpServer } from '../mcp/server';
@@ -165,7 +166,12 @@ export class WorkspaceServer {
       getOracle,
       getEngine: () => this.getEngine(),
       // git is not run for a restricted (untrusted) workspace, as for the oracle's history.
-      ...(opts.restricted ? {} : { locateHistory: (e: Engine, signal?: AbortSignal) => gitLocateHistory(e.root, this.logger).get(signal) }),
+      ...(opts.restricted
+        ? {}
+        : {
+            locateHistory: (e: Engine, signal?: AbortSignal) => gitLocateHistory(e.root, this.logger).get(signal),
+            gitActivity: (e: Engine, signal?: AbortSignal) => gitActivity(e.root, this.logger).read(signal),
+          }),
     };
   }
 

@@ -70,6 +70,12 @@ export interface CodeParser {
    * `parse`, and for markdown.
    */
   withTree<T>(language: LanguageId, source: string, fn: (root: Node, locals: Query | undefined) => T): T;
+  /**
+   * A query of another kind than tags and locals, `queries/<kind>/<language>.scm` (such as
+   * `routes`), compiled for the language once; undefined when the language has none. Throws
+   * PARSER_UNAVAILABLE for a missing grammar or a query that does not compile.
+   */
+  extraQuery(kind: string, language: LanguageId): Query | undefined;
   /** Like `withTree`, but the caller keeps the tree until it calls `dispose()`. */
   openTree(language: LanguageId, source: string): { root: Node; locals: Query | undefined; dispose(): void };
   /**
@@ -285,6 +291,7 @@ class TreeSitterCodeParser implements CodeParser {
   private parser: Parser | undefined;
   private readonly runtimes = new Map<LanguageId, LanguageRuntime>();
   private readonly localsQueries = new Map<LanguageId, Query | null>();
+  private readonly extraQueries = new Map<string, Query | null>();
   private readonly chunkOptions: ChunkOptions;
 
   constructor(
@@ -581,6 +588,25 @@ class TreeSitterCodeParser implements CodeParser {
     return query ?? undefined;
   }
 
+  extraQuery(kind: string, language: LanguageId): Query | undefined {
+    if (language === 'markdown' || !/^[a-z]+$/.test(kind)) return undefined;
+    const key = `${kind}/${language}`;
+    const cached = this.extraQueries.get(key);
+    if (cached !== undefined) return cached ?? undefined;
+    const rt = this.runtime(language);
+    const file = path.join(this.loc.queriesDir, kind, `${LOCALS_BASE[language] ?? language}.scm`);
+    let query: Query | null = null;
+    if (fs.existsSync(file)) {
+      try {
+        query = new TreeSitter.Query(rt.language, fs.readFileSync(file, 'utf8'));
+      } catch (e) {
+        throw new VltError('PARSER_UNAVAILABLE', `cannot load the ${language} ${kind} query: ${String(e)}`, { language, file }, { cause: e });
+      }
+    }
+    this.extraQueries.set(key, query);
+    return query ?? undefined;
+  }
+
   prepare(language: LanguageId): void {
     if (language === 'markdown') return;
     this.localsQuery(language, this.runtime(language));
@@ -623,6 +649,8 @@ class TreeSitterCodeParser implements CodeParser {
   dispose(): void {
     for (const q of this.localsQueries.values()) q?.delete();
     this.localsQueries.clear();
+    for (const q of this.extraQueries.values()) q?.delete();
+    this.extraQueries.clear();
     for (const rt of this.runtimes.values()) rt.query.delete();
     this.runtimes.clear();
     this.parser?.delete();

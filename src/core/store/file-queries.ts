@@ -108,6 +108,23 @@ export function chunksOfFile(conn: Connection, fileId: number): ChunkRow[] {
     .map(chunkFromRow);
 }
 
+/**
+ * Chunks whose text holds `needle` (case-sensitive, as bytes), in file and line order, at most
+ * `limit`: a scan of the chunk table without decoding the rows that do not match.
+ */
+export function chunksContaining(conn: Connection, needle: string, limit: number): ChunkRow[] {
+  return conn
+    .all(`SELECT ${CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id WHERE instr(c.text, CAST(? AS BLOB)) > 0 ORDER BY f.path, c.start_line LIMIT ?`, [needle, limit])
+    .map(chunkFromRow);
+}
+
+/** Ids of the files with a chunk holding any of `needles` (case-sensitive), in path order. */
+export function filesContainingAny(conn: Connection, needles: readonly string[]): number[] {
+  if (needles.length === 0) return [];
+  const where = needles.map(() => 'instr(c.text, CAST(? AS BLOB)) > 0').join(' OR ');
+  return conn.all(`SELECT DISTINCT c.file_id FROM chunks c JOIN files f ON f.id = c.file_id WHERE ${where} ORDER BY f.path`, [...needles]).map((r) => num(r[0]));
+}
+
 export function chunkHashes(conn: Connection): Array<{ id: number; hash: string }> {
   return conn.all('SELECT id, hash FROM chunks ORDER BY id').map(([id, hash]) => ({ id: Number(id), hash: String(hash) }));
 }

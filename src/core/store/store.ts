@@ -638,6 +638,18 @@ export class IndexStore {
     return files.chunksOfFile(this.conn, fileId);
   }
 
+  /** Chunks whose text holds `needle` (case-sensitive), in path and line order, at most `limit`. */
+  chunksContaining(needle: string, limit = 10_000): ChunkRow[] {
+    this.assertOpen();
+    return files.chunksContaining(this.conn, needle, limit);
+  }
+
+  /** Ids of the files with a chunk holding any of `needles` (case-sensitive), in path order. */
+  filesContainingAny(needles: readonly string[]): number[] {
+    this.assertOpen();
+    return files.filesContainingAny(this.conn, needles);
+  }
+
   /** Every chunk's id and enriched-text hash (the embedding cache key), without its text. */
   chunkHashes(): Array<{ id: number; hash: string }> {
     this.assertOpen();

@@ -21,6 +21,7 @@ import { SNIPPET_LINES } from '../search/snippet';
 import { charsForTokens, tokensForChars } from '../tokens';
 import { MAX_ANSWER_TOKENS, decodeCursor, encodeCursor, requestFingerprint } from './budget';
 import { FreshnessChecker } from './freshness';
+import type { GitActivity } from '../context/activity';
 
 /** What a handler may use. The host builds one and passes it to every call. */
 export interface ToolContext {
@@ -49,6 +50,11 @@ export interface ToolContext {
    * Absent, or answering undefined, locate_files ranks without them.
    */
   locateHistory?: (engine: Engine, signal?: AbortSignal) => Promise<LocateHistory | undefined>;
+  /**
+   * The repository's git activity for the Context Oracle (the host reads git). Absent, or
+   * answering undefined, bundles say that activity and stale docs are unknown.
+   */
+  gitActivity?: (engine: Engine, signal?: AbortSignal) => Promise<GitActivity | undefined>;
   /** Who is calling (an agent id from the MCP client info, or `user`); set per call by the host. */
   author?: string;
   /** The shared conversation context the host records calls in; ask_oracle reads it for follow-ups. */

@@ -1,0 +1,84 @@
+/**
+ * The Context Oracle's agent tools: `get_context` (a versioned bundle around the code an agent
+ * is about to change), `impact_analysis` (what depends on it, what it depends on) and
+ * `list_routes` (the workspace's API routes).
+ */
+import { z } from 'zod';
+import { CONTEXT_DEFAULTS, ContextOracle } from '../context/context-oracle';
+import type { WhyResult } from '../context/impact';
+import type { ContextBundle, Route } from '../context/model';
+import { strictArgs, type ToolContext, type ToolDefinition } from './definitions';
+
+const refDescription = 'A file or folder path (src/auth, src/auth/login.ts), a symbol (src/auth/login.ts#LoginService.login, or LoginService.login when only one definition has that name), a note (docs/auth.md) or a declared component (component:auth).';
+
+function oracle(ctx: ToolContext, engine: Awaited<ReturnType<ToolContext['getEngine']>>): ContextOracle {
+  const activity = ctx.gitActivity;
+  return new ContextOracle(engine, activity ? { activity: (signal) => activity(engine, signal) } : {});
+}
+
+const contextInput = strictArgs({
+  ref_ids: z.array(z.string().min(1).max(500)).min(1).max(10).describe(`What to build the bundle around. Each: ${refDescription}`),
+  depth: z.number().int().min(1).max(5).default(CONTEXT_DEFAULTS.depth).describe('How many steps of the graph to walk from the focus.'),
+  max_nodes: z.number().int().min(1).max(200).default(CONTEXT_DEFAULTS.maxNodes).describe('The most nodes in the subgraph (a hard stop).'),
+  max_chunks: z.number().int().min(0).max(50).default(CONTEXT_DEFAULTS.maxChunks).describe('The most doc chunks to include.'),
+});
+
+export const getContextTool: ToolDefinition<typeof contextInput, ContextBundle> = {
+  name: 'get_context',
+  title: 'Context bundle for code about to change',
+  description: [
+    'Before changing a file, folder, symbol or component, get everything around it in one versioned JSON bundle (version 2):',
+    'focus (what it is, its git activity hot/warm/cold/dormant and commits in 30 days, links), graph (nodes and edges: part_of, touches_entity, uses/implements, depends_on, touches_code),',
+    'text_chunks (the docs that describe it, spec and invariants first), code_symbols (file and lines), sync_status (docs older than the code they describe),',
+    'constraints (vlt.toml architecture rules that apply), routes (API endpoints in it), tests (framework, test files, count, coverage estimate) and warning.',
+    'An unknown ref_id fails with up to 5 suggestions. Then read the files it cites with read_file_range.',
+  ].join(' '),
+  inputSchema: contextInput,
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  async handler(ctx, input) {
+    const engine = await ctx.getEngine();
+    return oracle(ctx, engine).buildContext(input.ref_ids, { depth: input.depth, maxNodes: input.max_nodes, maxChunks: input.max_chunks, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+  },
+};
+
+const whyInput = strictArgs({
+  ref_id: z.string().min(1).max(500).describe(refDescription),
+  depth: z.number().int().min(1).max(6).default(3).describe('How many steps to follow each way.'),
+  reverse: z.boolean().default(false).describe('Stress upstream: upstream gets the full depth, downstream max(depth // 2, 1).'),
+});
+
+export const impactAnalysisTool: ToolDefinition<typeof whyInput, WhyResult> = {
+  name: 'impact_analysis',
+  title: 'Impact analysis',
+  description:
+    'What a change to a file, folder, symbol or component can break: the downstream tree (what uses or imports it), the upstream tree (what it uses or imports), and a summary (direct and transitive dependents, the share of them a doc describes, stale docs). At most 50 nodes each way. Use find_references for the exact uses of one symbol.',
+  inputSchema: whyInput,
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  async handler(ctx, input) {
+    const engine = await ctx.getEngine();
+    return oracle(ctx, engine).why(input.ref_id, { depth: input.depth, reverse: input.reverse, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+  },
+};
+
+const routesInput = strictArgs({
+  scope: z.string().min(1).max(500).optional().describe(`Only the routes in this part of the workspace. ${refDescription}`),
+  framework: z.string().min(1).max(40).optional().describe('Only routes of this framework (fastapi, flask, express, nestjs, gin, echo, fiber, spring, strawberry, ariadne, type-graphql, graphql-schema, grpc, ...).'),
+  limit: z.number().int().min(1).max(1000).default(100).describe('The most routes to return.'),
+});
+
+export const listRoutesTool: ToolDefinition<typeof routesInput, { routes: Route[]; total: number }> = {
+  name: 'list_routes',
+  title: 'API routes',
+  description:
+    "The workspace's API routes: HTTP endpoints (FastAPI, Flask, Express-style routers, NestJS, Gin, Echo, Fiber, net/http, Spring), GraphQL fields (schema files, Strawberry, Ariadne, TypeGraphQL) and gRPC methods (.proto), each with method, path, handler, file, line and framework.",
+  inputSchema: routesInput,
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  async handler(ctx, input) {
+    const engine = await ctx.getEngine();
+    let routes = await new ContextOracle(engine).routes(input.scope);
+    if (input.framework) routes = routes.filter((r) => r.framework === input.framework);
+    return { routes: routes.slice(0, input.limit), total: routes.length };
+  },
+};
+
+export const CONTEXT_TOOLS = [getContextTool, impactAnalysisTool, listRoutesTool] as const;
