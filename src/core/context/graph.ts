@@ -622,7 +622,9 @@ export class ArchitectureGraph {
     // What uses it: files that reference its name and can see its file.
     let users = 0;
     const candidates = this.engine.store.filesReferencing(s.name).filter((c) => this.files.has(c.path));
-    const visible = candidates.filter((c) => this.canSee(c.fileId, f));
+    // A method's name is matched by every object's method of that name: count only files that name its type too.
+    const ownerFiles = s.container && container ? new Set(this.engine.store.filesReferencing(container.name).map((c) => c.fileId).concat(f.id)) : undefined;
+    const visible = candidates.filter((c) => this.canSee(c.fileId, f) && (!ownerFiles || ownerFiles.has(c.fileId)));
     for (const c of visible.slice(0, MAX_USER_FILES)) {
       if (users >= MAX_USES) break;
       const userDefs = this.symbolsOf(c.fileId).filter((d) => NODE_KINDS.has(d.kind));
