@@ -381,6 +381,52 @@ describe('Go members through the type a receiver is declared with', () => {
   }, 20_000);
 });
 
+describe('Go members through the types that declarations imply', () => {
+  it('call results, fields of fields, range and switch variables, assertions, literal keys; the default build\'s file of a platform-split package', async () => {
+    const engine = await openFixture('go-types');
+    try {
+      const nav = engine.navigator();
+      const def = async (q: string) => top(await nav.definition(q, { noLsp: true }));
+      // `r := shapes.NewRect(); r.Min.X`: a call's result, then a field's type.
+      expect(await def('use/use.go:7:8')).toBe('shapes/shapes.go:10:2');
+      expect(await def('use/use.go:7:12')).toBe('shapes/shapes.go:6:2');
+      // `a, err := shapes.Pair(); a.Label`: the first of two results.
+      expect(await def('use/use.go:10:8')).toBe('shapes/shapes.go:11:2');
+      // Range over a slice, and over a map of pointers to a type embedding Rect (promoted).
+      expect(await def('use/use.go:12:9')).toBe('shapes/shapes.go:24:15');
+      expect(await def('use/use.go:15:9')).toBe('shapes/shapes.go:24:15');
+      // `q, ok := v.(*shapes.Named)`: the asserted type; Label promoted from Rect.
+      expect(await def('use/use.go:18:9')).toBe('shapes/shapes.go:11:2');
+      // Keys of a struct literal, also of an element whose type is elided.
+      expect(await def('use/use.go:20:20')).toBe('shapes/shapes.go:6:2');
+      expect(await def('use/use.go:21:22')).toBe('shapes/shapes.go:6:5');
+      // A type switch's case type.
+      expect(await def('use/use.go:24:9')).toBe('shapes/shapes.go:10:7');
+      // An index, then a method's result.
+      expect(await def('use/use.go:26:20')).toBe('shapes/shapes.go:6:5');
+      // A method is in no scope: the result type `Point` is the type; an interface method's
+      // parameter `m` binds nothing, so `m` is the constant.
+      expect(await def('shapes/shapes.go:27:23')).toBe('shapes/shapes.go:5:6');
+      expect(await def('shapes/shapes.go:27:47')).toBe('shapes/shapes.go:3:7');
+      // Platform-split definitions: the file the default build (linux/amd64) compiles.
+      expect(await def('use/use.go:27:13')).toBe('shapes/size_other.go:5:6');
+      expect(await def('use/use.go:27:29')).toBe('shapes/c_native.go:5:6');
+      expect(await def('use/use.go:27:41')).toBe('shapes/size_other.go:7:15');
+      expect(await def('shapes.Size')).toBe('shapes/size_other.go:5:6');
+      expect(await def('shapes.Rect.Perimeter')).toBe('shapes/size_other.go:7:15');
+      expect(await def('Rect.Perimeter')).toBe('shapes/size_other.go:7:15');
+      // A test file of the package sees its non-test files.
+      expect(await def('shapes/shapes_test.go:6:11')).toBe('shapes/shapes.go:11:2');
+      // `func Shadow(shapes *shapes.Rect)`: the type's qualifier is the package.
+      expect(await def('use/use.go:32:28')).toBe('shapes/shapes.go:9:6');
+      // A chain of a dozen steps: nested ranges, an embedded field, its field, a local.
+      expect(await def('use/use.go:38:17')).toBe('shapes/shapes.go:6:2');
+    } finally {
+      await engine.close();
+    }
+  }, 30_000);
+});
+
 describe('by name equals by position: a qualified name means that owner\'s member', () => {
   const engines = new Map<string, Engine>();
   beforeAll(async () => {

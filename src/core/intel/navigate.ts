@@ -22,6 +22,7 @@ import { isTsFamily } from '../parse/languages';
 import type { IndexStore, SymbolRow } from '../store/store';
 import type { LanguageId } from '../types';
 import type { CodeGraph } from './graph';
+import { goFileMatches, goFileNameMatches } from './go-build';
 import type { LanguageServers, SourceRange } from './lsp';
 import { KIND_RANK, packageQualified, qualifies, rankDefinitions, splitQualified, suggestNames, type QualifiedName } from './names';
 import { gatherReferences, rankReferences } from './references';
@@ -432,7 +433,7 @@ export class Navigator {
       if (!/[.:#]/.test(name)) rows = rows.filter((s) => s.name === name);
       else if (rows.length === 0) rows = packageQualified(this.deps.store, name);
     }
-    const ranked = rankDefinitions(rows);
+    const ranked = await this.defaultBuildFirst(rankDefinitions(rows));
     providers.push({ provider: 'graph', status: ranked.length > 0 ? 'answered' : 'empty', reason: `${ranked.length} indexed definitions`, ms: performance.now() - t0 });
     // Ctags knows names only: its tags join the index's rows unless the qualifiers chose those
     // (then it is not asked at all).
@@ -497,6 +498,21 @@ export class Navigator {
     }
     names.delete(owner.name);
     return [...names];
+  }
+
+  /**
+   * Go definitions in files of the default build before those of other platforms (a package
+   * split into `_plan9.go` and `//go:build !plan9` files), otherwise in the same order.
+   */
+  private async defaultBuildFirst(rows: SymbolRow[]): Promise<SymbolRow[]> {
+    if (rows.length < 2 || rows.length > 200 || !rows.some((r) => r.path.endsWith('.go'))) return rows;
+    const outside = new Set<SymbolRow>();
+    for (const r of rows) {
+      if (!r.path.endsWith('.go')) continue;
+      const f = goFileNameMatches(r.path) ? await this.files.fileFacts(r.path) : undefined;
+      if (!f || !goFileMatches(r.path, f.text)) outside.add(r);
+    }
+    return [...rows.filter((r) => !outside.has(r)), ...rows.filter((r) => outside.has(r))];
   }
 
   /** Index locations at the column of the definition's name, as the position form gives them. */

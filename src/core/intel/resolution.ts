@@ -8,6 +8,8 @@ import type { Node } from 'web-tree-sitter';
 import { isTsFamily } from '../parse/languages';
 import type { IndexStore, SymbolRow } from '../store/store';
 import type { CodeGraph } from './graph';
+import { goFileMatches, goFileNameMatches } from './go-build';
+import { GoTypes } from './go-types';
 import { KIND_RANK } from './names';
 import { narrowByDiscriminant, orderCandidateOverloads, orderOverloads } from './narrowing';
 import { memo, nameCol, type FileFacts, type Loc, type SourceFiles, type SourceTree } from './sources';
@@ -29,10 +31,22 @@ export class IndexResolver {
   /** Export lookups in progress, by key: a lookup that reaches its own key is a cycle. */
   private readonly exportsPending = new Set<string>();
 
+  /** Go types as declarations state them, for members of values and struct literal keys. */
+  private readonly goTypes: GoTypes;
+
   constructor(
     private readonly deps: { store: IndexStore; graph(): Promise<CodeGraph> },
     private readonly files: SourceFiles,
-  ) {}
+  ) {
+    this.goTypes = new GoTypes({
+      store: deps.store,
+      fileFacts: (rel) => this.fileFacts(rel),
+      syntax: (rel, facts) => this.syntax(rel, facts),
+      packageFiles: (file, facts, local) => this.moduleOfBinding(file, facts, local),
+      exportsOf: (file, name, depth) => this.exportsOf(file, name, depth),
+      freeName: (file, facts, name, depth) => this.freeName(file, facts, name, depth),
+    });
+  }
 
   private fileFacts(rel: string): Promise<FileFacts | undefined> {
     return this.files.fileFacts(rel);
@@ -75,7 +89,10 @@ export class IndexResolver {
     const facts = await this.fileFacts(file);
     if (!facts) return [];
     const own = facts.symbols.filter((s) => s.name === name && s.container === undefined);
-    if (own.length > 0) return own.map((s) => ({ path: file, line: s.startLine, col: nameCol(facts, s.startLine, name) }));
+    const ownLocs = own.map((s) => ({ path: file, line: s.startLine, col: nameCol(facts, s.startLine, name) }));
+    // A Go file outside the default build (`_plan9.go`, `//go:build windows`) answers only when
+    // no file of the build defines the name too.
+    if (own.length > 0 && (facts.language !== 'go' || goFileMatches(file, facts.text))) return ownLocs;
     const aliased = await this.exportClauseOf(file, facts, name);
     if (aliased.length > 0) return aliased;
     const graph = await this.deps.graph();
@@ -105,15 +122,27 @@ export class IndexResolver {
     }
     if (facts.language === 'go') {
       // A Go package is its directory: the name may be defined in a sibling file.
+      // Files the default build compiles first (by name, then by their constraint lines).
       const dir = file.includes('/') ? file.slice(0, file.lastIndexOf('/')) : '';
-      for (const sib of graph.resolver.filesIn(dir)) {
-        if (sib === file || !sib.endsWith('.go') || sib.endsWith('_test.go') !== file.endsWith('_test.go')) continue;
+      // A test file sees the package's other files too, unless it is an external test package
+      // (`package x_test`), which imports them.
+      const test = file.endsWith('_test.go');
+      const sibs = graph.resolver.filesIn(dir).filter((sib) => sib !== file && sib.endsWith('.go') && (test || !sib.endsWith('_test.go')));
+      sibs.sort((x, y) => Number(!goFileNameMatches(x)) - Number(!goFileNameMatches(y)));
+      const pkg = test ? goPackageName(facts.text) : undefined;
+      let outside: Loc[] | undefined = own.length > 0 ? ownLocs : undefined;
+      for (const sib of sibs) {
         const sf = await this.fileFacts(sib);
         const hit = sf?.symbols.filter((s) => s.name === name && s.container === undefined) ?? [];
-        if (sf && hit.length > 0) return hit.map((s) => ({ path: sib, line: s.startLine, col: nameCol(sf, s.startLine, name) }));
+        if (!sf || hit.length === 0) continue;
+        if (test && !sib.endsWith('_test.go') && goPackageName(sf.text) !== pkg) continue;
+        const locs = hit.map((s) => ({ path: sib, line: s.startLine, col: nameCol(sf, s.startLine, name) }));
+        if (goFileMatches(sib, sf.text)) return locs;
+        outside ??= locs;
       }
+      if (outside) return outside;
     }
-    return [];
+    return ownLocs;
   }
 
   /** The module files an import binding names, when the binding is a module (namespace). */
@@ -347,6 +376,10 @@ export class IndexResolver {
       how,
       candidates: this.nameCandidates(t.name, file, { member: t.kind === 'member', receiver: receiverName, call: a.call !== undefined }),
     });
+    if (facts.language === 'go' && t.kind !== 'declaration') {
+      const go = await this.goTypes.definitionAt(file, a.line, a.col);
+      if (go) return { name: t.name, locs: go.locs, how: go.how, candidates: [] };
+    }
     switch (t.kind) {
       case 'declaration':
         return { name: t.name, locs: [{ path: file, line: t.line, col: t.col }], how: 'the position is the declaration', candidates: [] };
@@ -582,6 +615,11 @@ export class IndexResolver {
     await walk(file, cls.startLine, clsName, 0);
     return out;
   }
+}
+
+/** The package clause's name of a Go file. */
+function goPackageName(text: string): string | undefined {
+  return /^package\s+(\w+)/m.exec(text)?.[1];
 }
 
 /** `export { a as b, c }` clauses (without `from`) at a TS/JS file's top level: exported name → local name. */

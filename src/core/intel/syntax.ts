@@ -587,7 +587,8 @@ function analyzeIdentifier(n: Node, root: Node, language: LanguageId, scopes: Lo
       if (typeName) return { target: { kind: 'member', name, receiver: { kind: 'typed', typeName } }, ...at };
     }
     if (IDENTIFIER_TYPES.has(obj.type)) {
-      const target = plainTarget(obj, obj.text, scopes);
+      // Go `url.URL` in a type names the package even where a parameter `url` shadows it there.
+      const target: Exclude<Target, { kind: 'member' }> = obj.type === 'package_identifier' && obj.parent?.type === 'qualified_type' ? { kind: 'free', name: obj.text } : plainTarget(obj, obj.text, scopes);
       if (target.kind === 'local' && typedLanguage) {
         const typeName = declaredType(root, target.binding, scopes);
         if (typeName) return { target: { kind: 'member', name, receiver: { kind: 'typed', typeName } }, ...at };

@@ -18,12 +18,18 @@
   (default_case)
 ] @local.scope
 
+; A method's name is in no scope: it is selected through its receiver's type.
 (function_declaration name: (identifier) @local.definition)
-(method_declaration name: (field_identifier) @local.definition)
 (type_spec name: (type_identifier) @local.definition)
 (type_alias name: (type_identifier) @local.definition)
-(parameter_declaration name: (identifier) @local.definition)
-(variadic_parameter_declaration name: (identifier) @local.definition)
+; Parameters bind in the function they belong to; those of an interface method or a function
+; type (`Quantize(p color.Palette, m image.Image)`) bind nothing.
+(function_declaration [parameters: (parameter_list (parameter_declaration name: (identifier) @local.definition)) result: (parameter_list (parameter_declaration name: (identifier) @local.definition))])
+(method_declaration [receiver: (parameter_list (parameter_declaration name: (identifier) @local.definition)) parameters: (parameter_list (parameter_declaration name: (identifier) @local.definition)) result: (parameter_list (parameter_declaration name: (identifier) @local.definition))])
+(func_literal [parameters: (parameter_list (parameter_declaration name: (identifier) @local.definition)) result: (parameter_list (parameter_declaration name: (identifier) @local.definition))])
+(function_declaration parameters: (parameter_list (variadic_parameter_declaration name: (identifier) @local.definition)))
+(method_declaration parameters: (parameter_list (variadic_parameter_declaration name: (identifier) @local.definition)))
+(func_literal parameters: (parameter_list (variadic_parameter_declaration name: (identifier) @local.definition)))
 (type_parameter_declaration name: (identifier) @local.definition)
 (short_var_declaration left: (expression_list (identifier) @local.definition))
 (var_spec name: (identifier) @local.definition)
