@@ -91,6 +91,21 @@ describe('code intelligence and memory tools over MCP', () => {
     expect(bad.isError).toBe(true);
   });
 
+  it('get_context, impact_analysis and list_routes answer over MCP, and an unknown ref comes back as an error with suggestions', async () => {
+    const b = structured<{ version: number; focus: { ref_id: string; kind: string }; graph: { edges: Array<{ src: string; kind: string; dst: string }> } }>(await call(s, 'get_context', { ref_ids: ['src/service.ts'], depth: 1 }));
+    expect(b.version).toBe(2);
+    expect(b.focus).toMatchObject({ ref_id: 'src/service.ts', kind: 'file' });
+    expect(b.graph.edges).toContainEqual({ src: 'src/service.ts', kind: 'part_of', dst: 'src' });
+    const why = structured<{ node: { ref_id: string }; impact: { downstream_direct: number } }>(await call(s, 'impact_analysis', { ref_id: 'src/lib/util.ts' }));
+    expect(why.node.ref_id).toBe('src/lib/util.ts');
+    expect(why.impact.downstream_direct).toBeGreaterThan(0);
+    expect(structured<{ total: number }>(await call(s, 'list_routes', {})).total).toBe(0);
+    const unknown = await call(s, 'get_context', { ref_ids: ['src/servic'] });
+    expect(unknown.isError).toBe(true);
+    expect(textOf(unknown)).toMatch(/did you mean src\/service\.ts/);
+    expect((await call(s, 'get_context', { ref_ids: [] })).isError).toBe(true);
+  });
+
   it('keeps notes and threads, and records every call in the shared session under the client name', async () => {
     structured(await call(s, 'write_note', { path: 'decisions.md', content: '---\ntags: [arch]\n---\n# Decisions\nWe chose sql.js for the memory store. See [[Setup]].\n' }));
     const found = structured<{ hits: Array<{ path: string }> }>(await call(s, 'search_notes', { query: 'sql.js memory store' }));
