@@ -123,7 +123,7 @@ describe('walking', () => {
 
   it('returns empty results for an empty repository', async () => {
     const r = await discoverFiles(root, config(), nodeWorkspaceFs);
-    expect(r).toEqual({ files: [], skipped: [], skippedDirs: [], unsupportedCount: 0 });
+    expect(r).toEqual({ files: [], skipped: [], skippedDirs: [], unsupportedCount: 0, listed: [] });
   });
 
   it('throws PATH_NOT_FOUND for a missing root and NOT_A_DIRECTORY for a file', async () => {

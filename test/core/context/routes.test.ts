@@ -42,6 +42,8 @@ describe('route extraction', () => {
     expect(show(extractRoutes('main.go', 'go', gin, parser))).toEqual(['GET /v1/ping ping gin :8', 'POST /login handlers.Login gin :9']);
     const fiber = ['package main', 'import "github.com/gofiber/fiber/v2"', 'func main() {', '\tapp := fiber.New()', '\tapp.Get("/", func(c *fiber.Ctx) error { return nil })', '}', ''].join('\n');
     expect(show(extractRoutes('f.go', 'go', fiber, parser))).toEqual(['GET / <inline> fiber :5']);
+    const echo = ['package main', 'import "github.com/labstack/echo/v4"', 'func main() {', '\te := echo.New()', '\te.PUT("/users/:id", updateUser)', '}', ''].join('\n');
+    expect(show(extractRoutes('e.go', 'go', echo, parser))).toEqual(['PUT /users/:id updateUser echo :5']);
     const plain = ['package x', 'import "net/http"', 'func f() { http.Get("/x"); http.HandleFunc("/hello", hello) }', ''].join('\n');
     expect(show(extractRoutes('x.go', 'go', plain, parser))).toEqual(['* /hello hello net/http :3']);
   });
