@@ -15,6 +15,7 @@ import { lastChange, activityOf, type ActivitySource, type GitActivity } from '.
 import { bfsSubgraph, collectChunks } from './bundle';
 import { ArchitectureGraph } from './graph';
 import { analyzeImpact, type WhyResult } from './impact';
+import type { FileRow } from '../store/store';
 import type { ArchNode, CodeSymbol, ContextBundle, FocusInfo, Route, StaleDoc, TestInfo } from './model';
 import { extractRoutes, ROUTE_HINTS, SCHEMA_FILES } from './routes';
 import { lint, rulesFor, type LintReport } from './rules';
@@ -43,6 +44,10 @@ export interface ContextOracleDeps {
 
 /** Each engine's routes, for the index state they were read at (kept across calls in a long-lived host). */
 const routeCaches = new WeakMap<Engine, { state: string; routes: Route[] }>();
+/** Each engine's routes per file, by content hash. */
+const fileRouteCaches = new WeakMap<Engine, Map<string, { hash: string; routes: Route[] }>>();
+/** Files of a bundle's focus read for routes (a folder the size of a whole repository reads no more). */
+const MAX_ROUTE_FILES = 2000;
 
 export class ContextOracle {
   constructor(
@@ -147,11 +152,31 @@ export class ContextOracle {
     return this.routesOf(await this.resolve([scope]));
   }
 
+  /** The routes in the files of these nodes (a symbol's: those of its lines), reading only those files. */
   private async routesOf(nodes: readonly ArchNode[]): Promise<Route[]> {
     const graph = await this.graph();
-    const files = new Set(nodes.flatMap((n) => graph.filesOf(n).map((f) => f.path)));
+    const files = [...new Map(nodes.flatMap((n) => graph.filesOf(n)).map((f) => [f.path, f])).values()];
     const symbols = nodes.filter((n) => n.kind === 'symbol');
-    return (await this.allRoutes()).filter((r) => files.has(r.file) && (symbols.length === 0 || symbols.some((s) => s.path === r.file && s.line !== undefined && r.line >= s.line - 5 && r.line <= (s.end_line ?? s.line))));
+    const routes: Route[] = [];
+    for (const f of files.slice(0, MAX_ROUTE_FILES)) routes.push(...(await this.routesOfFile(f)));
+    return routes.filter((r) => symbols.length === 0 || symbols.some((s) => s.path === r.file && s.line !== undefined && r.line >= s.line - 5 && r.line <= (s.end_line ?? s.line)));
+  }
+
+  /** One file's routes, read when its indexed text holds a route hint; kept per content hash. */
+  private async routesOfFile(f: FileRow): Promise<Route[]> {
+    if (f.language === 'markdown') return [];
+    let cache = fileRouteCaches.get(this.engine);
+    if (!cache) fileRouteCaches.set(this.engine, (cache = new Map()));
+    const hit = cache.get(f.path);
+    if (hit?.hash === f.hash) return hit.routes;
+    let routes: Route[] = [];
+    if (this.engine.store.chunksOfFile(f.id).some((c) => ROUTE_HINTS.some((h) => c.text.includes(h)))) {
+      const text = await this.engine.readText(f.path).catch(() => undefined);
+      const parser = await this.engine.syntaxParser().catch(() => undefined);
+      if (text !== undefined) routes = extractRoutes(f.path, f.language, text, parser);
+    }
+    cache.set(f.path, { hash: f.hash, routes });
+    return routes;
   }
 
   private async allRoutes(): Promise<Route[]> {
@@ -159,13 +184,10 @@ export class ContextOracle {
     const cached = routeCaches.get(this.engine);
     if (cached?.state === state) return cached.routes;
     const graph = await this.graph();
-    const parser = await this.engine.syntaxParser().catch(() => undefined);
     const routes: Route[] = [];
     for (const id of this.engine.store.filesContainingAny(ROUTE_HINTS)) {
       const f = graph.fileById(id);
-      if (!f || f.language === 'markdown') continue;
-      const text = await this.engine.readText(f.path).catch(() => undefined);
-      if (text !== undefined) routes.push(...extractRoutes(f.path, f.language, text, parser));
+      if (f) routes.push(...(await this.routesOfFile(f)));
     }
     const schema = await discoverFiles(this.engine.root, this.engine.config, this.engineFs(), { alsoList: SCHEMA_FILES }).then((d) => d.listed, () => [] as string[]);
     for (const p of schema) {

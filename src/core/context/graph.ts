@@ -32,7 +32,7 @@ import {
 } from './model';
 
 /** Children listed per node and edge kind (a folder's files, a file's definitions), best first. */
-const MAX_CHILDREN = 12;
+const MAX_CHILDREN = 8;
 /** Uses followed per symbol and direction. */
 const MAX_USES = 25;
 /** Files whose uses of a name are resolved when listing its users. */
@@ -583,15 +583,12 @@ export class ArchitectureGraph {
     const kindRank = (k: string) => (TYPE_KINDS.has(k) ? 0 : k === 'function' || k === 'method' ? 1 : 2);
     const ranked = top.map((s) => ({ s, w: this.engine.store.filesReferencing(s.name).length })).sort((a, b) => kindRank(a.s.kind) - kindRank(b.s.kind) || b.w - a.w || a.s.startLine - b.s.startLine);
     for (const { s } of ranked.slice(0, MAX_CHILDREN)) add('part_of', this.symbolNode(s), 'in');
-    const seen = new Set<number>();
+    // An import of a package (Go's, a folder of several files) depends on the folder; of a module, on the file.
     for (const e of this.code.imports(f.id)) {
-      for (const t of e.targets) {
-        const tf = this.filesById.get(t);
-        if (tf && !seen.has(t)) {
-          seen.add(t);
-          add('depends_on', this.fileNode(tf), 'out');
-        }
-      }
+      const targets = e.targets.map((t) => this.filesById.get(t)).filter((t): t is FileRow => t !== undefined);
+      const dirs = new Set(targets.map((t) => moduleOf(t.path)));
+      if (targets.length > 1 && dirs.size === 1) add('depends_on', this.moduleNode([...dirs][0]!), 'out');
+      else for (const t of targets) add('depends_on', this.fileNode(t), 'out');
     }
     for (const u of this.code.importers(f.id)) {
       const uf = this.filesById.get(u);
