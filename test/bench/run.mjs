@@ -12,7 +12,7 @@ import * as esbuild from 'esbuild';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const work = path.join(root, '.bench');
 mkdirSync(work, { recursive: true });
-// Suites: go, django (the corpus measurements), process, intel, repomap, memory, oracle, nocontext, locate, vscode, chat; none named = all.
+// Suites: go, django (the corpus measurements), process, intel, repomap, memory, oracle, nocontext, locate, context, vscode, chat; none named = all.
 const only = process.argv.slice(2);
 const want = (suite) => only.length === 0 || only.includes(suite);
 const GO_SRC = '/usr/share/go-1.19/src';
@@ -225,6 +225,15 @@ if (want('locate')) {
   results.locate = await runBench('locate-bench');
 }
 
+// The Context Oracle: bundles for sampled files, folders and symbols, impact analysis, routes and
+// lint on the Go standard library and Django, in process and as a whole CLI beside ripgrep; the
+// git activity read on a clone of this repository.
+if (want('context')) {
+  ensureDebian(['golang-1.19-src', 'python3-django', 'ripgrep']);
+  console.error('[context] bundles, impact, routes and lint on Go and Django…');
+  results.context = await runBench('context-bench');
+}
+
 // The extension in a real VS Code (code-server + chromium from test/e2e/install.sh): activation,
 // first index of the Go standard library in the server, the extension host's event loop, save
 // to searchable, and "Where Is This Used?" beside VS Code's own TypeScript server on rxjs.
@@ -399,6 +408,22 @@ if (results.nocontext) {
     for (const w of c.wrong.onTopicNoContext) lines.push(`- ${name}: on-topic ${w.id} answered "no context": "${w.question}"`);
   }
 }
+if (results.context) {
+  const C = results.context;
+  const ms = (x) => `${Math.round(x)} ms`;
+  lines.push('');
+  lines.push('Context Oracle (in process after the graph is built; bundles for refs not asked before):');
+  lines.push('| corpus | graph built | bundle p50 / p95: files | folders | symbols | bundle size p50 / p95 | why p50 / p95 | all routes | lint | `vlt ctx FILE`: own process / daemon (rg -l -w) |');
+  lines.push('|---|---|---|---|---|---|---|---|---|---|');
+  for (const name of ['go', 'django']) {
+    const c = C[name];
+    if (!c) continue;
+    const l = (x) => `${ms(x.p50)} / ${ms(x.p95)}`;
+    lines.push(`| ${name} (${c.files} files) | ${ms(c.graphMs)} | ${l(c.bundle.files)} | ${l(c.bundle.folders)} | ${l(c.bundle.symbols)} | ${(c.bundleChars.p50 / 1000).toFixed(1)} / ${(c.bundleChars.p95 / 1000).toFixed(1)} K chars | ${l(c.why)} | ${ms(c.routes.ms)} (${c.routes.count}) | ${ms(c.lintMs)} | ${ms(c.cli.ctxMs)} / ${ms(c.cli.daemonMs)} (${ms(c.cli.rgMs)}) |`);
+  }
+  if (C.gitActivity) lines.push(`git activity of this repository (${C.gitActivity.commits} commits): ${ms(C.gitActivity.fullMs)} read in full, ${ms(C.gitActivity.fromFileMs)} from .vlt/git-activity.json`);
+}
+
 if (results.locate) {
   const L = results.locate;
   const met = (ok) => (ok ? 'met' : 'not met');
