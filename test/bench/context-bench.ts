@@ -53,7 +53,7 @@ async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }>
   return { ms: performance.now() - t, value };
 }
 
-async function measure(engine: Engine, root: string): Promise<CorpusContextResult> {
+async function measure(engine: Engine): Promise<CorpusContextResult> {
   const g0 = await timed(() => ArchitectureGraph.of(engine));
   const oracle = new ContextOracle(engine);
   const files = engine.store.listFiles().filter((f) => f.language !== 'markdown' && !engine.isNavigationOnly(f)).map((f) => f.path).sort();
@@ -144,7 +144,7 @@ async function main(): Promise<void> {
     const c = await openCorpus(name, { repoRoot });
     let result: CorpusContextResult;
     try {
-      result = await measure(c.engine, c.root);
+      result = await measure(c.engine);
     } finally {
       await c.engine.close();
     }
