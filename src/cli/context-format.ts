@@ -65,8 +65,9 @@ export function formatBundleMarkdown(b: ContextBundle): string {
 
 export function formatRoutes(routes: readonly Route[]): string {
   if (routes.length === 0) return 'no routes found';
-  const w = Math.min(12, Math.max(...routes.map((r) => r.method.length)));
-  const p = Math.min(50, Math.max(...routes.map((r) => r.path.length)));
+  // A loop, not Math.max(...list): a spread of 100,000 arguments overflows the stack.
+  const w = Math.min(12, routes.reduce((m, r) => Math.max(m, r.method.length), 0));
+  const p = Math.min(50, routes.reduce((m, r) => Math.max(m, r.path.length), 0));
   return routes.map((r) => `${r.method.padEnd(w)}  ${r.path.padEnd(p)}  ${r.handler}  ${r.file}:${r.line}  [${r.framework}]`).join('\n');
 }
 

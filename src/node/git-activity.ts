@@ -47,17 +47,25 @@ function git(cwd: string, args: string[], signal?: AbortSignal): Promise<string>
   });
 }
 
-/** Commits of `git log --format=RS%ct --name-only`, oldest first: their times and the workspace-relative files each changed. */
+/**
+ * Commits of `git log -z --format=RS%ct --name-only`, oldest first: their times and the
+ * workspace-relative files each changed. With -z the names are NUL-terminated and never quoted
+ * (a name with a quote, a backslash or a newline comes through as it is).
+ */
 function parseLog(out: string): Array<{ time: number; files: string[] }> {
   const commits: Array<{ time: number; files: string[] }> = [];
   for (const rec of out.split(RS)) {
-    const lines = rec.split('\n');
-    const time = Number(lines[0]);
-    if (!Number.isFinite(time) || lines[0]!.trim() === '') continue;
-    commits.push({ time, files: lines.slice(1).map((l) => l.trim()).filter(Boolean) });
+    const cut = rec.indexOf('\0');
+    if (cut <= 0) continue;
+    const time = Number(rec.slice(0, cut));
+    if (!Number.isFinite(time)) continue;
+    commits.push({ time, files: rec.slice(cut + 1).replace(/^\n/, '').split('\0').filter(Boolean) });
   }
   return commits.reverse();
 }
+
+/** The log arguments both reads use. */
+const LOG_ARGS = ['log', '-z', '--no-merges', '--relative', `--format=${RS}%ct`, '--name-only'];
 
 export class NodeGitActivity {
   private cached: GitActivity | undefined;
@@ -83,17 +91,17 @@ export class NodeGitActivity {
     }
     if (!HEX.test(head)) return undefined;
     if (this.cached?.head === head) return this.cached;
-    const stored = this.cached ?? (await this.load());
+    const stored = this.cached ?? (await this.load(signal));
     let table: GitActivity | undefined;
     if (stored && stored.head !== head && (await this.isAncestor(stored.head, head, signal))) {
-      const added = parseLog(await git(this.root, ['log', '--no-merges', '--relative', `--format=${RS}%ct`, '--name-only', `${stored.head}..${head}`, '--', '.'], signal));
+      const added = parseLog(await git(this.root, [...LOG_ARGS, `${stored.head}..${head}`, '--', '.'], signal));
       table = { head, times: [...stored.times], files: new Map([...stored.files].map(([k, v]) => [k, [...v]])) };
       append(table, added);
     } else if (stored && stored.head === head) {
       table = stored;
     } else {
       table = { head, times: [], files: new Map() };
-      append(table, parseLog(await git(this.root, ['log', '--no-merges', '--relative', `--format=${RS}%ct`, '--name-only', '-n', String(MAX_COMMITS), head, '--', '.'], signal)));
+      append(table, parseLog(await git(this.root, [...LOG_ARGS, '-n', String(MAX_COMMITS), head, '--', '.'], signal)));
     }
     this.cached = table;
     await this.save(table);
@@ -111,8 +119,11 @@ export class NodeGitActivity {
     }
   }
 
-  private async load(): Promise<GitActivity | undefined> {
+  /** The kept table; not one the repository itself ships (a tracked `.vlt/git-activity.json` could forge activity). */
+  private async load(signal?: AbortSignal): Promise<GitActivity | undefined> {
     try {
+      const tracked = await git(this.root, ['ls-files', '--', `${VLT_DIR}/${ACTIVITY_FILE}`], signal).catch(() => '');
+      if (tracked.trim() !== '') return undefined;
       const v = JSON.parse(await readFile(this.file, 'utf8')) as Stored;
       if (v.version !== FORMAT_VERSION || typeof v.head !== 'string' || !Array.isArray(v.times) || typeof v.files !== 'object' || v.files === null) return undefined;
       return { head: v.head, times: v.times.map(Number), files: new Map(Object.entries(v.files).map(([k, list]) => [k, Array.isArray(list) ? list.map(Number) : []])) };

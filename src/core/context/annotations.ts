@@ -4,8 +4,9 @@
  * context bundle (`vlt:owner=payments`, `vlt:entity=Invoice`).
  *
  * An annotation before a file's first definition applies to the whole file (module level); one
- * on the lines just above a definition, or at the top of its body (a docstring), applies to that
- * definition and takes precedence over the file's.
+ * on the comment or decorator lines just above a later definition, or in the first lines of a
+ * definition's body (a docstring), applies to that definition and takes precedence over the
+ * file's. An annotation anywhere else in a body is ignored.
  */
 import type { ChunkRow, SymbolRow } from '../store/store';
 
@@ -56,18 +57,22 @@ export function fileAnnotations(chunks: readonly ChunkRow[], symbols: readonly S
       seen.add(at);
       const found = parseAnnotations(line);
       if (Object.keys(found).length === 0) continue;
+      // Before the first definition: the file's (its header), whatever follows it.
+      if (at < firstDef) {
+        Object.assign(out.file, found);
+        continue;
+      }
       const target = annotatedDefinition(at, c, defs);
       if (target) out.symbols.set(target.id, { ...out.symbols.get(target.id), ...found });
-      else if (at < firstDef) Object.assign(out.file, found);
     }
   }
   return out;
 }
 
 /**
- * The definition an annotation on line `at` of chunk `c` belongs to: the chunk's own definition
- * when the annotation stands in the comment it starts with, the definition on the next line, or
- * the innermost one whose first lines (a docstring) or body hold it. Undefined: the file's.
+ * The definition an annotation on line `at` (after the first definition) of chunk `c` belongs
+ * to: the next definition when only comment or decorator lines stand between, else the innermost
+ * one whose first lines (a docstring) hold it; undefined for any other line.
  */
 function annotatedDefinition(at: number, c: ChunkRow, defs: readonly SymbolRow[]): SymbolRow | undefined {
   // The next definition, when only comment or decorator lines stand between (no blank line, no code).
@@ -78,5 +83,5 @@ function annotatedDefinition(at: number, c: ChunkRow, defs: readonly SymbolRow[]
     if (between.length === next.startLine - at - 1 && between.every((l) => COMMENT_OR_DECORATOR.test(l))) return next;
   }
   const holding = defs.filter((s) => s.startLine <= at && at <= s.endLine).sort((a, b) => b.startLine - a.startLine);
-  return holding.find((s) => at - s.startLine <= INSIDE_LINES) ?? holding[0];
+  return holding.find((s) => at - s.startLine <= INSIDE_LINES);
 }

@@ -8,6 +8,7 @@
  * Hosts pass the git activity (a port: the engine runs no programs); without it the bundle says
  * that activity and staleness are unknown.
  */
+import * as path from 'node:path';
 import { discoverFiles } from '../discovery';
 import type { Engine } from '../engine';
 import { VltError } from '../errors';
@@ -191,6 +192,9 @@ export class ContextOracle {
     }
     const schema = await discoverFiles(this.engine.root, this.engine.config, this.engineFs(), { alsoList: SCHEMA_FILES }).then((d) => d.listed, () => [] as string[]);
     for (const p of schema) {
+      // The index's size limit holds for schema files too: a huge one is skipped, not read.
+      const size = await this.engine.workspaceFs.stat(path.join(this.engine.root, p)).then((st) => st.size, () => Infinity);
+      if (size > this.engine.config.index.maxFileBytes) continue;
       const text = await this.engine.readText(p).catch(() => undefined);
       if (text !== undefined) routes.push(...extractRoutes(p, 'schema', text, undefined));
     }
@@ -255,7 +259,7 @@ function codeSymbols(graph: ArchitectureGraph, focus: readonly ArchNode[], nodes
     out.push({
       ref_id: n.ref_id,
       file_path: n.path ?? '',
-      symbol_name: n.ref_id.slice(n.ref_id.indexOf('#') + 1),
+      symbol_name: row?.qualifiedName ?? n.ref_id.slice((n.path?.length ?? -1) + 1),
       kind: n.symbol_kind ?? 'symbol',
       line_start: n.line ?? 0,
       line_end: n.end_line ?? n.line ?? 0,

@@ -15,7 +15,7 @@ import { distance } from 'fastest-levenshtein';
 import type { Engine } from '../engine';
 import { VltError } from '../errors';
 import type { CodeGraph } from '../intel/graph';
-import { parseNote } from '../notes/parse';
+import { maskCode, parseNote } from '../notes/parse';
 import { checkPathGlob } from '../search/hybrid';
 import type { FileRow, SymbolRow } from '../store/store';
 import { fileAnnotations } from './annotations';
@@ -78,7 +78,9 @@ export class ArchitectureGraph {
   private readonly files = new Map<string, FileRow>();
   private readonly filesById = new Map<number, FileRow>();
   /** Folder → its direct files and sub-folders. */
-  private readonly modules = new Map<string, { files: string[]; children: string[] }>();
+  private readonly modules = new Map<string, { files: string[]; children: Set<string> }>();
+  /** Folder → every file under it, at any depth. */
+  private readonly treeFiles = new Map<string, FileRow[]>();
   private readonly components = new Map<string, ComponentInfo>();
   /** File path → the components it belongs to (declared globs, or its file-level annotation). */
   private readonly componentsOfFile = new Map<string, Set<string>>();
@@ -115,13 +117,16 @@ export class ArchitectureGraph {
       this.filesById.set(f.id, f);
     }
     for (const p of [...this.files.keys()].sort()) {
+      const f = this.files.get(p)!;
       let dir = moduleOf(p);
       this.moduleEntry(dir).files.push(p);
-      while (dir !== '.') {
+      for (;;) {
+        let list = this.treeFiles.get(dir);
+        if (!list) this.treeFiles.set(dir, (list = []));
+        list.push(f);
+        if (dir === '.') break;
         const parent = moduleOf(dir);
-        const entry = this.moduleEntry(parent);
-        if (entry.children.includes(dir)) break;
-        entry.children.push(dir);
+        this.moduleEntry(parent).children.add(dir);
         dir = parent;
       }
     }
@@ -143,9 +148,9 @@ export class ArchitectureGraph {
     this.loadNotes();
   }
 
-  private moduleEntry(dir: string): { files: string[]; children: string[] } {
+  private moduleEntry(dir: string): { files: string[]; children: Set<string> } {
     let e = this.modules.get(dir);
-    if (!e) this.modules.set(dir, (e = { files: [], children: [] }));
+    if (!e) this.modules.set(dir, (e = { files: [], children: new Set() }));
     return e;
   }
 
@@ -199,9 +204,12 @@ export class ArchitectureGraph {
       const refs = [parsed.frontmatter.ref, parsed.frontmatter.refs].flat().filter((r): r is string => typeof r === 'string');
       for (const r of refs) describe(this.lookup(r.trim())?.ref_id);
       const dir = moduleOf(f.path);
-      for (const link of parsed.links) {
-        if (/^[a-z][a-z0-9+.-]*:/i.test(link.target)) continue;
-        describe(this.pathNode(joinPath(link.target.startsWith('/') ? '.' : dir, link.target.replace(/^\//, '')))?.ref_id);
+      // Links to any file (the vault's own parser keeps only links to notes), and wikilinks by path.
+      const targets = [...parsed.links.map((l) => l.target), ...[...maskCode(parsed.body).matchAll(/\[[^\]\n]{0,200}\]\(<?([^)\s>]{1,500})>?(?:\s+"[^"\n]{0,200}")?\)/g)].map((m) => m[1]!)];
+      for (const target of targets) {
+        if (/^[a-z][a-z0-9+.-]*:/i.test(target) || target.startsWith('#')) continue;
+        const joined = joinPath(target.startsWith('/') ? '.' : dir, target.replace(/^\//, ''));
+        if (joined !== undefined) describe(this.pathNode(joined)?.ref_id);
       }
       for (const m of parsed.body.matchAll(/\[([^\]\n]{0,200})\]\((https?:\/\/[^)\s]{1,500})\)/g)) note.links.push({ label: m[1]!.trim() || m[2]!, url: m[2]! });
       for (const m of parsed.body.matchAll(/`([^`\n]{2,200})`/g)) {
@@ -261,20 +269,26 @@ export class ArchitectureGraph {
     return undefined;
   }
 
+  /** A symbol id's file and qualified name: split at the `#` after which the part before is an indexed file (paths may hold `#`). */
+  splitSymbolId(id: string): { file: FileRow; name: string } | undefined {
+    for (let i = id.indexOf('#'); i > 0; i = id.indexOf('#', i + 1)) {
+      const file = this.files.get(id.slice(0, i));
+      if (file) return { file, name: id.slice(i + 1) };
+    }
+    return undefined;
+  }
+
   /** The node an exact id names, or undefined. */
   node(id: string): ArchNode | undefined {
     if (id.startsWith(COMPONENT_PREFIX)) {
       const c = this.components.get(id.slice(COMPONENT_PREFIX.length));
       return c ? this.componentNode(c) : undefined;
     }
-    const hash = id.indexOf('#');
-    if (hash > 0) {
-      const f = this.files.get(id.slice(0, hash));
-      const qn = id.slice(hash + 1);
-      const s = f && this.symbolsOf(f.id).find((x) => x.qualifiedName === qn && NODE_KINDS.has(x.kind));
-      return s ? this.symbolNode(s) : undefined;
-    }
-    return this.pathNode(id);
+    const asPath = this.pathNode(id);
+    if (asPath) return asPath;
+    const sym = this.splitSymbolId(id);
+    const s = sym && this.symbolsOf(sym.file.id).find((x) => x.qualifiedName === sym.name && NODE_KINDS.has(x.kind));
+    return s ? this.symbolNode(s) : undefined;
   }
 
   /**
@@ -306,12 +320,10 @@ export class ArchitectureGraph {
     }
     const p = this.pathNode(text);
     if (p) return [p];
-    const hash = text.indexOf('#');
-    if (hash > 0) {
-      const f = this.files.get(normalisePath(text.slice(0, hash)) ?? '');
-      if (!f) return [];
-      const name = text.slice(hash + 1);
-      return this.symbolsOf(f.id).filter((s) => NODE_KINDS.has(s.kind) && (s.qualifiedName === name || s.name === name)).map((s) => this.symbolNode(s));
+    if (text.includes('#')) {
+      const sym = this.splitSymbolId(text.replace(/\\/g, '/').replace(/^\.\//, ''));
+      if (!sym) return [];
+      return this.symbolsOf(sym.file.id).filter((s) => NODE_KINDS.has(s.kind) && (s.qualifiedName === sym.name || s.name === sym.name)).map((s) => this.symbolNode(s));
     }
     // A definition by name: `Name`, `Type.Method`, `pkg.Func` (the last part is the name).
     const parts = text.split(/\.|::/);
@@ -364,7 +376,7 @@ export class ArchitectureGraph {
     const e = this.modules.get(dir);
     const readme = (this.notesOf.get(dir) ?? []).find((n) => moduleOf(n) === dir);
     const title = readme ? this.notes.get(readme)?.title : undefined;
-    const count = `${e?.files.length ?? 0} files, ${e?.children.length ?? 0} folders`;
+    const count = `${e?.files.length ?? 0} files, ${e?.children.size ?? 0} folders`;
     return { ref_id: dir, kind: 'module', path: dir, summary: title ? `${title} (${count})` : count };
   }
 
@@ -384,7 +396,7 @@ export class ArchitectureGraph {
   symbolRow(node: ArchNode): SymbolRow | undefined {
     if (node.kind !== 'symbol' || !node.path) return undefined;
     const f = this.files.get(node.path);
-    const qn = node.ref_id.slice(node.ref_id.indexOf('#') + 1);
+    const qn = node.ref_id.slice(node.path.length + 1);
     return f ? this.symbolsOf(f.id).find((s) => s.qualifiedName === qn && s.startLine === node.line) : undefined;
   }
 
@@ -419,10 +431,8 @@ export class ArchitectureGraph {
         const f = node.path ? this.files.get(node.path) : undefined;
         return f ? [f] : [];
       }
-      case 'module': {
-        const prefix = node.ref_id === '.' ? '' : `${node.ref_id}/`;
-        return [...this.files.values()].filter((f) => f.path.startsWith(prefix));
-      }
+      case 'module':
+        return this.treeFiles.get(node.ref_id) ?? [];
       case 'component': {
         const name = node.ref_id.slice(COMPONENT_PREFIX.length);
         return [...this.files.values()].filter((f) => this.componentsOfFile.get(f.path)?.has(name));
@@ -506,7 +516,7 @@ export class ArchitectureGraph {
     const covered = (p: string) => parts.some((n) => n.kind === 'module' && (n.ref_id === '.' || p.startsWith(`${n.ref_id}/`)));
     for (const dir of [...this.modules.keys()].sort((a, b) => a.length - b.length || a.localeCompare(b))) {
       if (covered(`${dir}/x`)) continue;
-      const all = this.filesOf(this.moduleNode(dir));
+      const all = this.treeFiles.get(dir) ?? [];
       if (all.length > 0 && all.every((f) => inside.has(f.path))) parts.push(this.moduleNode(dir));
     }
     for (const f of files) if (!covered(f.path)) parts.push(this.fileNode(f));
@@ -548,7 +558,7 @@ export class ArchitectureGraph {
     const e = this.modules.get(dir);
     if (!e) return;
     const children: Array<{ node: ArchNode; weight: number }> = [
-      ...e.children.map((c) => ({ node: this.moduleNode(c), weight: this.filesOf(this.moduleNode(c)).length })),
+      ...[...e.children].map((c) => ({ node: this.moduleNode(c), weight: this.treeFiles.get(c)?.length ?? 0 })),
       ...e.files.map((p) => {
         const f = this.files.get(p)!;
         return { node: this.fileNode(f), weight: this.code.importers(f.id).length + 1 };
@@ -624,15 +634,16 @@ export class ArchitectureGraph {
     const visible = candidates.filter((c) => this.canSee(c.fileId, f) && (!ownerFiles || ownerFiles.has(c.fileId)));
     for (const c of visible.slice(0, MAX_USER_FILES)) {
       if (users >= MAX_USES) break;
+      const userFile = this.filesById.get(c.fileId)!;
+      // The use must resolve back here from where it stands.
+      if (this.resolveName(s.name, userFile)?.id !== s.id) continue;
       const userDefs = this.symbolsOf(c.fileId).filter((d) => NODE_KINDS.has(d.kind));
       const seenHere = new Set<string>();
       for (const r of this.engine.store.getRefs(c.fileId, s.name)) {
         if (r.name !== s.name) continue;
         if (c.fileId === f.id && r.line >= s.startLine && r.line <= s.endLine) continue;
         const holder = userDefs.filter((d) => d.startLine <= r.line && r.line <= d.endLine).sort((a, b) => b.startLine - a.startLine)[0];
-        const userFile = this.filesById.get(c.fileId)!;
-        // The use must resolve back here from where it stands; top-level code of its own file is its container.
-        if (this.resolveName(s.name, userFile)?.id !== s.id) break;
+        // Top-level code of its own file is its container, not a user.
         if (!holder && c.fileId === f.id) continue;
         const other = holder ? this.symbolNode(holder) : this.fileNode(userFile);
         if (seenHere.has(other.ref_id)) continue;
@@ -688,11 +699,14 @@ function normalisePath(raw: string): string | undefined {
 }
 
 /** `dir` + a relative path, with `.` and `..` parts resolved; undefined when it climbs out. */
-function joinPath(dir: string, rel: string): string {
+function joinPath(dir: string, rel: string): string | undefined {
   const parts = dir === '.' ? [] : dir.split('/');
   for (const part of rel.split('#')[0]!.split('/')) {
     if (part === '' || part === '.') continue;
-    if (part === '..') parts.pop();
+    if (part === '..') {
+      if (parts.length === 0) return undefined;
+      parts.pop();
+    }
     else {
       try {
         parts.push(decodeURIComponent(part));

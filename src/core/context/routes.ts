@@ -57,6 +57,26 @@ export function extractRoutes(file: string, language: LanguageId | 'kotlin' | 's
 // Through tree-sitter
 // ---------------------------------------------------------------------------------------------
 
+/** What a file says once, for all its matches: its framework imports and its router prefixes. */
+interface FileFacts {
+  text: string;
+  prefixes: Map<string, string>;
+  imports: (re: RegExp) => boolean;
+}
+
+function factsOf(text: string): FileFacts {
+  const seen = new Map<string, boolean>();
+  return {
+    text,
+    prefixes: prefixes(text),
+    imports: (re) => {
+      let v = seen.get(re.source);
+      if (v === undefined) seen.set(re.source, (v = re.test(text)));
+      return v;
+    },
+  };
+}
+
 function treeRoutes(file: string, language: LanguageId, text: string, parser: CodeParser): Route[] | undefined {
   const query = parser.extraQuery('routes', language);
   if (!query) return undefined;
@@ -64,17 +84,19 @@ function treeRoutes(file: string, language: LanguageId, text: string, parser: Co
   const add = (r: Omit<Route, 'file'>) => {
     if (out.length < MAX_ROUTES_PER_FILE) out.push({ ...r, file });
   };
+  const facts = factsOf(text);
   parser.withTree(language, text, (root) => {
     for (const m of query.matches(root)) {
+      if (out.length >= MAX_ROUTES_PER_FILE) break;
       const cap = (name: string) => m.captures.find((c) => c.name === name)?.node;
       if (language === 'python') {
         const d = cap('decorated');
-        if (d) pythonRoutes(d, text, add);
+        if (d) pythonRoutes(d, facts, add);
       } else if (language === 'go') {
         const call = cap('call');
         const method = cap('method');
         const p = cap('path');
-        if (call && method && p) goRoute(call, method.text, unquote(p.text), text, add);
+        if (call && method && p) goRoute(call, method.text, unquote(p.text), facts, add);
       } else if (language === 'java') {
         const a = cap('annotation');
         const name = cap('name');
@@ -85,8 +107,8 @@ function treeRoutes(file: string, language: LanguageId, text: string, parser: Co
         if (call) {
           const method = cap('method');
           const p = cap('path');
-          if (method && p) expressRoute(call, method.text, unquote(p.text), text, add);
-        } else if (dec) decoratorRoute(dec, text, add);
+          if (method && p) expressRoute(call, method.text, unquote(p.text), facts, add);
+        } else if (dec) decoratorRoute(dec, facts, add);
       }
     }
   });
@@ -113,19 +135,24 @@ function joinRoute(prefix: string, p: string): string {
 /** Router variables with a prefix: `router = APIRouter(prefix="/items")`, `bp = Blueprint(..., url_prefix="/x")`, `g := r.Group("/v1")`. */
 function prefixes(text: string): Map<string, string> {
   const out = new Map<string, string>();
-  for (const m of text.matchAll(/(\w+)\s*=\s*(?:\w+\.)?(?:APIRouter|Blueprint)\(([^)]{0,400})\)/g)) {
-    const p = /(?:url_)?prefix\s*=\s*["']([^"']*)["']/.exec(m[2]!);
-    if (p) out.set(m[1]!, p[1]!);
+  // Bounded names and a cheap check first: a long identifier must not make these scans quadratic.
+  if (text.includes('APIRouter(') || text.includes('Blueprint(')) {
+    for (const m of text.matchAll(/\b(\w{1,100})[ \t]*=[ \t]*(?:\w{1,100}\.)?(?:APIRouter|Blueprint)\(([^)]{0,400})\)/g)) {
+      const p = /(?:url_)?prefix\s*=\s*["']([^"']{0,400})["']/.exec(m[2]!);
+      if (p) out.set(m[1]!, p[1]!);
+    }
   }
-  for (const m of text.matchAll(/(\w+)\s*:?=\s*(\w+)\.Group\(\s*"([^"]*)"/g)) out.set(m[1]!, joinRoute(out.get(m[2]!) ?? '', m[3]!));
+  if (text.includes('.Group(')) {
+    for (const m of text.matchAll(/\b(\w{1,100})[ \t]*:?=[ \t]*(\w{1,100})\.Group\([ \t]*"([^"\n]{0,400})"/g)) out.set(m[1]!, joinRoute(out.get(m[2]!) ?? '', m[3]!));
+  }
   return out;
 }
 
-function pythonRoutes(decorated: Node, text: string, add: Add): void {
+function pythonRoutes(decorated: Node, facts: FileFacts, add: Add): void {
   const def = decorated.childForFieldName('definition');
   const handler = def?.childForFieldName('name')?.text ?? '';
   if (!def || def.type !== 'function_definition') return;
-  const framework = /^\s*(from|import)\s+fastapi\b/m.test(text) ? 'fastapi' : /^\s*(from|import)\s+flask\b/m.test(text) ? 'flask' : undefined;
+  const framework = facts.imports(/^[ \t]*(from|import)[ \t]+fastapi\b/m) ? 'fastapi' : facts.imports(/^[ \t]*(from|import)[ \t]+flask\b/m) ? 'flask' : undefined;
   for (const d of decorated.namedChildren) {
     if (d?.type !== 'decorator') continue;
     const expr = d.namedChildren[0];
@@ -150,7 +177,7 @@ function pythonRoutes(decorated: Node, text: string, add: Add): void {
       continue;
     }
     if (!first) continue;
-    const path = joinRoute(prefixes(text).get(obj) ?? '', unquote(first.text));
+    const path = joinRoute(facts.prefixes.get(obj) ?? '', unquote(first.text));
     if (!path.startsWith('/')) continue;
     if (HTTP_VERBS.has(attr)) add({ method: attr === 'all' ? '*' : attr.toUpperCase(), path, handler, line: line(decorated), framework: framework ?? 'fastapi' });
     else if (attr === 'websocket') add({ method: 'WS', path, handler, line: line(decorated), framework: 'fastapi' });
@@ -167,17 +194,22 @@ function enclosingClass(n: Node): string {
   return '';
 }
 
-function expressRoute(call: Node, method: string, path: string, text: string, add: Add): void {
+/** What may handle a route: a named function, a method, an inline function, or a middleware call. */
+const HANDLER_TYPES = new Set(['identifier', 'member_expression', 'arrow_function', 'function_expression', 'function', 'call_expression']);
+
+function expressRoute(call: Node, method: string, path: string, facts: FileFacts, add: Add): void {
   if (!HTTP_VERBS.has(method) || !(path.startsWith('/') || path === '*')) return;
   const args = call.childForFieldName('arguments')?.namedChildren ?? [];
   const last = args[args.length - 1];
-  const handler = last && args.length > 1 && (last.type === 'identifier' || last.type === 'member_expression') ? last.text : '<inline>';
-  const framework = /['"]fastify['"]/.test(text) ? 'fastify' : /['"]hono['"]/.test(text) ? 'hono' : /['"](@koa\/router|koa-router)['"]/.test(text) ? 'koa' : 'express';
+  // A route has a handler after its path; `axios.get('/api', config)` and `cache.get('/key')` do not.
+  if (!last || args.length < 2 || !HANDLER_TYPES.has(last.type)) return;
+  const handler = last.type === 'identifier' || last.type === 'member_expression' ? last.text : '<inline>';
+  const framework = facts.imports(/['"]fastify['"]/) ? 'fastify' : facts.imports(/['"]hono['"]/) ? 'hono' : facts.imports(/['"](@koa\/router|koa-router)['"]/) ? 'koa' : 'express';
   add({ method: method === 'all' ? '*' : method.toUpperCase(), path, handler, line: line(call), framework });
 }
 
 /** NestJS route decorators (`@Get(':id')` under `@Controller('users')`) and GraphQL resolvers (`@Query(() => User)`). */
-function decoratorRoute(dec: Node, text: string, add: Add): void {
+function decoratorRoute(dec: Node, facts: FileFacts, add: Add): void {
   const call = dec.namedChildren[0];
   if (call?.type !== 'call_expression') return;
   const name = call.childForFieldName('function')?.text ?? '';
@@ -194,7 +226,7 @@ function decoratorRoute(dec: Node, text: string, add: Add): void {
     if (prefix === undefined) return;
     add({ method: name === 'All' ? '*' : name.toUpperCase(), path: joinRoute(`/${prefix.replace(/^\/+/, '')}`, arg ? unquote(arg.text) : ''), handler, line: line(dec), framework: 'nestjs' });
   } else {
-    const framework = /['"]type-graphql['"]/.test(text) ? 'type-graphql' : /['"]@nestjs\/graphql['"]/.test(text) ? 'nestjs-graphql' : undefined;
+    const framework = facts.imports(/['"]type-graphql['"]/) ? 'type-graphql' : facts.imports(/['"]@nestjs\/graphql['"]/) ? 'nestjs-graphql' : undefined;
     if (!framework) return;
     add({ method: name.toUpperCase(), path: arg ? unquote(arg.text) : handler, handler, line: line(dec), framework });
   }
@@ -220,9 +252,9 @@ function controllerPrefix(dec: Node): string | undefined {
   return undefined;
 }
 
-function goRoute(call: Node, method: string, path: string, text: string, add: Add): void {
+function goRoute(call: Node, method: string, path: string, facts: FileFacts, add: Add): void {
   if (!GO_ROUTE_METHODS.has(method) || !path.startsWith('/')) return;
-  const framework = /"github\.com\/gin-gonic\/gin"/.test(text) ? 'gin' : /"github\.com\/labstack\/echo/.test(text) ? 'echo' : /"github\.com\/gofiber\/fiber/.test(text) ? 'fiber' : /"net\/http"/.test(text) ? 'net/http' : undefined;
+  const framework = facts.imports(/"github\.com\/gin-gonic\/gin"/) ? 'gin' : facts.imports(/"github\.com\/labstack\/echo/) ? 'echo' : facts.imports(/"github\.com\/gofiber\/fiber/) ? 'fiber' : facts.imports(/"net\/http"/) ? 'net/http' : undefined;
   if (!framework) return;
   if (framework === 'net/http' && method !== 'HandleFunc' && method !== 'Handle') return;
   const fn = call.childForFieldName('function');
@@ -231,7 +263,7 @@ function goRoute(call: Node, method: string, path: string, text: string, add: Ad
   const last = args[args.length - 1];
   const handler = last && args.length > 1 && (last.type === 'identifier' || last.type === 'selector_expression') ? last.text : '<inline>';
   const verb = method === 'HandleFunc' || method === 'Handle' || method === 'Any' || method === 'All' ? '*' : method.toUpperCase();
-  add({ method: verb, path: joinRoute(prefixes(text).get(obj) ?? '', path), handler, line: line(call), framework });
+  add({ method: verb, path: joinRoute(facts.prefixes.get(obj) ?? '', path), handler, line: line(call), framework });
 }
 
 function springRoute(annotation: Node, name: string, add: Add): void {
@@ -259,10 +291,20 @@ function annotationPath(a: Node): string {
 // By regular expressions
 // ---------------------------------------------------------------------------------------------
 
-function lineAt(text: string, offset: number): number {
-  let n = 1;
-  for (let i = text.indexOf('\n'); i >= 0 && i < offset; i = text.indexOf('\n', i + 1)) n++;
-  return n;
+/** The 1-based line of an offset, by binary search over the text's line starts (computed once per text). */
+function lineFinder(text: string): (offset: number) => number {
+  const starts = [0];
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
+  return (offset) => {
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid]! <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo + 1;
+  };
 }
 
 function regexRoutes(file: string, language: LanguageId | 'kotlin' | 'schema', text: string): Route[] {
@@ -271,45 +313,60 @@ function regexRoutes(file: string, language: LanguageId | 'kotlin' | 'schema', t
     if (out.length < MAX_ROUTES_PER_FILE) out.push({ ...r, file });
   };
   const lower = file.toLowerCase();
+  const lineAt = lineFinder(text);
   if (lower.endsWith('.proto')) {
-    for (const svc of text.matchAll(/\bservice\s+(\w+)\s*\{([\s\S]*?)\n\}/g)) {
-      for (const rpc of svc[2]!.matchAll(/\brpc\s+(\w+)\s*\(/g)) {
-        push({ method: 'RPC', path: `${svc[1]}/${rpc[1]}`, handler: rpc[1]!, line: lineAt(text, svc.index + svc[0].indexOf(rpc[0])), framework: 'grpc' });
+    // Each service's body runs to the next line that closes a block; the scan moves on from there.
+    const re = /\bservice[ \t]+(\w{1,200})[ \t]*\{/g;
+    for (let m = re.exec(text); m && out.length < MAX_ROUTES_PER_FILE; m = re.exec(text)) {
+      const start = m.index + m[0].length;
+      const close = text.indexOf('\n}', start);
+      const end = close < 0 ? text.length : close;
+      for (const rpc of text.slice(start, end).matchAll(/\brpc[ \t]+(\w{1,200})[ \t]*\(/g)) {
+        push({ method: 'RPC', path: `${m[1]}/${rpc[1]}`, handler: rpc[1]!, line: lineAt(start + rpc.index), framework: 'grpc' });
       }
+      re.lastIndex = end;
     }
     return out;
   }
   if (SCHEMA_FILES.test(lower)) {
-    for (const t of text.matchAll(/\b(?:extend\s+)?type\s+(Query|Mutation|Subscription)\b[^{]*\{([\s\S]*?)\}/g)) {
-      const body = t[2]!;
-      for (const f of body.matchAll(/^\s*(\w+)\s*[(:]/gm)) {
-        push({ method: t[1]!.toUpperCase(), path: f[1]!, handler: f[1]!, line: lineAt(text, t.index + t[0].indexOf(body) + f.index + f[0].indexOf(f[1]!)), framework: 'graphql-schema' });
+    const re = /\b(?:extend[ \t]+)?type[ \t]+(Query|Mutation|Subscription)\b[^{}\n]{0,200}\{/g;
+    for (let t = re.exec(text); t && out.length < MAX_ROUTES_PER_FILE; t = re.exec(text)) {
+      const start = t.index + t[0].length;
+      const close = text.indexOf('}', start);
+      const end = close < 0 ? text.length : close;
+      for (const f of text.slice(start, end).matchAll(/^[ \t]*(\w{1,200})[ \t]*[(:]/gm)) {
+        push({ method: t[1]!.toUpperCase(), path: f[1]!, handler: f[1]!, line: lineAt(start + f.index + f[0].indexOf(f[1]!)), framework: 'graphql-schema' });
       }
+      re.lastIndex = end;
     }
     return out;
   }
   if (language === 'kotlin' || language === 'java') {
-    const re = /@(Get|Post|Put|Delete|Patch|Request)Mapping\s*(?:\(([^)]*)\))?[\s\S]{0,300}?\bfun\s+(\w+)|@(Get|Post|Put|Delete|Patch|Request)Mapping\s*(?:\(([^)]*)\))?[\s\S]{0,300}?\b(\w+)\s*\(/g;
+    const re = /@(Get|Post|Put|Delete|Patch|Request)Mapping[ \t]*(?:\(([^)]{0,400})\))?[\s\S]{0,300}?\bfun[ \t]+(\w{1,200})|@(Get|Post|Put|Delete|Patch|Request)Mapping[ \t]*(?:\(([^)]{0,400})\))?[\s\S]{0,300}?\b(\w{1,200})[ \t]*\(/g;
     for (const m of text.matchAll(re)) {
+      if (out.length >= MAX_ROUTES_PER_FILE) break;
       const kind = m[1] ?? m[4]!;
       const args = m[2] ?? m[5] ?? '';
       const method = kind === 'Request' ? (/RequestMethod\.(\w+)/.exec(args)?.[1] ?? '*') : kind.toUpperCase();
-      push({ method, path: /"([^"]*)"/.exec(args)?.[1] ?? '/', handler: m[3] ?? m[6]!, line: lineAt(text, m.index), framework: 'spring' });
+      push({ method, path: /"([^"]*)"/.exec(args)?.[1] ?? '/', handler: m[3] ?? m[6]!, line: lineAt(m.index), framework: 'spring' });
     }
     return out;
   }
   if (language === 'python') {
-    for (const m of text.matchAll(/^\s*@(\w+)\.(get|post|put|delete|patch|route|api_route)\(\s*["']([^"']*)["'][^\n]*\n(?:\s*@[^\n]*\n)*\s*(?:async\s+)?def\s+(\w+)/gm)) {
-      push({ method: m[2] === 'route' ? 'GET' : m[2] === 'api_route' ? '*' : m[2]!.toUpperCase(), path: m[3]!, handler: m[4]!, line: lineAt(text, m.index + m[0].indexOf('@')), framework: m[2] === 'route' ? 'flask' : 'fastapi' });
+    for (const m of text.matchAll(/^[ \t]*@(\w{1,200})\.(get|post|put|delete|patch|route|api_route)\([ \t]*["']([^"'\n]{0,400})["'][^\n]{0,400}\n(?:[ \t]*@[^\n]{0,400}\n){0,10}[ \t]*(?:async[ \t]+)?def[ \t]+(\w{1,200})/gm)) {
+      if (out.length >= MAX_ROUTES_PER_FILE) break;
+      push({ method: m[2] === 'route' ? 'GET' : m[2] === 'api_route' ? '*' : m[2]!.toUpperCase(), path: m[3]!, handler: m[4]!, line: lineAt(m.index + m[0].indexOf('@')), framework: m[2] === 'route' ? 'flask' : 'fastapi' });
     }
   } else if (language === 'go') {
-    for (const m of text.matchAll(/\b\w+\.(GET|POST|PUT|DELETE|PATCH|Get|Post|Put|Delete|Patch)\(\s*"(\/[^"]*)"\s*,\s*([\w.]+)?/g)) {
-      push({ method: m[1]!.toUpperCase(), path: m[2]!, handler: m[3] ?? '<inline>', line: lineAt(text, m.index), framework: 'go' });
+    for (const m of text.matchAll(/\b\w{1,200}\.(GET|POST|PUT|DELETE|PATCH|Get|Post|Put|Delete|Patch)\([ \t]*"(\/[^"\n]{0,400})"[ \t]*,[ \t]*([\w.]{1,200})?/g)) {
+      if (out.length >= MAX_ROUTES_PER_FILE) break;
+      push({ method: m[1]!.toUpperCase(), path: m[2]!, handler: m[3] ?? '<inline>', line: lineAt(m.index), framework: 'go' });
     }
   } else {
-    for (const m of text.matchAll(/\b\w+\.(get|post|put|delete|patch|all)\(\s*['"`](\/[^'"`]*)['"`]\s*,([^\n]*)/g)) {
-      const h = /([\w.]+)\s*\)\s*;?\s*$/.exec(m[3]!)?.[1];
-      push({ method: m[1] === 'all' ? '*' : m[1]!.toUpperCase(), path: m[2]!, handler: h ?? '<inline>', line: lineAt(text, m.index), framework: 'express' });
+    for (const m of text.matchAll(/\b\w{1,200}\.(get|post|put|delete|patch|all)\([ \t]*['"`](\/[^'"`\n]{0,400})['"`][ \t]*,([^\n]{0,300})/g)) {
+      if (out.length >= MAX_ROUTES_PER_FILE) break;
+      const h = /([\w.]{1,200})[ \t]*\)[ \t]*;?[ \t]*$/.exec(m[3]!)?.[1];
+      push({ method: m[1] === 'all' ? '*' : m[1]!.toUpperCase(), path: m[2]!, handler: h ?? '<inline>', line: lineAt(m.index), framework: 'express' });
     }
   }
   return out;

@@ -98,6 +98,8 @@ export class TestMap {
       list.push(s);
     }
     const folders = new Set(sources.map((s) => moduleOf(s.path)));
+    /** A test folder's path without its test part → the source folder it mirrors (null: none). */
+    const mirrors = new Map<string, string | null>();
     for (const t of files) {
       if (!isTestPath(t.path)) continue;
       this.testFiles.push(t);
@@ -126,7 +128,9 @@ export class TestMap {
       if (!mapped) {
         const dir = moduleOf(t.path);
         const rel = dir.replace(/(^|\/)(tests?|__tests__|specs?)(\/|$)/, '$1').replace(/\/$/, '');
-        const folder = folders.has(dir) ? dir : [...folders].filter((f) => rel && (f === rel || f.endsWith(`/${rel}`))).sort((a, b) => a.length - b.length)[0] ?? (folders.has(moduleOf(dir)) ? moduleOf(dir) : undefined);
+        let mirrored = mirrors.get(rel);
+        if (mirrored === undefined) mirrors.set(rel, (mirrored = [...folders].filter((f) => rel && (f === rel || f.endsWith(`/${rel}`))).sort((a, b) => a.length - b.length)[0] ?? null));
+        const folder = folders.has(dir) ? dir : (mirrored ?? (folders.has(moduleOf(dir)) ? moduleOf(dir) : undefined));
         if (folder) this.link(this.byFolder, folder, t.path);
       }
     }
@@ -153,7 +157,7 @@ export class TestMap {
     }
     let list = [...tests];
     if (node.kind === 'symbol') {
-      const name = node.ref_id.slice(node.ref_id.lastIndexOf('#') + 1).split('.').pop()!;
+      const name = node.ref_id.slice((node.path?.length ?? node.ref_id.lastIndexOf('#')) + 1).split('.').pop()!;
       const using = new Set(this.graph.engine.store.filesReferencing(name).map((f) => f.path));
       list = list.filter((t) => using.has(t));
     }

@@ -98,6 +98,7 @@ const FILES: Record<string, string> = {
   ].join('\n'),
   'billing/legacy.py': ['# vlt:component=web', 'from web.render import render', '', '', 'def old_page():', '    return render("x")', ''].join('\n'),
   'tests/test_service.py': ['from billing.service import create_invoice', '', '', 'def test_create_invoice():', '    assert create_invoice([]) == 0', '', '', 'def test_create_invoice_lines():', '    assert create_invoice([]) == 0', ''].join('\n'),
+  'tools/c#/thing.py': ['class Thing:', '    pass', ''].join('\n'),
   'web/render.ts': ['export function render(page: string): string {', '  return `<main>${page}</main>`;', '}', ''].join('\n'),
   'web/server.ts': [
     "import express from 'express';",
@@ -124,7 +125,7 @@ const FILES: Record<string, string> = {
     '',
     '## Invariants',
     '',
-    'An invoice total is the sum of its lines.',
+    'An invoice total is the sum of its lines; the model is in [models](../billing/models.py), not in [the api](../../../billing/api.py).',
     '',
     '## Changelog',
     '',
@@ -196,6 +197,22 @@ describe('the Context Oracle', () => {
     expect(b.routes).toEqual([]);
     const api = await oracle.buildContext(['billing/api.py#post_invoice'], { depth: 1 });
     expect(api.routes).toEqual([{ method: 'POST', path: '/invoices/', handler: 'post_invoice', file: 'billing/api.py', line: 7, framework: 'fastapi' }]);
+  });
+
+  it('follows a note\'s links to code files, but not one that climbs out of the workspace', async () => {
+    const graph = await oracle.graph();
+    const out = graph.neighbours(graph.node('docs/billing.md')!).filter((n) => n.edge.kind === 'touches_code').map((n) => n.node.ref_id);
+    expect(out).toContain('billing/models.py');
+    expect(out).not.toContain('billing/api.py');
+  });
+
+  it('takes ids of files whose path holds a #', async () => {
+    const graph = await oracle.graph();
+    expect(graph.node('tools/c#/thing.py')?.kind).toBe('file');
+    expect(graph.node('tools/c#/thing.py#Thing')).toMatchObject({ kind: 'symbol', path: 'tools/c#/thing.py', line: 1 });
+    const b = await oracle.buildContext(['tools/c#/thing.py#Thing'], { depth: 1 });
+    expect(b.code_symbols[0]).toMatchObject({ symbol_name: 'Thing', file_path: 'tools/c#/thing.py' });
+    expect(b.graph.edges).toContainEqual({ src: 'tools/c#/thing.py#Thing', kind: 'part_of', dst: 'tools/c#/thing.py' });
   });
 
   it('takes a component by id or name, and its annotated members', async () => {

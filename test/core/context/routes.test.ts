@@ -37,6 +37,20 @@ describe('route extraction', () => {
     expect(show(extractRoutes('recipe.ts', 'typescript', tg, parser))).toEqual(['QUERY recipes recipes type-graphql :5', 'MUTATION addRecipe addRecipe type-graphql :7']);
   });
 
+  it('leaves HTTP client calls and lookups alone: a route has a handler after its path', () => {
+    const client = ["import axios from 'axios';", "axios.get('/api/users', { params: { a: 1 } });", "cache.get('/settings');", "app.get('/real', (req, res) => res.end());", ''].join('\n');
+    expect(show(extractRoutes('client.ts', 'typescript', client, parser))).toEqual(['GET /real <inline> express :4']);
+  });
+
+  it('stays linear on adversarial files, and stops at the cap', () => {
+    const py = ['from fastapi import APIRouter', `${'x'.repeat(20_000)} = 1`, 'router = APIRouter(prefix="/p")', ...Array.from({ length: 2000 }, (_, i) => `@router.get("/r${i}")\ndef h${i}(): pass`)].join('\n');
+    expect(extractRoutes('big.py', 'python', py, parser)).toHaveLength(MAX_ROUTES_PER_FILE);
+    expect(extractRoutes('big.py', 'python', py, undefined)).toHaveLength(MAX_ROUTES_PER_FILE);
+    expect(extractRoutes('q.graphql', 'schema', 'type Query '.repeat(20_000), undefined)).toEqual([]);
+    expect(extractRoutes('s.proto', 'schema', 'service X {\n  rpc A (B) returns (C);\n'.repeat(5_000), undefined)).toHaveLength(MAX_ROUTES_PER_FILE);
+    expect(extractRoutes('long.js', 'javascript', `app.get('/x', ${'a'.repeat(50_000)}`, undefined)).toHaveLength(1);
+  });
+
   it('reads Gin, Echo and Fiber routes, with group prefixes, and leaves other calls alone', () => {
     const gin = ['package main', '', 'import "github.com/gin-gonic/gin"', '', 'func main() {', '\tr := gin.Default()', '\tv1 := r.Group("/v1")', '\tv1.GET("/ping", ping)', '\tr.POST("/login", handlers.Login)', '\tq.Get("not/a/route")', '}', ''].join('\n');
     expect(show(extractRoutes('main.go', 'go', gin, parser))).toEqual(['GET /v1/ping ping gin :8', 'POST /login handlers.Login gin :9']);
@@ -78,12 +92,17 @@ describe('annotations', () => {
   });
 
   it('applies one before the first definition to the file, and one just above a definition to it', () => {
-    const text = ['# vlt:component=billing', 'import os', '', '# vlt:owner=payments', 'def pay():', '    pass', '', 'def refund():', '    """vlt:component=refunds"""', '    pass', ''].join('\n');
-    const chunks = [{ id: 1, fileId: 1, path: 'a.py', language: 'python', startLine: 1, endLine: 11, kind: 'block', text, hash: 'h' } as ChunkRow];
+    const text = ['# vlt:component=billing', 'import os', '', 'def pay():', '    pass', '', '# vlt:owner=payments', 'def charge():', '    pass', '', 'def refund():', '    """vlt:component=refunds"""', '    x = 1', '    y = 2', '    z = 3', '    # vlt:ignored=yes', '    pass', ''].join('\n');
+    const chunks = [{ id: 1, fileId: 1, path: 'a.py', language: 'python', startLine: 1, endLine: 18, kind: 'block', text, hash: 'h' } as ChunkRow];
     const sym = (id: number, name: string, startLine: number, endLine: number) => ({ id, fileId: 1, path: 'a.py', name, qualifiedName: name, kind: 'function', signature: name, startLine, endLine }) as SymbolRow;
-    const found = fileAnnotations(chunks, [sym(1, 'pay', 5, 6), sym(2, 'refund', 8, 10)]);
+    const found = fileAnnotations(chunks, [sym(1, 'pay', 4, 5), sym(2, 'charge', 8, 9), sym(3, 'refund', 11, 17)]);
     expect(found.file).toEqual({ component: 'billing' });
-    expect(found.symbols.get(1)).toEqual({ owner: 'payments' });
-    expect(found.symbols.get(2)).toEqual({ component: 'refunds' });
+    expect(found.symbols.has(1)).toBe(false);
+    expect(found.symbols.get(2)).toEqual({ owner: 'payments' });
+    expect(found.symbols.get(3)).toEqual({ component: 'refunds' });
+    // A header right above the first definition is still the file's.
+    const header = fileAnnotations([{ ...chunks[0]!, text: '// vlt:component=pay\nexport class Invoice {}\n' }], [sym(1, 'Invoice', 2, 2)]);
+    expect(header.file).toEqual({ component: 'pay' });
+    expect(header.symbols.size).toBe(0);
   });
 });
