@@ -85,6 +85,7 @@ export function formatStatus(s: StatusReport, allDirs = false): string {
   const skipped = Object.entries(s.skipped_by_reason);
   out(`skipped       ${skipped.length ? skipped.map(([k, v]) => `${k} ${v}`).join(', ') : 'none'}`);
   out(`generated     ${s.generated.files} files, ${s.generated.navigation_only} navigation-only (definitions and references, not search) ([index] generated = "${s.generated.mode}")`);
+  if (s.go_vendor.dirs.length) out(`go vendor     ${s.go_vendor.files} Go files in ${s.go_vendor.dirs.join(', ')}, navigation-only (definitions and references, not search)`);
   const dirs = allDirs ? s.skipped_dirs : s.skipped_dirs.slice(0, 10);
   if (s.skipped_dirs.length) out(`skipped dirs  ${dirs.map((d) => `${d.path}/ (${d.reason})`).join(', ')}${s.skipped_dirs.length > dirs.length ? ` … ${s.skipped_dirs.length - dirs.length} more (--list-skipped)` : ''}`);
   out(`config        ${s.config ?? 'defaults (no vlt.toml)'}`);

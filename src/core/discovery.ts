@@ -71,6 +71,8 @@ export interface DiscoveredFile {
   language: LanguageId;
   size: number;
   mtimeMs: number;
+  /** In a Go module's vendor directory: indexed for navigation only (see {@link DiscoveryResult.goVendorDirs}). */
+  vendored?: true;
 }
 
 export interface SkippedFile {
@@ -103,6 +105,13 @@ export interface DiscoveryResult {
    * deny rules as indexed files. Empty unless asked for.
    */
   listed: string[];
+  /**
+   * Vendor directories of Go modules (`vendor/` with its `modules.txt`, beside a `go.mod` above
+   * it), walked because the go tool compiles them: their Go files are indexed for navigation
+   * only, so that a definition in a vendored package resolves and its uses count, while search
+   * and the oracle never show them. Other vendor directories are skipped as before.
+   */
+  goVendorDirs: string[];
 }
 
 export interface DiscoveryOptions {
@@ -187,6 +196,8 @@ interface DirContext {
   realChain: readonly string[];
   ignores: readonly IgnoreLevel[];
   inGoModule: boolean;
+  /** Inside a Go module's vendor directory (see DiscoveryResult.goVendorDirs). */
+  goVendor?: boolean;
 }
 
 interface PatternSet {
@@ -365,6 +376,7 @@ export async function discoverFiles(
   const skippedDirs: SkippedDir[] = [];
   let unsupportedCount = 0;
   const listed: string[] = [];
+  const goVendorDirs: string[] = [];
   let nextProgress = PROGRESS_EVERY;
 
   const checkAbort = (): void => {
@@ -425,6 +437,7 @@ export async function discoverFiles(
     name: string,
     ignores: readonly IgnoreLevel[],
     link?: { stat: FileStat; outside: boolean },
+    goVendor = false,
   ): Promise<void> => {
     const language = languageForPath(name);
     if (language === undefined) {
@@ -439,6 +452,7 @@ export async function discoverFiles(
     if (hasInclude && !include.match(rel)) return skipFile(rel, 'excluded', 'not included');
     if (link?.outside) return skipFile(rel, 'excluded', 'outside workspace');
     if (!enabledLanguages.has(language)) return skipFile(rel, 'language-disabled', language);
+    if (goVendor && language !== 'go') return skipFile(rel, 'vendored', 'a Go vendor directory: only its Go files are indexed (for navigation)');
     if (MINIFIED_NAME.test(name)) return skipFile(rel, 'minified', 'file name');
     let st = link?.stat;
     if (st === undefined) {
@@ -452,7 +466,7 @@ export async function discoverFiles(
     }
     if (st.kind !== 'file') return skipFile(rel, 'unreadable', 'not a regular file');
     if (st.size > maxBytes) return skipFile(rel, 'too-large', `${st.size} bytes > max_file_bytes ${maxBytes}`);
-    files.push({ path: rel, absPath: abs, language, size: st.size, mtimeMs: st.mtimeMs });
+    files.push({ path: rel, absPath: abs, language, size: st.size, mtimeMs: st.mtimeMs, ...(goVendor ? { vendored: true as const } : {}) });
     if (onProgress && files.length >= nextProgress) {
       nextProgress += PROGRESS_EVERY;
       onProgress({ phase: 'discover', done: files.length, total: 0, message: rel });
@@ -466,12 +480,16 @@ export async function discoverFiles(
     name: string,
     siblings: ReadonlySet<string>,
     hasGoSibling: boolean,
-  ): { reason: SkipReason; detail?: string } | undefined => {
+  ): { reason: SkipReason | 'go-vendor'; detail?: string } | undefined => {
     if (isIgnored(parent.ignores, rel, true)) return { reason: 'gitignored' };
     if (exclude.match(rel)) return { reason: 'excluded' };
     if (hasInclude && !couldContainIncluded(include, rel)) return { reason: 'excluded', detail: 'not included' };
     const rule = VENDORED_DIRS.find((r) => r.name === name && (r.besideFile === undefined || siblings.has(r.besideFile)));
-    if (rule && !(hasInclude && explicitlyIncluded(include, rel, name))) return { reason: 'vendored', detail: rule.why };
+    if (rule && !(hasInclude && explicitlyIncluded(include, rel, name))) {
+      // A Go module's vendor directory is decided on entry: walked when it has its modules.txt.
+      if (name === 'vendor' && parent.inGoModule && !parent.goVendor) return { reason: 'go-vendor', detail: rule.why };
+      return { reason: 'vendored', detail: rule.why };
+    }
     if (
       name === GO_TESTDATA_DIR &&
       (parent.inGoModule || hasGoSibling) &&
@@ -509,7 +527,14 @@ export async function discoverFiles(
     const enterDir = async (name: string, rel: string, abs: string, real: string): Promise<void> => {
       if (ALWAYS_SKIPPED_DIRS.has(name)) return;
       const why = dirSkipReason(here, rel, name, names, hasGoSibling);
-      if (why) return skipDir(rel, why.reason, why.detail);
+      let goVendor = here.goVendor === true;
+      if (why?.reason === 'go-vendor') {
+        const modules = await limit(() => fs.stat(join(abs, 'modules.txt'))).catch(() => undefined);
+        if (modules?.kind !== 'file') return skipDir(rel, 'vendored', why.detail);
+        goVendor = true;
+        goVendorDirs.push(rel);
+      } else if (why) return skipDir(rel, why.reason, why.detail);
+
       if (!isInside(realRoot, real)) return skipDir(rel, 'excluded', 'outside workspace');
       // Entering a directory that contains (or is) one we are already inside would revisit
       // it forever, whichever way it was reached; checking real-path prefixes also catches
@@ -518,7 +543,7 @@ export async function discoverFiles(
       if (here.realChain.some((c) => c === real || c.startsWith(within))) {
         return skipDir(rel, 'symlink-loop', `links back to ${real}`);
       }
-      await walkDir({ abs, rel, realChain: [...here.realChain, real], ignores: here.ignores, inGoModule: here.inGoModule });
+      await walkDir({ abs, rel, realChain: [...here.realChain, real], ignores: here.ignores, inGoModule: here.inGoModule, goVendor });
     };
     const realHere = here.realChain[here.realChain.length - 1] ?? realRoot;
 
@@ -530,7 +555,7 @@ export async function discoverFiles(
         // A plain directory's real path follows from its parent's, so no realpath call.
         tasks.push(enterDir(entry.name, rel, abs, join(realHere, entry.name)));
       } else if (entry.kind === 'file') {
-        tasks.push(visitFile(rel, abs, entry.name, ignores));
+        tasks.push(visitFile(rel, abs, entry.name, ignores, undefined, here.goVendor === true));
       } else if (entry.kind === 'symlink') {
         if (ALWAYS_SKIPPED_DIRS.has(entry.name)) continue;
         tasks.push(
@@ -539,7 +564,7 @@ export async function discoverFiles(
             const target = await resolveLink(rel, abs);
             if (!target) return;
             if (target.stat.kind === 'dir') await enterDir(entry.name, rel, abs, target.real);
-            else await visitFile(rel, abs, entry.name, ignores, { stat: target.stat, outside: !isInside(realRoot, target.real) });
+            else await visitFile(rel, abs, entry.name, ignores, { stat: target.stat, outside: !isInside(realRoot, target.real) }, here.goVendor === true);
           })(),
         );
       } else if (languageForPath(entry.name) !== undefined) {
@@ -567,7 +592,8 @@ export async function discoverFiles(
       `${unsupportedCount} unsupported in ${Date.now() - started} ms`,
   );
   listed.sort();
-  return { files, skipped, skippedDirs, unsupportedCount, listed };
+  goVendorDirs.sort();
+  return { files, skipped, skippedDirs, unsupportedCount, listed, goVendorDirs };
 }
 
 /** The deny list compiled once per list: one matcher per pattern, to name the one that matched. */

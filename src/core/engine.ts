@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { GENERATED_MODES, loadConfig, warnIgnoredKeysOnce, type GeneratedMode, type VltConfig } from './config';
 import { VltError } from './errors';
 import { OpenAIEmbeddingProvider, embeddingCacheKey } from './embeddings';
-import { dryRun, GENERATED_META, persistIndex, runIndex, type DryRunReport, type IndexReport } from './indexer';
+import { dryRun, GENERATED_META, goVendorDirsOf, inGoVendorDir, persistIndex, runIndex, type DryRunReport, type IndexReport } from './indexer';
 import { CodeGraph, loadResolverConfig, type GraphBuilder } from './intel/graph';
 import type { LanguageServers } from './intel/lsp';
 import { Navigator, type TagsProvider } from './intel/navigate';
@@ -57,6 +57,8 @@ export interface StatusReport {
    * `mode` is the `[index] generated` the index was built with.
    */
   generated: { mode: GeneratedMode; files: number; navigation_only: number };
+  /** Go modules' vendor directories indexed for navigation only, and their files. */
+  go_vendor: { dirs: string[]; files: number };
   skipped_dirs: Array<{ path: string; reason: string }>;
   unsupported_files: number;
   config: string | null;
@@ -488,6 +490,7 @@ export class Engine {
       last_update: s.updatedAt ?? null,
       skipped_by_reason: s.skippedByReason,
       generated: { mode: this.generatedMode(), files: s.generatedFiles, navigation_only: this.generatedMode() === 'navigation' ? s.generatedFiles : 0 },
+      go_vendor: this.goVendorStatus(),
       skipped_dirs: skippedDirs,
       unsupported_files: Number(this.store.getMeta('unsupported_files') ?? 0),
       config: this.config.configPath ?? null,
@@ -502,12 +505,29 @@ export class Engine {
   }
 
   /**
-   * Whether `path` is indexed for navigation only: a generated file, kept out of search and of
-   * the oracle's evidence, whose definitions and uses navigation still finds.
+   * Whether `path` is indexed for navigation only: a generated file, or a file of a Go module's
+   * vendor directory, kept out of search and of the oracle's evidence, whose definitions and
+   * uses navigation still finds.
    */
-  isNavigationOnly(file: string | { generated: boolean }): boolean {
+  isNavigationOnly(file: string | { generated: boolean; path?: string }): boolean {
+    const p = typeof file === 'string' ? file : file.path;
+    if (p !== undefined && inGoVendorDir(p, this.goVendorDirs())) return true;
     const generated = typeof file === 'string' ? this.store.getFile(file)?.generated : file.generated;
     return generated === true && this.generatedMode() === 'navigation';
+  }
+
+  private goVendorStatus(): { dirs: string[]; files: number } {
+    const dirs = this.goVendorDirs();
+    return { dirs, files: dirs.length ? this.store.listFiles().filter((f) => inGoVendorDir(f.path, dirs)).length : 0 };
+  }
+
+  private vendorDirsCache: { state: string; dirs: string[] } | undefined;
+
+  /** The Go vendor directories the index holds for navigation only (read once per index state). */
+  goVendorDirs(): string[] {
+    const state = this.stateVersion;
+    if (this.vendorDirsCache?.state !== state) this.vendorDirsCache = { state, dirs: goVendorDirsOf(this.store) };
+    return this.vendorDirsCache.dirs;
   }
 
   private graphCache: { key: string; graph: Promise<CodeGraph> } | undefined;

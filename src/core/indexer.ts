@@ -199,6 +199,7 @@ async function statKnownPaths(
 ): Promise<(Pick<Awaited<ReturnType<typeof discoverFiles>>, 'files' | 'skippedDirs' | 'unsupportedCount'> & { skipped: SkippedFile[]; gone: Set<string> }) | undefined> {
   const files: DiscoveredFile[] = [];
   const gone = new Set<string>();
+  const vendorDirs = goVendorDirsOf(ctx.store);
   for (const raw of ctx.paths ?? []) {
     const rel = raw.replace(/\\/g, '/').replace(/^\.\//, '');
     const k = known.get(rel);
@@ -207,7 +208,7 @@ async function statKnownPaths(
     try {
       const st = await ctx.fs.stat(absPath);
       if (st.kind !== 'file') return undefined;
-      files.push({ path: rel, absPath, language: k.language, size: st.size, mtimeMs: st.mtimeMs });
+      files.push({ path: rel, absPath, language: k.language, size: st.size, mtimeMs: st.mtimeMs, ...(inGoVendorDir(rel, vendorDirs) ? { vendored: true as const } : {}) });
     } catch {
       gone.add(rel);
     }
@@ -219,6 +220,24 @@ async function statKnownPaths(
 export async function persistIndex(store: IndexStore, search: SearchIndex): Promise<void> {
   store.setBlob('search', search.serialize());
   await store.commit();
+}
+
+/** The store meta key holding the Go vendor directories the last walk indexed for navigation. */
+export const GO_VENDOR_META = 'go_vendor_dirs';
+
+/** The Go vendor directories the index holds for navigation only. */
+export function goVendorDirsOf(store: { getMeta(key: string): string | undefined }): string[] {
+  try {
+    const v = JSON.parse(store.getMeta(GO_VENDOR_META) ?? '[]') as unknown;
+    return Array.isArray(v) ? v.filter((d): d is string => typeof d === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Whether a workspace path lies in one of these Go vendor directories. */
+export function inGoVendorDir(path: string, dirs: readonly string[]): boolean {
+  return dirs.some((d) => path.startsWith(`${d}/`));
 }
 
 /** The store meta key holding the extractor version the index was parsed with. */
@@ -329,7 +348,7 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
     // A generated file is stored for navigation (definitions, references, imports: its uses
     // count and its names resolve) but, unless asked, gives search no chunk: as search results
     // and as the oracle's evidence it is noise, and no chunk means nothing to embed either.
-    const navigationOnly = generated && generatedMode === 'navigation';
+    const navigationOnly = (generated && generatedMode === 'navigation') || f.vendored === true;
     const hash = sha1(bytes);
     const prev = known.get(f.path);
     if (prev && prev.hash === hash && !reparseAll && !(modeChanged && prev.generated)) {
@@ -427,6 +446,7 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
     store.setSkipped(skipped);
     store.setMeta('unsupported_files', String(disc.unsupportedCount));
     store.setMeta('skipped_dirs', JSON.stringify(disc.skippedDirs));
+    if ('goVendorDirs' in disc) store.setMeta(GO_VENDOR_META, JSON.stringify(disc.goVendorDirs));
   }
   // Nothing changed and nothing else to write: the index on disk is current, and rewriting it
   // would bump its generation and make every reader load it again.

@@ -123,7 +123,7 @@ describe('walking', () => {
 
   it('returns empty results for an empty repository', async () => {
     const r = await discoverFiles(root, config(), nodeWorkspaceFs);
-    expect(r).toEqual({ files: [], skipped: [], skippedDirs: [], unsupportedCount: 0, listed: [] });
+    expect(r).toEqual({ files: [], skipped: [], skippedDirs: [], unsupportedCount: 0, listed: [], goVendorDirs: [] });
   });
 
   it('throws PATH_NOT_FOUND for a missing root and NOT_A_DIRECTORY for a file', async () => {
@@ -303,6 +303,34 @@ describe('vendored and generated directories', () => {
       ['src/compress/testdata', 'testdata'],
       ['src/testdata', 'testdata'],
       ['src/vendor', 'vendored'],
+    ]);
+  });
+
+  it('walks a Go module\'s vendor directory that has its modules.txt, for its Go files only, as navigation-only', async () => {
+    await files({
+      'src/go.mod': 'module std\n',
+      'src/vendor/modules.txt': '# golang.org/x/net v0.0.0\n',
+      'src/vendor/golang.org/x/net/a.go': '',
+      'src/vendor/golang.org/x/net/README.md': '# x/net\n',
+      'src/vendor/golang.org/x/net/testdata/t.go': '',
+      'src/vendor/golang.org/x/net/vendor/nested.go': '',
+      'src/cmd/go.mod': 'module cmd\n',
+      'src/cmd/vendor/github.com/x/b.go': '',
+      'src/net/http/server.go': '',
+      'web/vendor/lib.js': '',
+    });
+    const r = await discoverFiles(root, config(), nodeWorkspaceFs);
+    expect(r.files.map((f) => [f.path, f.vendored === true])).toEqual([
+      ['src/net/http/server.go', false],
+      ['src/vendor/golang.org/x/net/a.go', true],
+    ]);
+    expect(r.goVendorDirs).toEqual(['src/vendor']);
+    expect(r.skipped).toContainEqual(expect.objectContaining({ path: 'src/vendor/golang.org/x/net/README.md', reason: 'vendored' }));
+    expect(r.skippedDirs.map((d) => [d.path, d.reason])).toEqual([
+      ['src/cmd/vendor', 'vendored'],
+      ['src/vendor/golang.org/x/net/testdata', 'testdata'],
+      ['src/vendor/golang.org/x/net/vendor', 'vendored'],
+      ['web/vendor', 'vendored'],
     ]);
   });
 

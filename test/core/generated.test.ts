@@ -244,3 +244,39 @@ describe('an index built before generated files were stored', () => {
     expect(writer.status().skipped_by_reason.generated).toBeUndefined();
   });
 });
+
+describe('a Go module\'s vendor directory', () => {
+  it('is indexed for navigation only: a vendored definition resolves by position and by name, its uses count, search never returns it', async () => {
+    const vendored = 'vendor/golang.org/x/text/width/width.go';
+    const files: Record<string, string> = {
+      'vendor/modules.txt': '# golang.org/x/text v0.3.8\n## explicit\ngolang.org/x/text/width\n',
+      [vendored]: 'package width\n\n// Narrow is a vendored definition.\nfunc Narrow(s string) string {\n\treturn s\n}\n',
+      'vendor/golang.org/x/text/width/README.md': '# width\n',
+      'text.go': 'package main\n\nimport "golang.org/x/text/width"\n\nfunc fold(s string) string {\n\treturn width.Narrow(s)\n}\n',
+    };
+    for (const [rel, text] of Object.entries(files)) {
+      mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+      writeFileSync(path.join(dir, rel), text);
+    }
+    const engine = await indexed();
+    const byPosition = await call<NavToolResult>(engine, findDefinitionTool, { file: 'text.go', line: 6, col: 15, no_lsp: true });
+    expect(where(byPosition)).toEqual([`${vendored}:4`]);
+    const byName = await call<NavToolResult>(engine, findDefinitionTool, { symbol: 'width.Narrow', no_lsp: true });
+    expect(where(byName)).toEqual([`${vendored}:4`]);
+    const refs = await call<NavToolResult>(engine, findReferencesTool, { file: vendored, line: 4, col: 6, no_lsp: true });
+    expect(where(refs)).toEqual(['text.go:6']);
+    const file = engine.store.getFile(vendored);
+    expect(file?.generated).toBe(false);
+    expect(engine.isNavigationOnly(file!)).toBe(true);
+    expect(engine.store.chunksOfFile(file!.id)).toEqual([]);
+    expect(engine.store.getFile('vendor/golang.org/x/text/width/README.md')).toBeUndefined();
+    expect((await engine.search('Narrow vendored definition')).hits.map((h) => h.path)).not.toContain(vendored);
+    // A targeted run (an edit) keeps it navigation-only.
+    writeFileSync(path.join(dir, vendored), `${files[vendored]}\nfunc Wide(s string) string { return s }\n`);
+    await engine.index({ paths: [vendored] });
+    const again = engine.store.getFile(vendored)!;
+    expect(engine.store.chunksOfFile(again.id)).toEqual([]);
+    expect(engine.store.symbolsOfFile(again.id).map((s) => s.name)).toContain('Wide');
+    expect(engine.status().go_vendor).toEqual({ dirs: ['vendor'], files: 1 });
+  });
+});

@@ -19,7 +19,7 @@ export interface RepoMapSource {
     allRefPostings(): Array<{ name: string; fileIds: number[] }>;
   };
   /** Files indexed for navigation only (generated code): never on the map. */
-  isNavigationOnly?(file: { generated: boolean }): boolean;
+  isNavigationOnly?(file: { generated: boolean; path?: string }): boolean;
 }
 
 /** A file→file link that is not about one identifier, such as a resolved import; ids are the store's file ids. */
@@ -332,7 +332,7 @@ export function buildState(source: RepoMapSource, key: string, extraEdges: ((fil
   const store = source.store;
   const files: FileNode[] = store
     .listFiles()
-    .filter((f) => !source.isNavigationOnly?.({ generated: f.generated === true }))
+    .filter((f) => !source.isNavigationOnly?.({ generated: f.generated === true, path: f.path }))
     .map((f) => ({ id: f.id, path: f.path, language: f.language }));
   // Nodes in path order, names in order of first definition, referencers in node order: the
   // graph is then the same whatever order the indexer stored files in, and so are the ranks,

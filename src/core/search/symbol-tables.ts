@@ -19,7 +19,7 @@ export interface SymbolTablesDeps {
   logger: Logger;
   /** The index's `[index] generated` mode: navigation-only files have no definitions in search. */
   generatedMode(): string;
-  isNavigationOnly(file: { generated: boolean }): boolean;
+  isNavigationOnly(file: { generated: boolean; path?: string }): boolean;
 }
 
 /** What search asks of the tables. */
@@ -148,7 +148,9 @@ export class SymbolTables {
     const map = new Map<string, SymbolCandidate[]>();
     // Search knows no definition of a navigation-only file: it could never return one, and the
     // count of a name's definitions weighs each of its hits.
-    addSymbols(map, this.deps.store.allSymbols(this.deps.generatedMode() === 'navigation' ? { generated: false } : {}));
+    const rows = this.deps.store.allSymbols(this.deps.generatedMode() === 'navigation' ? { generated: false } : {});
+    // Go vendor directories are navigation-only whatever the mode.
+    addSymbols(map, rows.filter((r) => !this.deps.isNavigationOnly({ generated: false, path: r.path })));
     this.byName = map;
     return map;
   }
