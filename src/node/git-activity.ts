@@ -7,11 +7,11 @@
  * Every git run is `execFile` with an argument array (never a shell) and a timeout. The hosts
  * do not call this in a restricted (untrusted) workspace.
  */
-import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { GitActivity } from '../core/context/activity';
 import { VltError } from '../core/errors';
+import { git as runGit } from './history-repo';
 import { silentLogger, type Logger } from '../core/ports';
 import { writeFileAtomic } from '../core/store/atomic';
 import { VLT_DIR } from '../core/store/schema';
@@ -21,7 +21,6 @@ const FORMAT_VERSION = 1;
 /** Commits read on a full read: years of a busy project. */
 const MAX_COMMITS = 20_000;
 const TIMEOUT_MS = 30_000;
-const MAX_BUFFER = 512 * 1024 * 1024;
 const HEX = /^[0-9a-f]{40,64}$/;
 const RS = '\x1e';
 
@@ -32,19 +31,9 @@ interface Stored {
   files: Record<string, number[]>;
 }
 
+/** A git run of the activity reader: a timeout, and no optional locks taken in the user's repository. */
 function git(cwd: string, args: string[], signal?: AbortSignal): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      'git',
-      ['--no-pager', '-c', 'core.quotepath=off', '-c', 'color.ui=false', ...args],
-      { cwd, encoding: 'utf8', maxBuffer: MAX_BUFFER, timeout: TIMEOUT_MS, env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0' }, ...(signal ? { signal } : {}) },
-      (err, stdout, stderr) => {
-        if (!err) return resolve(stdout);
-        if (err.name === 'AbortError') return reject(new VltError('CANCELLED', 'reading the git history was cancelled'));
-        reject(new VltError('GIT_UNAVAILABLE', `git ${args[0]} failed: ${String(stderr).trim().split('\n')[0] || err.message}`));
-      },
-    );
-  });
+  return runGit(args, { cwd, env: { GIT_OPTIONAL_LOCKS: '0' }, timeoutMs: TIMEOUT_MS, cancelled: 'reading the git history was cancelled', ...(signal ? { signal } : {}) });
 }
 
 /**

@@ -24,16 +24,28 @@ const HEX = /^[0-9a-f]{7,64}$/i;
 const RS = '\x1e';
 const US = '\x1f';
 
-function git(args: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv; signal?: AbortSignal }): Promise<string> {
+/**
+ * One git run: an argument array (no shell), no pager, no prompt; its stdout, or a VltError
+ * (`GIT_UNAVAILABLE`, or `CANCELLED` with `cancelled` as its message when `signal` aborts).
+ * Shared by the eval's scratch tree and the Context Oracle's activity reader.
+ */
+export function git(args: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv; signal?: AbortSignal; timeoutMs?: number; cancelled?: string }): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile(
       'git',
       ['--no-pager', '-c', 'core.quotepath=off', '-c', 'color.ui=false', '-c', 'diff.relative=false', ...args],
-      { cwd: opts.cwd, maxBuffer: MAX_BUFFER, encoding: 'utf8', env: { ...process.env, ...opts.env, GIT_TERMINAL_PROMPT: '0' }, ...(opts.signal ? { signal: opts.signal } : {}) },
+      {
+        cwd: opts.cwd,
+        maxBuffer: MAX_BUFFER,
+        encoding: 'utf8',
+        env: { ...process.env, ...opts.env, GIT_TERMINAL_PROMPT: '0' },
+        ...(opts.signal ? { signal: opts.signal } : {}),
+        ...(opts.timeoutMs !== undefined ? { timeout: opts.timeoutMs } : {}),
+      },
       (err, stdout, stderr) => {
         if (!err) return resolve(stdout);
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') return reject(new VltError('GIT_UNAVAILABLE', 'git is not installed (it is needed to read the history)'));
-        if (err.name === 'AbortError') return reject(new VltError('CANCELLED', 'the history eval was cancelled'));
+        if (err.name === 'AbortError') return reject(new VltError('CANCELLED', opts.cancelled ?? 'the history eval was cancelled'));
         reject(new VltError('GIT_UNAVAILABLE', `git ${args[0]} failed: ${String(stderr).trim().split('\n')[0] || err.message}`));
       },
     );

@@ -190,7 +190,7 @@ export class ContextOracle {
       const f = graph.fileById(id);
       if (f) routes.push(...(await this.routesOfFile(f)));
     }
-    const schema = await discoverFiles(this.engine.root, this.engine.config, this.engineFs(), { alsoList: SCHEMA_FILES }).then((d) => d.listed, () => [] as string[]);
+    const schema = await discoverFiles(this.engine.root, this.engine.config, this.engine.workspaceFs, { alsoList: SCHEMA_FILES }).then((d) => d.listed, () => [] as string[]);
     for (const p of schema) {
       // The index's size limit holds for schema files too: a huge one is skipped, not read.
       const size = await this.engine.workspaceFs.stat(path.join(this.engine.root, p)).then((st) => st.size, () => Infinity);
@@ -201,10 +201,6 @@ export class ContextOracle {
     routes.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line);
     routeCaches.set(this.engine, { state, routes });
     return routes;
-  }
-
-  private engineFs() {
-    return this.engine.workspaceFs;
   }
 
   async lint(opts: { strict?: boolean } = {}): Promise<LintReport> {

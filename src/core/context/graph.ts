@@ -332,8 +332,7 @@ export class ArchitectureGraph {
     const defs = this.engine.store.findSymbols(name, { limit: 200 }).filter((s) => NODE_KINDS.has(s.kind) && this.files.has(s.path));
     const qualified = text.replace(/::/g, '.');
     const matching = parts.length > 1 ? defs.filter((s) => s.qualifiedName === qualified || s.qualifiedName.endsWith(`.${qualified}`) || `${moduleOf(s.path).split('/').pop()}.${s.qualifiedName}` === qualified) : defs;
-    const seen = new Set<string>();
-    return matching.map((s) => this.symbolNode(s)).filter((n) => !seen.has(n.ref_id) && seen.add(n.ref_id) !== undefined);
+    return [...new Map(matching.map((s) => this.symbolNode(s)).map((n) => [n.ref_id, n])).values()];
   }
 
   /**

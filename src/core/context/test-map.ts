@@ -33,12 +33,18 @@ const DEFAULT_FRAMEWORK: Readonly<Record<string, string>> = {
   rust: 'cargo test',
 };
 
+/** A Python test function (pytest and unittest name them alike). */
+const PY_TEST = /^\s*(?:async\s+)?def\s+test\w*\s*\(/gm;
+/** A jest or vitest test: `it(` or `test(`, with their modifiers (`.only`, `.skip`, `.todo`, `.concurrent`, `.each(…)`). */
+const JS_TEST = /(?:^|[^\w.])(?:it|test)(?:\.(?:only|skip|todo|concurrent|each\([^)]*\)))*\s*\(/gm;
+
 /** What one test looks like, per framework, to count them. */
 const TEST_PATTERN: Readonly<Record<string, RegExp>> = {
-  pytest: /^\s*(?:async\s+)?def\s+test\w*\s*\(/gm,
-  unittest: /^\s*(?:async\s+)?def\s+test\w*\s*\(/gm,
-  jest: /(?:^|[^\w.])(?:it|test)(?:\.(?:only|skip|todo|concurrent|each\([^)]*\)))*\s*\(/gm,
-  vitest: /(?:^|[^\w.])(?:it|test)(?:\.(?:only|skip|todo|concurrent|each\([^)]*\)))*\s*\(/gm,
+  pytest: PY_TEST,
+  unittest: PY_TEST,
+  jest: JS_TEST,
+  vitest: JS_TEST,
+  // node:test has `it`/`test` with `.only`, `.skip` and `.todo` (its API's names for those modifiers).
   'node:test': /(?:^|[^\w.])(?:it|test)(?:\.(?:only|skip|todo))*\s*\(/gm,
   'go test': /^func\s+(?:Test|Fuzz)\w*\s*\(/gm,
   junit: /@Test\b/g,

@@ -89,6 +89,8 @@ export interface CodeParser {
 
 /** Languages whose locals query is another's (same node types). */
 const LOCALS_BASE: Partial<Record<LanguageId, LanguageId>> = { tsx: 'typescript' };
+/** Languages whose other queries (routes) are another's: JavaScript's calls and decorators are TypeScript's nodes. */
+const EXTRA_QUERY_BASE: Partial<Record<LanguageId, LanguageId>> = { ...LOCALS_BASE, javascript: 'typescript' };
 
 const enum Role {
   None,
@@ -594,7 +596,7 @@ class TreeSitterCodeParser implements CodeParser {
     const cached = this.extraQueries.get(key);
     if (cached !== undefined) return cached ?? undefined;
     const rt = this.runtime(language);
-    const file = path.join(this.loc.queriesDir, kind, `${LOCALS_BASE[language] ?? language}.scm`);
+    const file = path.join(this.loc.queriesDir, kind, `${EXTRA_QUERY_BASE[language] ?? language}.scm`);
     let query: Query | null = null;
     if (fs.existsSync(file)) {
       try {

@@ -1,6 +1,0 @@
-; Route extraction (src/core/context/routes.ts): `app.get('/path', handler)` calls (Express,
-; Fastify, Hono, Koa routers) and decorators (NestJS controllers, TypeGraphQL resolvers).
-(call_expression
-  function: (member_expression property: (property_identifier) @method)
-  arguments: (arguments . (string) @path)) @call
-(decorator) @decorator
