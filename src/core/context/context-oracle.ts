@@ -125,7 +125,7 @@ export class ContextOracle {
       graph: { nodes: sub.nodes, edges: sub.edges },
       text_chunks,
       code_symbols: codeSymbols(graph, focus, sub.nodes),
-      sync_status: { stale_docs: stale, last_reindex: this.engine.store.stats().updatedAt ?? null, history: git ? 'git' : 'none' },
+      sync_status: { stale_docs: stale, last_reindex: this.engine.store.lastUpdate(), history: git ? 'git' : 'none' },
       constraints: rulesFor(this.engine.config.architecture.rules, components),
       routes: (await this.routesOf(focus)).slice(0, MAX_BUNDLE_ROUTES),
       tests: mergeTests(focus.map((f) => TestMap.of(graph).testsOf(f))),

@@ -644,6 +644,11 @@ export class IndexStore {
     return files.chunksContaining(this.conn, needle, limit);
   }
 
+  /** When the index was last committed (ISO time), without the counts {@link stats} runs. */
+  lastUpdate(): string | null {
+    return this.getMeta('updated_at') ?? null;
+  }
+
   /** Ids of the files with a chunk holding any of `needles` (case-sensitive), in path order. */
   filesContainingAny(needles: readonly string[]): number[] {
     this.assertOpen();
@@ -778,7 +783,7 @@ export class IndexStore {
       refs: count('SELECT coalesce(sum(ref_count), 0) FROM files'),
       bytesOnDisk,
       languages,
-      updatedAt: this.getMeta('updated_at') ?? null,
+      updatedAt: this.lastUpdate(),
       generation: this.generation,
       skippedByReason,
       generatedFiles: count('SELECT count(*) FROM files WHERE generated <> 0'),
