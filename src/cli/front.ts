@@ -148,8 +148,10 @@ async function front(argv: readonly string[]): Promise<void> {
     return inProcess(argv);
   }
   const mcp = s.words[0] === 'mcp' && s.words.length === 1;
+  // Over stdio only (the daemon relays a byte stream); another transport runs here.
+  const lsp = s.words[0] === 'lsp' && !argv.some((a) => /^--(node-ipc|socket|pipe)\b/.test(a));
   const serve = s.words[0] === 'serve' ? serveOptions(argv) : undefined;
-  if (!(forwarded(s) || mcp || serve) || !daemonEnabled(s)) return inProcess(argv);
+  if (!(forwarded(s) || mcp || lsp || serve) || !daemonEnabled(s)) return inProcess(argv);
   let root: string;
   try {
     root = fs.realpathSync(commandRoot(argv, s));
@@ -164,7 +166,7 @@ async function front(argv: readonly string[]): Promise<void> {
     if (e.code === 'EPIPE') process.exit(0);
     throw e;
   });
-  const { forward, forwardMcp, forwardServe } = await import('../daemon/client');
+  const { forward, forwardLsp, forwardMcp, forwardServe } = await import('../daemon/client');
   const opts = {
     root,
     argv: [...argv],
@@ -175,7 +177,8 @@ async function front(argv: readonly string[]): Promise<void> {
   };
   // `vlt mcp`: an agent's MCP server is a session of the workspace's daemon, sharing its index;
   // `vlt serve` on loopback: the daemon serves the HTTP endpoint while this process waits.
-  const code = mcp ? await forwardMcp(opts) : serve ? await forwardServe(opts, serve) : await forward(opts);
+  // `vlt lsp`: the editor's server is a session of the same daemon, when the editor may share it.
+  const code = mcp ? await forwardMcp(opts) : lsp ? await forwardLsp(opts) : serve ? await forwardServe(opts, serve) : await forward(opts);
   if (code === undefined) return inProcess(argv);
   exit(code);
 }

@@ -72,7 +72,17 @@ export function forward(opts: ForwardOptions): Promise<number | undefined> {
  */
 export function forwardMcp(opts: ForwardOptions): Promise<number | undefined> {
   const hello: ClientMessage = { t: 'hello', protocol: PROTOCOL, build: buildId(opts.bundleDir), env: envFingerprint(process.env), kind: 'mcp' };
-  return session(opts, (socket) => relayMcp(socket, hello));
+  return session(opts, (socket) => relayStream(socket, hello, 'MCP'));
+}
+
+/**
+ * `vlt lsp --stdio` through the workspace's daemon: the editor's LSP session is served there,
+ * sharing the index with the terminal's commands and the agents' MCP sessions. Its exit code
+ * once either side closed the session, or undefined to serve the editor in this process.
+ */
+export function forwardLsp(opts: ForwardOptions): Promise<number | undefined> {
+  const hello: ClientMessage = { t: 'hello', protocol: PROTOCOL, build: buildId(opts.bundleDir), env: envFingerprint(process.env), kind: 'lsp' };
+  return session(opts, (socket) => relayStream(socket, hello, 'editor'));
 }
 
 /**
@@ -329,8 +339,8 @@ function run(socket: net.Socket, hello: ClientMessage): Promise<Outcome> {
   });
 }
 
-/** Relays an MCP stdio session: once the daemon said ok, bytes flow both ways until either side closes. */
-function relayMcp(socket: net.Socket, hello: ClientMessage): Promise<Outcome> {
+/** Relays an MCP or LSP stdio session: once the daemon said ok, bytes flow both ways until either side closes. */
+function relayStream(socket: net.Socket, hello: ClientMessage, what: 'MCP' | 'editor'): Promise<Outcome> {
   return new Promise((resolve) => {
     let greeted = false;
     let settled = false;
@@ -357,8 +367,10 @@ function relayMcp(socket: net.Socket, hello: ClientMessage): Promise<Outcome> {
       if (rest.length) process.stdout.write(rest);
       socket.pipe(process.stdout);
       socket.resume();
-      // The MCP client closing our stdin ends the session; the daemon then closes the connection.
+      // The client closing our stdin ends the session; the daemon then closes the connection.
       process.stdin.once('end', () => (stdinEnded = true));
+      // An editor ends its session with an LSP `exit` notification, and may keep our stdin open.
+      if (what === 'editor') process.stdin.on('data', exitWatch(() => (stdinEnded = true)));
       process.stdin.pipe(socket);
     });
     let stdinEnded = false;
@@ -367,11 +379,48 @@ function relayMcp(socket: net.Socket, hello: ClientMessage): Promise<Outcome> {
       process.stdin.unpipe(socket);
       if (!greeted) return finish({ kind: 'lost', wrote: false });
       process.stdin.destroy();
-      if (!stdinEnded) process.stderr.write('vlt: the workspace daemon ended the MCP session (the client may start the server again)\n');
+      if (!stdinEnded) process.stderr.write(`vlt: the workspace daemon ended the ${what} session (the client may start the server again)\n`);
       finish({ kind: 'exit', code: stdinEnded ? 0 : 1 });
     });
     send(socket, hello);
   });
+}
+
+/**
+ * Follows the LSP messages (Content-Length framed) a client sends, and calls `onExit` at its
+ * `exit` notification. Only small bodies are parsed: an `exit` is one short line.
+ */
+export function exitWatch(onExit: () => void): (chunk: Buffer) => void {
+  let buf = Buffer.alloc(0);
+  let skip = 0;
+  return (chunk) => {
+    if (skip >= chunk.length) return void (skip -= chunk.length);
+    buf = Buffer.concat([buf, chunk.subarray(skip)]);
+    skip = 0;
+    for (;;) {
+      const end = buf.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const length = Number(/content-length:\s*(\d+)/i.exec(buf.subarray(0, end).toString('latin1'))?.[1] ?? NaN);
+      if (!Number.isFinite(length)) return void (buf = Buffer.alloc(0));
+      const body = end + 4;
+      if (buf.length < body + length) {
+        // A large message (a document's text): pass over it without holding it.
+        if (length > 512) {
+          skip = body + length - buf.length;
+          buf = Buffer.alloc(0);
+        }
+        return;
+      }
+      if (length <= 512) {
+        try {
+          if ((JSON.parse(buf.subarray(body, body + length).toString('utf8')) as { method?: unknown }).method === 'exit') onExit();
+        } catch {
+          // Not ours to judge: the daemon answers a bad message.
+        }
+      }
+      buf = buf.subarray(body + length);
+    }
+  };
 }
 
 /** A daemon that accepts connections but does not answer: stop it by its recorded pid when that is one of ours. */

@@ -38,6 +38,7 @@ export function formatDaemonStatus(s: DaemonStatusReport): string {
     `up          ${formatUptime(d.uptime_s)} since ${d.started_at}; exits after ${d.idle_minutes} idle minutes`,
     `memory      ${formatBytes(d.rss_bytes)} resident`,
     `requests    ${d.requests} served, ${d.active} running; ${d.mcp_sessions} MCP session${d.mcp_sessions === 1 ? '' : 's'} connected`,
+    `editors     ${d.editors} connected${d.editors ? `, ${d.editors_shared} sharing this index` : ''}`,
     `index       ${d.index}${d.warming ? ' (warming up in the background)' : ''}`,
   ].join('\n');
 }

@@ -6,7 +6,8 @@
  * - client → daemon: `hello` (first, once), `stdin` (the answer to `stdin?`), `cancel`, `stop`;
  * - daemon → client: `ok` or `refused` (the answer to `hello`), `out` and `err` (the command's
  *   stdout and stderr text), `stdin?` (the command reads stdin), `exit` (last).
- * An `mcp` hello is different: after `ok` the connection is an MCP stdio stream (`vlt mcp`); a
+ * An `mcp` hello is different: after `ok` the connection is an MCP stdio stream (`vlt mcp`), and
+ * after an `lsp` one an editor's LSP stream (`vlt lsp --stdio`); a
  * `serve` hello gets `serving` (or `err` and `exit`), and the endpoint lives while the connection does.
  *
  * Invariant: the socket's path is derived from the workspace's real path, never read from a
@@ -19,7 +20,7 @@ import * as path from 'node:path';
 import type { Socket } from 'node:net';
 
 /** Bumped when a message changes shape; a daemon of another protocol is replaced. */
-export const PROTOCOL = 1;
+export const PROTOCOL = 2;
 
 export type ClientMessage =
   | { t: 'hello'; protocol: number; build: string; env: string; kind: 'cli'; argv: string[]; cwd: string; stdoutTTY: boolean; stderrTTY: boolean; term?: string }
@@ -27,6 +28,8 @@ export type ClientMessage =
   | { t: 'hello'; protocol: number; build: string; env: string; kind: 'status' }
   /** After `ok`, the connection carries MCP (newline-delimited JSON-RPC) both ways. */
   | { t: 'hello'; protocol: number; build: string; env: string; kind: 'mcp' }
+  /** `vlt lsp --stdio`: after `ok`, the connection carries the editor's LSP (Content-Length framed) both ways. */
+  | { t: 'hello'; protocol: number; build: string; env: string; kind: 'lsp' }
   /** `vlt serve` on loopback: the daemon serves MCP over HTTP (and the chat) while the connection lasts. */
   | { t: 'hello'; protocol: number; build: string; env: string; kind: 'serve'; port?: number; chat: boolean }
   | { t: 'stdin'; data: string | null }
@@ -58,6 +61,9 @@ export interface DaemonStatusInfo {
   requests: number;
   active: number;
   mcp_sessions: number;
+  /** Editors connected through `vlt lsp`, and how many of them share the daemon's index. */
+  editors: number;
+  editors_shared: number;
   index: string;
   /** Catching up with edits or warming navigation in the background. */
   warming: boolean;

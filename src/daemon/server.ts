@@ -13,6 +13,8 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { createConnection, ProposedFeatures, type WatchDog } from 'vscode-languageserver';
+import { createProtocolConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-languageserver/node';
 import { version as VERSION } from '../../package.json';
 import { runCommand } from '../cli/main';
 import type { CliIo } from '../cli/io';
@@ -21,6 +23,8 @@ import type { Logger } from '../core/ports';
 import { userConfigDir } from '../core/trust';
 import { writeFileAtomic } from '../core/store/atomic';
 import { tryLock } from '../core/store/lock';
+import { runLspServer } from '../lsp/main';
+import type { InitializationOptions } from '../lsp/protocol';
 import { startMcpEndpoint, type McpHttpEndpoint } from '../mcp/main';
 import { publishQueue } from '../server/queue-state';
 import { watchFiles, type TreeWatcher } from '../server/watch';
@@ -106,8 +110,13 @@ class Daemon {
   private watcher: TreeWatcher | undefined;
   private configStamp = '';
   private active = 0;
-  /** MCP sessions connected through the daemon (`vlt mcp`). */
+  /** Sessions connected through the daemon: `vlt mcp`, `vlt serve` and `vlt lsp`. */
   private sessions = 0;
+  /** Editors connected through `vlt lsp`, and those that joined the shared server. */
+  private editors = 0;
+  private editorsShared = 0;
+  /** Connections whose session uses the shared server: ended when it is reopened. */
+  private readonly attached = new Set<net.Socket>();
   private requests = 0;
   private lastActivity = Date.now();
   private stopping = false;
@@ -221,6 +230,10 @@ class Daemon {
       void this.serveMcp(socket, detach());
       return undefined;
     }
+    if (m.kind === 'lsp') {
+      void this.serveLsp(socket, detach());
+      return undefined;
+    }
     if (m.kind === 'serve') {
       void this.serveHttp(socket, m);
       return undefined;
@@ -260,6 +273,7 @@ class Daemon {
         socket.once('end', () => resolve());
       });
       if (rest.length) socket.unshift(rest);
+      this.attached.add(socket);
       await server.connect(new StdioServerTransport(socket, socket));
       socket.resume();
       this.logger.info('daemon: an MCP session began');
@@ -271,10 +285,91 @@ class Daemon {
       this.logger.warn(`daemon: MCP session failed: ${e instanceof Error ? e.message : String(e)}`);
       socket.destroy();
     } finally {
+      this.attached.delete(socket);
       this.sessions--;
       this.lastActivity = Date.now();
       if (this.active === 0 && this.sessions === 0) for (const wake of this.idle.splice(0)) wake();
     }
+  }
+
+  /**
+   * `vlt lsp --stdio` through the daemon: the connection carries an editor's LSP session. The
+   * editor joins the shared workspace server when it may (see {@link shareable}); else its
+   * session gets a server of its own in this process, as `vlt lsp` without a daemon has.
+   * The LSP library's own process watch is not used: an `exit` ends the connection, not the daemon.
+   */
+  private async serveLsp(socket: net.Socket, rest: Buffer): Promise<void> {
+    this.sessions++;
+    this.editors++;
+    let shared = false;
+    try {
+      await this.ready;
+      const ws = this.ws;
+      if (!ws || socket.destroyed) return;
+      const closed = new Promise<void>((resolve) => {
+        socket.once('close', () => resolve());
+        socket.once('end', () => resolve());
+      });
+      const watchDog: WatchDog = { shutdownReceived: false, initialize: () => undefined, exit: () => void socket.end() };
+      const connection = createConnection((logger) => createProtocolConnection(new StreamMessageReader(socket), new StreamMessageWriter(socket), logger), watchDog, ProposedFeatures.all);
+      if (rest.length) socket.unshift(rest);
+      socket.resume();
+      this.logger.info('daemon: an editor connected');
+      await runLspServer({
+        connection,
+        closed,
+        shared: async (init, root) => {
+          const why = await this.shareable(ws, init, root);
+          if (why !== undefined) {
+            this.logger.info(`daemon: the editor gets an index of its own: ${why}`);
+            return undefined;
+          }
+          shared = true;
+          this.editorsShared++;
+          this.attached.add(socket);
+          return ws;
+        },
+      });
+      connection.dispose();
+      socket.end();
+      this.logger.info('daemon: an editor disconnected');
+    } catch (e) {
+      this.logger.warn(`daemon: editor session failed: ${e instanceof Error ? e.message : String(e)}`);
+      socket.destroy();
+    } finally {
+      this.attached.delete(socket);
+      if (shared) this.editorsShared--;
+      this.editors--;
+      this.sessions--;
+      this.lastActivity = Date.now();
+      if (this.active === 0 && this.sessions === 0) for (const wake of this.idle.splice(0)) wake();
+    }
+  }
+
+  /**
+   * Why an editor may not join the shared server, or undefined when it may. The index is the
+   * same whatever the trust; what trust changes is which endpoints, keys and programs the
+   * workspace's vlt.toml may choose. So an editor joins unless it is in Restricted Mode (nothing
+   * may run for it), has index settings of its own, or trusts the workspace while the daemon
+   * does not and vlt.toml holds settings that trust would let through.
+   */
+  private async shareable(ws: WorkspaceServer, init: InitializationOptions, root: string): Promise<string | undefined> {
+    let real: string;
+    try {
+      real = fs.realpathSync(root);
+    } catch {
+      return `its folder ${root} cannot be read`;
+    }
+    if (real !== this.root) return `its folder ${root} is not this daemon's workspace`;
+    if (init.restricted) return 'the workspace is in Restricted Mode';
+    if (init.include || init.exclude) return "the editor's settings set index include or exclude globs";
+    const engine = await ws.getEngine().catch(() => undefined);
+    if (!engine) return 'the index did not open';
+    const trust = engine.config.trust;
+    if (init.trusted !== undefined && init.trusted !== trust.trusted && trust.ignored.length > 0) {
+      return `the editor ${init.trusted ? 'trusts' : 'does not trust'} the workspace and the daemon ${trust.trusted ? 'does' : 'does not'} (${trust.ignored.join(', ')} in vlt.toml); \`vlt trust\` makes them agree`;
+    }
+    return undefined;
   }
 
   /**
@@ -336,6 +431,10 @@ class Daemon {
     const stamp = configStamp(this.root);
     if (stamp === this.configStamp || this.active > 1) return;
     this.logger.info('daemon: the configuration changed; reopening the workspace');
+    // Sessions on the old server end (an editor restarts its server, an agent its MCP
+    // server) and come back to the new one.
+    if (this.attached.size) this.logger.info(`daemon: ending ${this.attached.size} session(s) of the old configuration`);
+    for (const socket of this.attached) socket.destroy();
     this.reopening = this.closeServer().then(() => this.openServer());
     try {
       await this.reopening;
@@ -370,7 +469,9 @@ class Daemon {
       rss_bytes: process.memoryUsage().rss,
       requests: this.requests,
       active: this.active,
-      mcp_sessions: this.sessions,
+      mcp_sessions: this.sessions - this.editors,
+      editors: this.editors,
+      editors_shared: this.editorsShared,
       index: s ? `${s.state}${s.index ? `, ${s.index.files} files, generation ${s.generation}` : ''}` : 'closed',
       warming: this.ws?.busy ?? false,
     };

@@ -96,6 +96,13 @@ const STATUS_EVERY_MS = 250;
 export interface LspServerOptions {
   /** Where the protocol runs; default this process's stdin/stdout. */
   connection?: Connection;
+  /**
+   * A workspace server already open in this process (the workspace daemon's) that this editor
+   * may join, given its initialization options and root; undefined opens one of its own.
+   */
+  shared?: (init: InitializationOptions, root: string) => Promise<WorkspaceServer | undefined>;
+  /** Settles when the transport closed without an `exit` (the editor went away). */
+  closed?: Promise<void>;
 }
 
 /** Runs the server until the client sends `exit` or closes the stream. */
@@ -104,7 +111,7 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
   const logLevel = { debug: false };
   const logger = connectionLogger(connection, logLevel);
   // Anything printed with console.log would corrupt the protocol stream.
-  console.log = console.info = console.debug = (...args: unknown[]) => void process.stderr.write(`${format(...args)}\n`);
+  if (!opts.connection) console.log = console.info = console.debug = (...args: unknown[]) => void process.stderr.write(`${format(...args)}\n`);
 
   let ws: WorkspaceServer | undefined;
   let coords: Coordinates | undefined;
@@ -115,6 +122,8 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
   let chat: ChatService | undefined;
   let statusTimer: NodeJS.Timeout | undefined;
   let opening: Promise<WorkspaceServer> | undefined;
+  /** Joined a shared server: leave it on shutdown instead of closing it. */
+  let detach: (() => void) | undefined;
   let watchFiles = false;
   /** Where index progress goes while the first index runs (the editor's progress notification). */
   let indexProgress: ProgressSink | undefined;
@@ -142,6 +151,7 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
       mcp: mcp ? { url: mcp.url, port: mcp.port, token: mcp.token } : null,
       error: s.error,
       pid: process.pid,
+      shared: detach !== undefined,
     };
   };
   // At most one notification per STATUS_EVERY_MS: a change after a quiet period goes out at
@@ -205,22 +215,33 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
     const editorModels = init.editorModels ? new EditorLanguageModels({ sendRequest: (method, params, token) => connection.sendRequest(method, params, token) }) : undefined;
     if (editorModels) connection.onNotification(editorChatDeltaNotification, (p) => editorModels.onDelta(p));
     // Opening the workspace server only checks the folder; the engine opens in onInitialized.
-    const pending = WorkspaceServer.open({
-      workspace: root,
-      logger,
-      writer: true,
-      hostName: `vlt lsp (${clientName})`,
-      ...(init.include || init.exclude ? { deps: { configOverrides: { ...(init.include ? { include: init.include } : {}), ...(init.exclude ? { exclude: init.exclude } : {}) } } } : {}),
-      restricted: init.restricted === true,
-      ...(init.session ? { session: init.session } : {}),
-      ...(init.trusted !== undefined ? { trusted: init.trusted } : {}),
-      headlessLanguageServers: init.headlessLanguageServers ?? !init.editorBridge,
-      ...(editor ? { editorLanguageServers: editor } : {}),
-      ...(init.queue ? { queue: { ...(init.queue.files ? { files: init.queue.files } : {}), ...(init.queue.lines ? { lines: init.queue.lines } : {}), ...(init.queue.timeoutSeconds ? { timeoutMs: init.queue.timeoutSeconds * 1000 } : {}) } } : {}),
-      onState: pushStatus,
-      onProgress: (ev) => indexProgress?.(ev),
-    });
-    opening = pending.then((w) => {
+    const openOwn = () =>
+      WorkspaceServer.open({
+        workspace: root,
+        logger,
+        writer: true,
+        hostName: `vlt lsp (${clientName})`,
+        ...(init.include || init.exclude ? { deps: { configOverrides: { ...(init.include ? { include: init.include } : {}), ...(init.exclude ? { exclude: init.exclude } : {}) } } } : {}),
+        restricted: init.restricted === true,
+        ...(init.session ? { session: init.session } : {}),
+        ...(init.trusted !== undefined ? { trusted: init.trusted } : {}),
+        headlessLanguageServers: init.headlessLanguageServers ?? !init.editorBridge,
+        ...(editor ? { editorLanguageServers: editor } : {}),
+        ...(init.queue ? { queue: { ...(init.queue.files ? { files: init.queue.files } : {}), ...(init.queue.lines ? { lines: init.queue.lines } : {}), ...(init.queue.timeoutSeconds ? { timeoutMs: init.queue.timeoutSeconds * 1000 } : {}) } } : {}),
+        onState: pushStatus,
+        onProgress: (ev) => indexProgress?.(ev),
+      });
+    // The workspace daemon's server, when this editor may share it: its language servers are
+    // asked first by every client while it is attached, and the chat's session is the shared one.
+    const join = async (): Promise<WorkspaceServer> => {
+      const common = await opts.shared?.(init, root);
+      if (!common) return openOwn();
+      detach = common.attachEditor(editor, { onState: pushStatus, onProgress: (ev) => indexProgress?.(ev) });
+      if (init.session) common.useSession(init.session);
+      logger.info(`joined the workspace daemon (pid ${process.pid}): one index for this editor, the terminal and agents`);
+      return common;
+    };
+    opening = join().then((w) => {
       ws = w;
       chat = new ChatService(w, `${clientName} chat`, editorModels);
       return w;
@@ -415,15 +436,23 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
     if (f) ws?.enqueue([f]);
   });
 
-  connection.onShutdown(async () => {
-    clearTimeout(statusTimer);
-    await mcp?.close().catch(() => undefined);
-    mcp = undefined;
-    await (await opening?.catch(() => undefined))?.close();
-  });
+  /** Closes what this connection opened; a shared server is left, not closed. */
+  let finished: Promise<void> | undefined;
+  const finish = () =>
+    (finished ??= (async () => {
+      clearTimeout(statusTimer);
+      await mcp?.close().catch(() => undefined);
+      mcp = undefined;
+      const w = await opening?.catch(() => undefined);
+      if (detach) detach();
+      else await w?.close();
+    })());
+  connection.onShutdown(finish);
 
   return new Promise<void>((resolve) => {
-    connection.onExit(() => resolve());
+    connection.onExit(() => void finish().then(resolve));
+    // The editor went away without `exit` (killed, a closed pipe): leave as after a shutdown.
+    void opts.closed?.then(() => finish().then(resolve));
     connection.listen();
   });
 }

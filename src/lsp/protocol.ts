@@ -102,6 +102,12 @@ export interface ServerStatus {
   mcp: McpEndpointInfo | null;
   error: { code: string; message: string } | null;
   pid: number;
+  /**
+   * Served by the workspace daemon, whose one index the terminal's commands and agents' MCP
+   * sessions share; false when this server holds its own (no daemon, or this editor's trust or
+   * index settings differ from the daemon's).
+   */
+  shared: boolean;
 }
 
 export interface McpEndpointInfo {

@@ -90,6 +90,12 @@ export interface WorkspaceServerOptions {
   session?: string;
 }
 
+/** A client that follows a server's state changes and index progress. */
+export interface StateListener {
+  onState?: () => void;
+  onProgress?: ProgressSink;
+}
+
 /** What {@link WorkspaceServer.status} reports: the index, the queue, and the helpers seen. */
 export interface WorkspaceStatus {
   state: 'starting' | 'indexing' | 'ready' | 'error';
@@ -116,6 +122,10 @@ export class WorkspaceServer {
   private engine: Promise<Engine> | undefined;
   private memory: Promise<Memory> | undefined;
   private lsp: LanguageServers | undefined;
+  /** The editors' live language servers, the most recently attached first. */
+  private readonly editors: LanguageServers[] = [];
+  /** Clients that follow the state and progress (each editor attached to a shared server). */
+  private readonly listeners = new Set<StateListener>();
   private readonly tagsByEngine = new WeakMap<Engine, CtagsProvider>();
   private readonly oracles = new WeakMap<Engine, Oracle>();
   private recorded: Promise<void> = Promise.resolve();
@@ -128,6 +138,7 @@ export class WorkspaceServer {
 
   private constructor(private readonly opts: WorkspaceServerOptions, root: string) {
     this.root = root;
+    if (opts.editorLanguageServers) this.editors.push(opts.editorLanguageServers);
     this.logger = opts.logger;
     this.activeSession = opts.session !== undefined ? checkSessionId(opts.session) : DEFAULT_SESSION_ID;
     this.deps = { fs: nodeWorkspaceFs, logger: opts.logger, ...(opts.restricted ? { embeddingProvider: null } : {}), ...(this.hostTrust !== undefined ? { trusted: this.hostTrust } : {}), ...opts.deps };
@@ -137,7 +148,7 @@ export class WorkspaceServer {
         ...(opts.queue ? { thresholds: { ...(opts.queue.files ? { maxFiles: opts.queue.files } : {}), ...(opts.queue.lines ? { maxLines: opts.queue.lines } : {}), ...(opts.queue.timeoutMs ? { timeoutMs: opts.queue.timeoutMs } : {}) } } : {}),
         onState: (state) => {
           publishQueue(this.root, opts.hostName ?? 'vlt', state);
-          opts.onState?.();
+          this.stateChanged();
         },
         target: {
           apply: (paths) => this.gate.exclusive(() => this.applyPaths(paths)),
@@ -207,7 +218,7 @@ export class WorkspaceServer {
       this.engine = undefined;
       this.phase = 'error';
       this.lastError = e instanceof VltError ? e : new VltError('INTERNAL', String(e));
-      this.opts.onState?.();
+      this.stateChanged();
       throw e;
     });
     return this.engine;
@@ -228,7 +239,7 @@ export class WorkspaceServer {
         await this.gate.exclusive(async () => {
           if (await engine.refresh()) {
             this.logger.info(`index: loaded generation ${engine.store.generation}, committed by another process`);
-            this.opts.onState?.();
+            this.stateChanged();
             this.warm(engine, true);
           }
         });
@@ -372,6 +383,26 @@ export class WorkspaceServer {
     return this.activeSession;
   }
 
+  /**
+   * An editor joins this server (the workspace daemon's, shared with the terminal and agents):
+   * its live language servers are asked first, by every client, until it leaves; `listener`
+   * follows the state and the index progress. Returns the detach.
+   */
+  attachEditor(servers: LanguageServers | undefined, listener: StateListener): () => void {
+    if (servers) this.editors.unshift(servers);
+    this.listeners.add(listener);
+    return () => {
+      const at = servers ? this.editors.indexOf(servers) : -1;
+      if (at >= 0) this.editors.splice(at, 1);
+      this.listeners.delete(listener);
+    };
+  }
+
+  private stateChanged(): void {
+    this.opts.onState?.();
+    for (const l of this.listeners) l.onState?.();
+  }
+
   /** Recent sessions for a picker; the current one first when it has recorded nothing yet. */
   async listSessions(limit = 20): Promise<SessionSummary[]> {
     await this.recorded;
@@ -400,11 +431,10 @@ export class WorkspaceServer {
   intel(e: Engine): { lsp?: LanguageServers; tags?: TagsProvider } {
     if (this.restricted) return this.opts.editorLanguageServers ? { lsp: this.opts.editorLanguageServers } : {};
     if (!this.lsp) {
-      const sources: LanguageServers[] = [];
-      if (this.opts.editorLanguageServers) sources.push(this.opts.editorLanguageServers);
-      if (this.opts.headlessLanguageServers !== false) sources.push(createLanguageServers({ root: this.root, logger: this.logger, trusted: e.config.trust.trusted }));
-      if (sources.length === 1) this.lsp = sources[0];
-      else if (sources.length > 1) this.lsp = chainLanguageServers(sources, (p) => languageForPath(p));
+      // Editors come and go (attachEditor): the chain reads the current ones at each call.
+      const headless = this.opts.headlessLanguageServers !== false ? createLanguageServers({ root: this.root, logger: this.logger, trusted: e.config.trust.trusted }) : undefined;
+      if (headless) this.lsp = chainLanguageServers(() => [...this.editors, headless], (p) => languageForPath(p));
+      else if (this.editors.length > 0) this.lsp = chainLanguageServers(() => this.editors, (p) => languageForPath(p));
     }
     let tags = this.tagsByEngine.get(e);
     if (!tags) {
@@ -439,7 +469,7 @@ export class WorkspaceServer {
     return this.gate.exclusive(async () => {
       await engine.acquireWriteLock();
       this.phase = 'indexing';
-      this.opts.onState?.();
+      this.stateChanged();
       try {
         const report = await engine.index({ onProgress: this.progressSink(opts.onProgress), ...(opts.signal ? { signal: opts.signal } : {}) });
         await engine.commit();
@@ -448,7 +478,7 @@ export class WorkspaceServer {
         this.phase = 'ready';
         this.progress = null;
         if (!this.queue?.dirty) this.releaseLock(engine);
-        this.opts.onState?.();
+        this.stateChanged();
       }
     });
   }
@@ -533,8 +563,9 @@ export class WorkspaceServer {
     return (ev) => {
       this.progress = { phase: ev.phase, done: ev.done, total: ev.total };
       this.opts.onProgress?.(ev);
+      for (const l of this.listeners) l.onProgress?.(ev);
       extra?.(ev);
-      this.opts.onState?.();
+      this.stateChanged();
     };
   }
 
@@ -546,7 +577,7 @@ export class WorkspaceServer {
   private async openEngine(): Promise<Engine> {
     this.phase = 'starting';
     this.lastError = null;
-    this.opts.onState?.();
+    this.stateChanged();
     const signal = AbortSignal.any([this.shutdown.signal, this.indexAbort.signal]);
     let engine: Engine;
     if (this.opts.writer) {
@@ -554,7 +585,7 @@ export class WorkspaceServer {
       if (engine.isEmpty) {
         try {
           this.phase = 'indexing';
-          this.opts.onState?.();
+          this.stateChanged();
           this.logger.info(`no index in ${this.root} yet; building it`);
           const r = await engine.index({ signal, onProgress: this.progressSink() });
           await engine.commit();
@@ -582,7 +613,7 @@ export class WorkspaceServer {
         onBuilding: () => {
           this.logger.info(`no index in ${this.root} yet; building it first`);
           this.phase = 'indexing';
-          this.opts.onState?.();
+          this.stateChanged();
         },
         onBuilt: (r) => {
           this.firstBuild = r;
@@ -593,7 +624,7 @@ export class WorkspaceServer {
     this.progress = null;
     this.phase = 'ready';
     this.openedEngine = engine;
-    this.opts.onState?.();
+    this.stateChanged();
     this.warm(engine);
     return engine;
   }
@@ -614,7 +645,7 @@ export class WorkspaceServer {
     } finally {
       this.progress = null;
       this.releaseLock(engine);
-      this.opts.onState?.();
+      this.stateChanged();
     }
   }
 
@@ -649,7 +680,7 @@ export class WorkspaceServer {
     if (!engine.holdsWriteLock) return;
     await engine.commit();
     this.releaseLock(engine);
-    this.opts.onState?.();
+    this.stateChanged();
   }
 
   private releaseLock(engine: Engine): void {

@@ -36,7 +36,9 @@ export class FolderServer implements vscode.Disposable {
     this.names = languageProviders();
     this.fallbackLanguages = settings.fallbackLanguages ?? Object.keys(VSCODE_LANGUAGE_IDS).filter((l) => !this.names[l]);
     const serverModule = context.asAbsolutePath('dist/cli.js');
-    const run = { module: serverModule, transport: TransportKind.stdio, args: ['lsp'], options: { cwd: folder.uri.fsPath, env: serverEnv(restricted, { ...settings.llm, ...(apiKey ? { apiKey } : {}) }) } };
+    // The server joins the workspace's daemon (one index for the editor, the terminal and
+    // agents), except in Restricted Mode, where nothing may run for the workspace.
+    const run = { module: serverModule, transport: TransportKind.stdio, args: restricted ? ['lsp', '--no-daemon'] : ['lsp'], options: { cwd: folder.uri.fsPath, env: serverEnv(restricted, { ...settings.llm, ...(apiKey ? { apiKey } : {}) }) } };
     const serverOptions: ServerOptions = { run, debug: { ...run, options: { ...run.options, execArgv: ['--nolazy', '--inspect=6019'] } } };
     const init: InitializationOptions = {
       editorBridge: true,

@@ -13,7 +13,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { pathToFileURL } from 'node:url';
+import { createProtocolConnection, StreamMessageReader, StreamMessageWriter, type ProtocolConnection } from 'vscode-languageserver-protocol/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { editorReferencesRequest, searchRequest, statusRequest, type InitializationOptions, type ServerStatus } from '../../src/lsp/protocol';
 import { ROOT, tempDir, type CliResult } from '../helpers/cli';
 
 interface Install {
@@ -221,6 +224,101 @@ describe('the workspace daemon', () => {
       }
     });
     expect(alive(pid)).toBe(true);
+  });
+
+  /** An editor's `vlt lsp --stdio`, as vscode-languageclient starts it, initialized. */
+  const editor = async (init: InitializationOptions, onConn?: (c: ProtocolConnection) => void) => {
+    const child = spawn(process.execPath, [inst.cli, 'lsp', '--stdio', `--clientProcessId=${process.pid}`], { cwd: ws, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', VLT_DAEMON: '1' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const conn = createProtocolConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
+    conn.onRequest('window/workDoneProgress/create', () => null);
+    conn.onRequest('client/registerCapability', () => null);
+    onConn?.(conn);
+    conn.listen();
+    const uri = pathToFileURL(ws).toString();
+    await conn.sendRequest('initialize', { processId: process.pid, rootUri: uri, workspaceFolders: [{ uri, name: 'ws' }], capabilities: { window: { workDoneProgress: true } }, clientInfo: { name: 'daemon-test-editor' }, initializationOptions: init });
+    await conn.sendNotification('initialized', {});
+    const ready = async (): Promise<ServerStatus> => {
+      let st: ServerStatus | undefined;
+      await until('the editor\'s server to be ready', async () => (st = await conn.sendRequest(statusRequest).catch(() => undefined))?.state === 'ready');
+      return st!;
+    };
+    const close = async () => {
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      await conn.sendRequest('shutdown');
+      await conn.sendNotification('exit');
+      const code = await exited;
+      conn.dispose();
+      return code;
+    };
+    return { conn, ready, close, stderr: () => stderr };
+  };
+
+  it("serves the editor's `vlt lsp` in the same daemon: one index for the editor, the terminal and agents", async () => {
+    const pid = record(ws)!.pid;
+    const asked: string[] = [];
+    const e = await editor({ editorBridge: true, editorServers: { go: 'Scripted Go' }, fallbackLanguages: [], trusted: true }, (c) =>
+      c.onRequest(editorReferencesRequest, (p) => {
+        asked.push(p.uri);
+        // The scripted editor knows one use of Helper, in main.go.
+        return { ok: true, value: [{ uri: pathToFileURL(path.join(ws, 'main.go')).toString(), range: { start: { line: 10, character: 12 }, end: { line: 10, character: 18 } } }], server: 'Scripted Go' };
+      }),
+    );
+    const st = await e.ready();
+    // The daemon serves it, sharing its index.
+    expect(st.pid).toBe(pid);
+    expect(st.shared).toBe(true);
+    expect(st.files).toBeGreaterThan(0);
+    const found = await e.conn.sendRequest(searchRequest, { query: 'Helper', k: 5 });
+    expect(found.hits.map((h) => h.path)).toContain('util/util.go');
+    const status = JSON.parse((await vlt(['daemon', 'status', '--json'])).stdout);
+    expect(status.daemon.pid).toBe(pid);
+    expect(status.daemon.editors).toBe(1);
+    expect(status.daemon.editors_shared).toBe(1);
+    // While it is attached, the editor's live language servers answer the terminal's navigation too.
+    const refs = await vlt(['coderag', 'refs', 'util/util.go:4:6', '--json']);
+    expect(refs.code, refs.stderr).toBe(0);
+    expect(asked.length).toBeGreaterThan(0);
+    expect(JSON.parse(refs.stdout).locations).toEqual([expect.objectContaining({ path: 'main.go', line: 11, provenance: 'lsp' })]);
+    // An `exit` ends the editor's session, not the daemon.
+    expect(await e.close()).toBe(0);
+    expect(alive(pid)).toBe(true);
+    await until('the editor to leave the daemon', async () => JSON.parse((await vlt(['daemon', 'status', '--json'])).stdout).daemon.editors === 0);
+    // Gone with it: its language servers. The terminal's answers come from the index again.
+    const after = await vlt(['coderag', 'refs', 'util/util.go:4:6', '--no-lsp', '--json']);
+    expect(JSON.parse(after.stdout).locations.map((l: { path: string }) => l.path)).toEqual(expect.arrayContaining(['main.go', 'util/more.go']));
+  });
+
+  it('gives an editor in Restricted Mode a server of its own; the extension keeps it out of the daemon', async () => {
+    const pid = record(ws)!.pid;
+    // An editor in Restricted Mode that reaches the daemon anyway: served there, but by a
+    // restricted server of its own, not the daemon's.
+    const own = await editor({ restricted: true, trusted: false });
+    const st = await own.ready();
+    expect(st.pid).toBe(pid);
+    expect(st.shared).toBe(false);
+    expect(st.restricted).toBe(true);
+    expect(await own.close()).toBe(0);
+    // The extension starts `vlt lsp --no-daemon` in Restricted Mode: its own process, no daemon.
+    const child = spawn(process.execPath, [inst.cli, 'lsp', '--no-daemon', '--stdio'], { cwd: ws, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', VLT_DAEMON: '1' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const conn = createProtocolConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
+    conn.onRequest('window/workDoneProgress/create', () => null);
+    conn.listen();
+    const uri = pathToFileURL(ws).toString();
+    await conn.sendRequest('initialize', { processId: process.pid, rootUri: uri, capabilities: {}, initializationOptions: { restricted: true } });
+    await conn.sendNotification('initialized', {});
+    let rst: ServerStatus | undefined;
+    await until('the restricted server to be ready', async () => (rst = await conn.sendRequest(statusRequest).catch(() => undefined))?.state === 'ready');
+    expect(rst!.pid).toBe(child.pid);
+    expect(rst!.shared).toBe(false);
+    expect(rst!.restricted).toBe(true);
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    await conn.sendRequest('shutdown');
+    await conn.sendNotification('exit');
+    await exited;
+    conn.dispose();
+    expect(record(ws)!.pid).toBe(pid);
   });
 
   it('reads stdin through the client, and records memory in the daemon', async () => {

@@ -96,9 +96,11 @@ export interface LanguageServers {
  * the file's language; when it fails or answers nothing, the next one is asked, within what is
  * left of the same timeout. The answer names the server that gave it.
  */
-export function chainLanguageServers(sources: readonly LanguageServers[], languageOf: (path: string) => LanguageId | undefined): LanguageServers {
+export function chainLanguageServers(from: readonly LanguageServers[] | (() => readonly LanguageServers[]), languageOf: (path: string) => LanguageId | undefined): LanguageServers {
+  // A function: the sources are read at each call (editors attach to a shared server and leave).
+  const list = typeof from === 'function' ? from : () => from;
   const usable = (language: LanguageId | undefined) =>
-    language === undefined ? [] : sources.filter((s) => {
+    language === undefined ? [] : list().filter((s) => {
       const info = s.serverFor(language);
       return info !== undefined && info.state !== 'not-installed';
     });
@@ -117,16 +119,16 @@ export function chainLanguageServers(sources: readonly LanguageServers[], langua
   return {
     serverFor(language) {
       const infos = usable(language).map((s) => s.serverFor(language)!);
-      if (infos.length === 0) return sources.map((s) => s.serverFor(language)).find((i) => i !== undefined);
+      if (infos.length === 0) return list().map((s) => s.serverFor(language)).find((i) => i !== undefined);
       return infos.length === 1 ? infos[0] : { ...infos[0]!, name: infos.map((i) => i.name).join(', then ') };
     },
     definition: (pos, opts) => first(pos.path, opts, (s, o) => s.definition(pos, o), (v) => v.length === 0),
     references: (pos, opts) => first(pos.path, opts, (s, o) => s.references(pos, { ...o, includeDeclaration: opts.includeDeclaration }), (v) => v.length === 0),
     hover: (pos, opts) => first(pos.path, opts, (s, o) => s.hover(pos, o), (v) => v === null),
     diagnostics: (path, opts) => first(path, opts, (s, o) => s.diagnostics(path, o), () => false),
-    status: () => sources.flatMap((s) => s.status()),
+    status: () => list().flatMap((s) => s.status()),
     dispose: async () => {
-      await Promise.all(sources.map((s) => s.dispose()));
+      await Promise.all(list().map((s) => s.dispose()));
     },
   };
 }
