@@ -167,13 +167,36 @@ class Daemon {
     // `vlt coderag status` names the process that keeps this index current from the first moment.
     if (ws.queue) publishQueue(this.root, 'vlt daemon', ws.queue.state());
     // The index is loaded now, so that the first command finds it open; then its directories are watched.
-    void watchFiles(ws, this.logger).then(
-      (w) => {
-        if (this.ws === ws) this.watcher = w;
-        else w.close();
-      },
-      (e: unknown) => this.logger.warn(`daemon: files are not watched, so edits reach the index only through \`vlt coderag sync\`: ${e instanceof Error ? e.message : String(e)}`),
-    );
+    void this.watchWhenOpen(ws);
+  }
+
+  /** Watching that failed to start: the index did not open (another process was building it). */
+  private watchFailures = 0;
+  private startingWatch: Promise<void> | undefined;
+
+  /**
+   * Watches the workspace's directories once the index opens. When it cannot open yet (another
+   * process holds the writer lock for a first build), the next command that finds it open
+   * starts the watching.
+   */
+  private watchWhenOpen(ws: WorkspaceServer): Promise<void> {
+    if (this.watcher || this.ws !== ws || this.stopping) return Promise.resolve();
+    if (this.startingWatch) return this.startingWatch;
+    this.startingWatch = watchFiles(ws, this.logger)
+      .then(
+        (w) => {
+          if (this.ws === ws && !this.stopping) {
+            this.watcher = w;
+            if (this.watchFailures > 0) this.logger.info('daemon: the index opened; watching files now');
+          } else w.close();
+        },
+        (e: unknown) => {
+          const first = this.watchFailures++ === 0;
+          (first ? (m: string) => this.logger.warn(m) : (m: string) => this.logger.debug(m))(`daemon: files are not watched yet, so edits reach the index through \`vlt coderag sync\` until it opens: ${e instanceof Error ? e.message : String(e)}`);
+        },
+      )
+      .finally(() => (this.startingWatch = undefined));
+    return this.startingWatch;
   }
 
   private async closeServer(): Promise<void> {
@@ -410,6 +433,9 @@ class Daemon {
       await this.ready;
       await this.reloadIfConfigChanged();
       code = await runCommand(argv, io, this.runtime);
+      // The command that found the index open at last: the watching starts before its answer
+      // goes out, so that an edit made right after it is seen.
+      if (this.ws?.opened) await this.watchWhenOpen(this.ws);
     } catch (e) {
       io.stderr.write(`vlt: ${e instanceof Error ? e.message : String(e)}\n`);
     } finally {

@@ -8,6 +8,7 @@
  */
 import { spawn } from 'node:child_process';
 import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, statSync, symlinkSync, utimesSync, writeFileSync, rmSync } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -335,6 +336,35 @@ describe('the workspace daemon', () => {
       const r = await vlt(['coderag', 'search', 'Zanzibarize', '--json']);
       return r.code === 0 && (JSON.parse(r.stdout) as Array<{ path: string }>).some((h) => h.path === 'util/fresh.go');
     });
+  });
+
+  it('says another process is building the first index, and watches files once the index opens', async () => {
+    const other = tempDir('vlt-daemon-first-');
+    cpSync(path.join(ROOT, 'test/fixtures/intel/go'), other, { recursive: true });
+    // A live process (this test's) holds the writer lock, and there is no index yet.
+    mkdirSync(path.join(other, '.vlt'));
+    writeFileSync(path.join(other, '.vlt', 'index.lock'), JSON.stringify({ pid: process.pid, hostname: os.hostname(), startedAt: new Date().toISOString() }));
+    try {
+      const busy = await vlt(['coderag', 'search', 'Helper'], { cwd: other });
+      expect(busy.code).toBe(1);
+      expect(busy.stderr).toMatch(new RegExp(`(^|\\n)vlt: another vlt process \\(pid ${process.pid}\\) is building this workspace's first index; run the command again when it has finished\\n$`));
+      const here = await vlt(['--no-daemon', 'coderag', 'search', 'Helper'], { cwd: other });
+      expect(here.code).toBe(1);
+      expect(here.stderr.split('\n').at(-2)).toBe(busy.stderr.split('\n').at(-2));
+      rmSync(path.join(other, '.vlt', 'index.lock'));
+      const init = await vlt(['coderag', 'init'], { cwd: other });
+      expect(init.code, init.stderr).toBe(0);
+      // The daemon that could not open the index at first watches the files now.
+      writeFileSync(path.join(other, 'util', 'late.go'), 'package util\n\n// Quokkalize is the late daemon test word.\nfunc Quokkalize() {}\n');
+      await until('the edit to be searchable', async () => {
+        const r = await vlt(['coderag', 'search', 'Quokkalize', '--json'], { cwd: other });
+        return r.code === 0 && (JSON.parse(r.stdout) as Array<{ path: string }>).some((h) => h.path === 'util/late.go');
+      });
+    } finally {
+      const rec = record(other);
+      if (rec && alive(rec.pid)) process.kill(rec.pid, 'SIGKILL');
+      rmSync(other, { recursive: true, force: true });
+    }
   });
 
   it('keeps its socket private: mode 0600, owned by this user, refused to another user, and no TCP port', async () => {

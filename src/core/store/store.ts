@@ -79,7 +79,7 @@ export interface OpenOptions {
  * lock from another host cannot be checked, so the error says which file to delete if that
  * process is gone.
  */
-function takeWriterLock(lockPath: string, logger: Logger): Promise<FileLock> {
+function takeWriterLock(lockPath: string, logger: Logger, first: boolean): Promise<FileLock> {
   return tryLock(lockPath, {
     onTakeOver: (stale) =>
       logger.warn(stale.kind === 'unreadable' ? `taking over an unreadable lock file ${lockPath}` : `taking over a stale index lock of pid ${stale.holder.pid} (no such process)`),
@@ -92,6 +92,8 @@ function takeWriterLock(lockPath: string, logger: Logger): Promise<FileLock> {
             { pid: holder?.pid, hostname: holder?.hostname, lockPath },
           );
         case 'held':
+          // No index yet: there is nothing to read until that process has built it.
+          if (first) return new VltError('INDEX_LOCKED', `another vlt process (pid ${holder?.pid}) is building this workspace's first index; run the command again when it has finished`, { pid: holder?.pid, lockPath });
           return new VltError('INDEX_LOCKED', `another vlt process (pid ${holder?.pid}) is writing the index; readers keep working`, { pid: holder?.pid, lockPath });
         case 'unreadable':
           return new VltError('INDEX_LOCKED', 'another vlt process is writing the index; readers keep working', { lockPath });
@@ -186,7 +188,7 @@ export class IndexStore {
       } catch (e) {
         throw new VltError('IO', `could not create ${dir}: ${errorMessage(e)}`, { path: dir }, { cause: e });
       }
-      lock = await takeWriterLock(path.join(dir, LOCK_FILE), logger);
+      lock = await takeWriterLock(path.join(dir, LOCK_FILE), logger, !fs.existsSync(path.join(dir, INDEX_FILE)));
     }
     const store = new IndexStore(SQL, root, opts.mode, logger, lock);
     try {
@@ -332,7 +334,7 @@ export class IndexStore {
     this.assertOpen();
     if (this.mode !== 'write') throw new VltError('INTERNAL', 'acquireLock() is for stores opened in write mode');
     if (this.lock !== undefined) return false;
-    const lock = await takeWriterLock(this.lockPath, this.logger);
+    const lock = await takeWriterLock(this.lockPath, this.logger, false);
     this.lock = lock;
     try {
       if (!(await this.changedOnDisk())) return false;
