@@ -140,6 +140,8 @@ if (want('process')) {
   ensureDebian(['ripgrep', 'golang-1.19-src', 'python3-django']);
   const processBench = path.join(work, 'process-bench.cjs');
   await esbuild.build({ entryPoints: [path.join(root, 'test/bench/process-bench.ts')], bundle: true, platform: 'node', format: 'cjs', target: 'node20', outfile: processBench, logLevel: 'warning' });
+  const clientsBench = path.join(work, 'clients-bench.cjs');
+  await esbuild.build({ entryPoints: [path.join(root, 'test/bench/clients-bench.ts')], bundle: true, platform: 'node', format: 'cjs', target: 'node20', outfile: clientsBench, logLevel: 'warning' });
   const probes = {
     go: { src: GO_SRC, dest: 'go', gold: 'gold-go.json', search: 'parse duration string', def: 'ParseDuration', question: 'How does ParseDuration handle units?' },
     django: { src: '/usr/lib/python3/dist-packages/django', dest: 'django/django', gold: 'gold-django.json', search: 'get object or 404', def: 'get_object_or_404', question: 'How does get_object_or_404 handle a missing object?' },
@@ -160,6 +162,8 @@ if (want('process')) {
     results.process[name] = JSON.parse(
       execFileSync(process.execPath, [processBench, dir, path.join(root, 'test/bench', p.gold), path.join(root, 'dist/cli.js'), p.search, p.def, p.question], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }),
     );
+    // The editor, an agent and the terminal together: one index in memory, or three.
+    results.process[name].clients = JSON.parse(execFileSync(process.execPath, [clientsBench, dir, path.join(root, 'dist/cli.js'), p.search], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }));
   }
 }
 
@@ -321,6 +325,17 @@ if (results.process) {
     const b = r.back_to_back;
     lines.push(`| ${b.queries} different searches back to back | ${ms(b.rg_ms)} | ${ms(b.no_daemon_ms)} | | ${ms(b.daemon_ms)} | daemon ${r.daemon_rss_bytes ? mb(r.daemon_rss_bytes) : '?'} |`);
     lines.push(`| first search, starting the daemon | | | | ${ms(r.first_call_ms)} | |`);
+    const c = r.clients;
+    if (c) {
+      lines.push('');
+      lines.push(`Memory of an editor (\`vlt lsp\`), an agent (\`vlt mcp\`) and a terminal search open together on ${name}, each after one search (resident; the terminal's is its peak):`);
+      lines.push('');
+      lines.push('| | editor | agent | terminal | daemon | all together |');
+      lines.push('|---|---|---|---|---|---|');
+      for (const [label, t] of [['each in its own process (no daemon)', c.separate], [`through the daemon${c.shared.editor_shared ? ', one index' : ' (the editor did not share it)'}`, c.shared]]) {
+        lines.push(`| ${label} | ${mb(t.editor_bytes)} | ${mb(t.agent_bytes)} | ${mb(t.terminal_peak_bytes)} | ${t.daemon_bytes ? mb(t.daemon_bytes) : '-'} | ${mb(t.total_bytes)} |`);
+      }
+    }
   }
 }
 if (results.repomap) {
