@@ -27,6 +27,7 @@ if (!dirArg || !cliArg || !query) {
 }
 const dir = path.resolve(dirArg);
 const cli = path.resolve(cliArg);
+const words: string = query;
 const node = process.execPath;
 
 /** Resident memory of a live process, from /proc. */
@@ -72,14 +73,14 @@ async function together(daemon: boolean): Promise<Together> {
     await new Promise((r) => setTimeout(r, 200));
     status = await conn.sendRequest(statusRequest).catch(() => undefined);
   }
-  await conn.sendRequest(searchRequest, { query, k: 10 });
+  await conn.sendRequest(searchRequest, { query: words, k: 10 });
   // The agent.
   const transport = new StdioClientTransport({ command: node, args: [cli, 'mcp'], cwd: dir, env: env as Record<string, string>, stderr: 'ignore' });
   const agent = new Client({ name: 'vlt-clients-bench', version: '0.0.0' });
   await agent.connect(transport);
-  await agent.callTool({ name: 'search_code', arguments: { query } });
+  await agent.callTool({ name: 'search_code', arguments: { query: words } });
   // The terminal.
-  const term = spawnSync(node, ['--require', rssProbe, cli, 'coderag', 'search', query], { cwd: dir, env, stdio: 'ignore' });
+  const term = spawnSync(node, ['--require', rssProbe, cli, 'coderag', 'search', words], { cwd: dir, env, stdio: 'ignore' });
   if (term.status !== 0) throw new Error(`vlt coderag search exited ${term.status}`);
   const terminal = Number(readFileSync(rssOut, 'utf8'));
   // Settled: what each holds while all are connected.
@@ -114,7 +115,7 @@ void (async () => {
   const separate = await together(false);
   process.stderr.write('[clients] editor + agent + terminal through the daemon…\n');
   const shared = await together(true);
-  process.stdout.write(`${JSON.stringify({ query, separate, shared })}\n`);
+  process.stdout.write(`${JSON.stringify({ query: words, separate, shared })}\n`);
 })().catch((e: unknown) => {
   process.stderr.write(`clients-bench: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
   process.exit(1);

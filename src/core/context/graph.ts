@@ -590,7 +590,7 @@ export class ArchitectureGraph {
     const top = this.symbolsOf(f.id).filter((s) => NODE_KINDS.has(s.kind) && !s.container);
     // Types and functions before constants, then by how many files use the name.
     const kindRank = (k: string) => (TYPE_KINDS.has(k) ? 0 : k === 'function' || k === 'method' ? 1 : 2);
-    const ranked = top.map((s) => ({ s, w: this.engine.store.filesReferencing(s.name).length })).sort((a, b) => kindRank(a.s.kind) - kindRank(b.s.kind) || b.w - a.w || a.s.startLine - b.s.startLine);
+    const ranked = top.map((s) => ({ s, w: this.engine.store.countFilesReferencing(s.name) })).sort((a, b) => kindRank(a.s.kind) - kindRank(b.s.kind) || b.w - a.w || a.s.startLine - b.s.startLine);
     for (const { s } of ranked.slice(0, MAX_CHILDREN)) add('part_of', this.symbolNode(s), 'in');
     // An import of a package (Go's, a folder of several files) depends on the folder; of a module, on the file.
     for (const e of this.code.imports(f.id)) {

@@ -86,7 +86,7 @@ export class WorkspaceSearch {
       chunkAt: (fileId, line) => {
         let ranges = this.chunkRanges.get(fileId);
         if (!ranges) {
-          ranges = this.deps.store.chunksOfFile(fileId).map((c) => ({ id: c.id, start: c.startLine, end: c.endLine }));
+          ranges = this.deps.store.chunkRangesOfFile(fileId);
           this.chunkRanges.set(fileId, ranges);
         }
         // The innermost chunk containing the line; else the nearest chunk before it.
@@ -105,7 +105,7 @@ export class WorkspaceSearch {
       referenceCount: (name) => {
         let n = this.refCounts.get(name);
         if (n === undefined) {
-          n = this.deps.store.filesReferencing(name).length;
+          n = this.deps.store.countFilesReferencing(name);
           this.refCounts.set(name, n);
         }
         return n;
@@ -235,7 +235,7 @@ export class WorkspaceSearch {
     // A name that only navigation-only (generated) files define or use is not unknown: say where
     // it is, or the user would take it for a name the workspace lacks.
     const last = (id: string) => id.split(/\.|::|->|#/).pop() ?? id;
-    const generatedOnly = unknown.filter((id) => this.deps.store.findSymbols(last(id), { limit: 1 }).length > 0 || this.deps.store.filesReferencing(last(id)).length > 0);
+    const generatedOnly = unknown.filter((id) => this.deps.store.findSymbols(last(id), { limit: 1 }).length > 0 || this.deps.store.countFilesReferencing(last(id)) > 0);
     const absent = unknown.filter((id) => !generatedOnly.includes(id));
     const list = (ids: readonly string[]) => ids.map((n) => `\`${n}\``).join(', ');
     const notes: string[] = [];

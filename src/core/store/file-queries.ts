@@ -108,6 +108,11 @@ export function chunksOfFile(conn: Connection, fileId: number): ChunkRow[] {
     .map(chunkFromRow);
 }
 
+/** A file's chunks as ids and line ranges only (no text decoded), in line order. */
+export function chunkRangesOfFile(conn: Connection, fileId: number): Array<{ id: number; start: number; end: number }> {
+  return conn.all('SELECT id, start_line, end_line FROM chunks WHERE file_id = ? ORDER BY start_line, id', [fileId]).map((r) => ({ id: num(r[0]), start: num(r[1]), end: num(r[2]) }));
+}
+
 /**
  * Chunks whose text holds `needle` (case-sensitive, as bytes), in file and line order, at most
  * `limit`: a scan of the chunk table without decoding the rows that do not match.

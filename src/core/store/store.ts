@@ -640,6 +640,12 @@ export class IndexStore {
     return files.chunksOfFile(this.conn, fileId);
   }
 
+  /** A file's chunks as ids and line ranges, without their text. */
+  chunkRangesOfFile(fileId: number): Array<{ id: number; start: number; end: number }> {
+    this.assertOpen();
+    return files.chunkRangesOfFile(this.conn, fileId);
+  }
+
   /** Chunks whose text holds `needle` (case-sensitive), in path and line order, at most `limit`. */
   chunksContaining(needle: string, limit = 10_000): ChunkRow[] {
     this.assertOpen();
@@ -711,6 +717,12 @@ export class IndexStore {
   filesReferencing(name: string): Array<{ fileId: number; path: string }> {
     this.assertOpen();
     return symbols.pathsOf(this.conn, this.postings.filesUsing(name));
+  }
+
+  /** How many files use the identifier `name`: the posting's length, with no path looked up. */
+  countFilesReferencing(name: string): number {
+    this.assertOpen();
+    return this.postings.filesUsing(name).length;
   }
 
   /** Every use of `name`, in path and line order, up to `limit`. */
