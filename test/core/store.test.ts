@@ -428,6 +428,80 @@ describe('IndexStore', () => {
   });
 });
 
+describe('large blobs beside index.db', () => {
+  const sidecars = (ws: string, key: string) => fs.readdirSync(path.join(ws, '.vlt')).filter((n) => n.startsWith(`${key}-`) && n.endsWith('.bin')).sort();
+
+  it('keeps the search snapshot in a file of its own, named by index.db, with the one before kept for readers', async () => {
+    const ws = tmpWorkspace();
+    const w = await open(ws, 'write');
+    const first = new Uint8Array([1, 2, 3, 4, 5]);
+    w.setBlob('search', first);
+    w.setBlob('small', new Uint8Array([9]));
+    // Before the commit the writer sees its own blob.
+    expect(w.getBlob('search')).toEqual(first);
+    await w.commit();
+    expect(sidecars(ws, 'search')).toHaveLength(1);
+    // Not in index.db's table: a reader gets it from the file.
+    const r = await open(ws, 'read');
+    expect(r.getBlob('search')).toEqual(first);
+    expect(r.hasBlob('search')).toBe(true);
+    expect(r.getBlob('small')).toEqual(new Uint8Array([9]));
+    for (let i = 0; i < 3; i++) {
+      w.setBlob('search', new Uint8Array([i]));
+      await w.commit();
+    }
+    // The current file and the one before.
+    expect(sidecars(ws, 'search')).toHaveLength(2);
+    expect(await r.reload()).toBe(true);
+    expect(r.getBlob('search')).toEqual(new Uint8Array([2]));
+    expect(r.stats().bytesOnDisk).toBe(fs.statSync(path.join(ws, '.vlt', 'index.db')).size + 1);
+    w.deleteBlob('search');
+    await w.commit();
+    expect(await r.reload()).toBe(true);
+    expect(r.hasBlob('search')).toBe(false);
+    expect(r.getBlob('search')).toBeUndefined();
+  });
+
+  it('a reader whose file was pruned, or is the wrong size, gets no blob rather than an error', async () => {
+    const ws = tmpWorkspace();
+    const w = await open(ws, 'write');
+    w.setBlob('search', new Uint8Array(100).fill(7));
+    await w.commit();
+    const r = await open(ws, 'read');
+    const [name] = sidecars(ws, 'search');
+    fs.writeFileSync(path.join(ws, '.vlt', name!), new Uint8Array(50));
+    expect(r.getBlob('search')).toBeUndefined();
+    fs.rmSync(path.join(ws, '.vlt', name!));
+    expect(r.getBlob('search')).toBeUndefined();
+  });
+
+  it('reads an index that still holds the snapshot in its table, and moves it out at the next commit', async () => {
+    const ws = tmpWorkspace();
+    const w0 = await open(ws, 'write');
+    w0.replaceFile(fileInfo('a.go'), parsed('A'), ['1', '2']);
+    await w0.commit();
+    w0.close();
+    // The earlier layout: the blob in index.db's table.
+    const SQL = await loadSqlJs();
+    const file = path.join(ws, '.vlt', 'index.db');
+    const db = new SQL.Database(fs.readFileSync(file));
+    db.run('INSERT OR REPLACE INTO blobs(key, value) VALUES (?, ?)', ['search', new Uint8Array([4, 2])]);
+    fs.writeFileSync(file, db.export());
+    db.close();
+    const r = await open(ws, 'read');
+    expect(r.getBlob('search')).toEqual(new Uint8Array([4, 2]));
+    const w = await open(ws, 'write');
+    w.setBlob('search', new Uint8Array([4, 3]));
+    await w.commit();
+    expect(sidecars(ws, 'search')).toHaveLength(1);
+    const again = new SQL.Database(fs.readFileSync(file));
+    expect(again.exec("SELECT count(*) FROM blobs WHERE key = 'search'")[0]?.values[0]?.[0]).toBe(0);
+    again.close();
+    expect(await r.reload()).toBe(true);
+    expect(r.getBlob('search')).toEqual(new Uint8Array([4, 3]));
+  });
+});
+
 describe('embedding cache', () => {
   it('round-trips vectors and survives an index rebuild', async () => {
     const ws = tmpWorkspace();

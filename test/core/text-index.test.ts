@@ -108,6 +108,36 @@ describe('CodeTextIndex', () => {
     expect(again.serialize().byteLength).toBeLessThan(v1.byteLength);
   });
 
+  it('a loaded snapshot finds every term without a term map, reads lists on first use, and takes new documents after', () => {
+    // Terms first added out of order: the snapshot writes them sorted.
+    const idx = new CodeTextIndex();
+    const docs: Array<[number, string[]]> = [
+      [0, ['zebra', 'apple', 'mango']],
+      [1, ['apple', 'kiwi', 'Zulu', 'éclair']],
+      [2, ['banana', 'zebra', 'zebra']],
+      [3, ['kiwi', 'apple']],
+    ];
+    for (const [slot, body] of docs) idx.add(slot, { body });
+    idx.remove(3);
+    const loaded = CodeTextIndex.deserialize(idx.serialize());
+    const terms = ['zebra', 'apple', 'mango', 'kiwi', 'Zulu', 'éclair', 'banana', 'absent'];
+    for (const t of terms) expect(loaded.search([t]), t).toEqual(idx.search([t]));
+    for (const t of terms) expect(loaded.docFrequency(t, 'body'), t).toBe(idx.docFrequency(t, 'body'));
+    // Written again unchanged, and as the earlier "VTI2" layout (terms in any order): the same answers.
+    const again = loaded.serialize();
+    const v2 = again.slice();
+    new DataView(v2.buffer, v2.byteOffset).setUint32(0, 0x56544933, true);
+    for (const copy of [CodeTextIndex.deserialize(again), CodeTextIndex.deserialize(v2)]) for (const t of terms) expect(copy.search([t]), t).toEqual(idx.search([t]));
+    // New documents after the load: old and new terms alike.
+    for (const i of [idx, loaded]) {
+      i.add(4, { body: ['apple', 'aardvark'] });
+      i.remove(0);
+    }
+    for (const t of [...terms, 'aardvark']) expect(loaded.search([t]), t).toEqual(idx.search([t]));
+    const reloaded = CodeTextIndex.deserialize(loaded.serialize());
+    for (const t of [...terms, 'aardvark']) expect(reloaded.search([t]), t).toEqual(idx.search([t]));
+  });
+
   it('rejects damaged snapshots', () => {
     const bytes = build().serialize();
     expect(() => CodeTextIndex.deserialize(bytes.subarray(0, 40))).toThrow();

@@ -6,8 +6,8 @@
  * Why not Orama's default index: on the Go standard library (42K chunks) it inserts at
  * ~3K chunks/s, answers common-term queries in 50-80 ms, and its snapshot takes ~6 s and
  * 2.3 GB to load. Here postings are flat `(slot, tf)` integer pairs; a snapshot is one
- * Uint32Array whose posting lists are used in place (zero-copy) after loading, so reopening
- * costs O(vocabulary), not O(postings).
+ * Uint32Array whose posting lists are used in place (zero-copy), each taken from it the first
+ * time its term is asked for, so reopening costs O(vocabulary), not O(postings).
  */
 
 export const TEXT_FIELDS = ['name', 'path', 'sig', 'body'] as const;
@@ -36,13 +36,20 @@ const K1 = 1.2;
 const B = 0.75;
 /** Snapshot layouts: "VTI1" kept every slot (dead ones too); "VTI2" is written compacted, lengths of live slots only. */
 const MAGIC_V1 = 0x56544932;
-const MAGIC = 0x56544933;
+const MAGIC_V2 = 0x56544933;
+/** "VTI3": the VTI2 layout with the vocabulary in sorted order. */
+const MAGIC = 0x56544934;
 /** Compact in place once dead documents are this share of all documents held (and at least {@link COMPACT_MIN}). */
 const COMPACT_RATIO = 0.25;
 const COMPACT_MIN = 256;
 
 export class CodeTextIndex {
   private readonly termIds = new Map<string, number>();
+  /**
+   * Loaded from a snapshot whose vocabulary is sorted, and no term added since: a term's id is
+   * found by binary search, and {@link termIds} is filled only when a document is added.
+   */
+  private sortedVocabulary = false;
   private terms: string[] = [];
   /** postings[field][termId] */
   private readonly postings: Postings[][] = TEXT_FIELDS.map(() => []);
@@ -59,6 +66,12 @@ export class CodeTextIndex {
   /** Per-slot stamp of the last query term that matched it, to count distinct matched terms. */
   private stamp = new Uint32Array(0);
   private stampCounter = 0;
+  /**
+   * The snapshot this index was loaded from, while its posting lists have not all been read:
+   * a term's list is taken from it (a view, no copy) the first time the term is asked for, so
+   * that opening costs the vocabulary, not one object per term and field.
+   */
+  private snap: { buf: Uint32Array; termCount: number; offsets: Uint32Array } | undefined;
 
   get size(): number {
     return this.added - this.deleted.size;
@@ -97,6 +110,7 @@ export class CodeTextIndex {
       const tf = new Map<string, number>();
       for (const t of tokens) tf.set(t, (tf.get(t) ?? 0) + 1);
       const fieldPostings = this.postings[f]!;
+      this.ensureTermIds();
       for (const [term, freq] of tf) {
         let id = this.termIds.get(term);
         if (id === undefined) {
@@ -104,7 +118,7 @@ export class CodeTextIndex {
           this.terms.push(term);
           this.termIds.set(term, id);
         }
-        let list = fieldPostings[id];
+        let list = this.list(f, id);
         if (list === undefined) {
           list = [];
           fieldPostings[id] = list;
@@ -140,6 +154,7 @@ export class CodeTextIndex {
    */
   compact(): void {
     if (this.deleted.size === 0) return;
+    this.readAll();
     const dead = this.deleted;
     const kept: number[] = [];
     const filtered = this.postings.map((fieldPostings) =>
@@ -153,6 +168,7 @@ export class CodeTextIndex {
     for (let t = 0; t < this.terms.length; t++) if (filtered.some((fp) => fp[t] !== undefined)) kept.push(t);
     const terms = kept.map((t) => this.terms[t]!);
     this.termIds.clear();
+    this.sortedVocabulary = false;
     terms.forEach((term, id) => this.termIds.set(term, id));
     this.terms = terms;
     for (let f = 0; f < TEXT_FIELDS.length; f++) {
@@ -189,13 +205,13 @@ export class CodeTextIndex {
     const accept = opts.accept;
 
     for (const term of queryTerms) {
-      const id = this.termIds.get(term);
+      const id = this.idOf(term);
       if (id === undefined) continue;
       const termStamp = ++this.stampCounter;
       for (let f = 0; f < TEXT_FIELDS.length; f++) {
         const boost = opts.boost?.[TEXT_FIELDS[f]!] ?? 1;
         if (boost <= 0) continue;
-        const list = this.postings[f]![id];
+        const list = this.list(f, id);
         if (list === undefined) continue;
         const df = this.liveDf(list);
         if (df === 0 || df > maxDf) continue;
@@ -231,10 +247,54 @@ export class CodeTextIndex {
 
   /** Document frequency of a term in a field: live documents only. */
   docFrequency(term: string, field: TextField): number {
-    const id = this.termIds.get(term);
+    const id = this.idOf(term);
     if (id === undefined) return 0;
-    const list = this.postings[TEXT_FIELDS.indexOf(field)]![id];
+    const list = this.list(TEXT_FIELDS.indexOf(field), id);
     return list ? this.liveDf(list) : 0;
+  }
+
+  /** A term's id, or undefined when no document holds it. */
+  private idOf(term: string): number | undefined {
+    if (!this.sortedVocabulary) return this.termIds.get(term);
+    const terms = this.terms;
+    let lo = 0;
+    let hi = terms.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const t = terms[mid]!;
+      if (t === term) return mid;
+      if (t < term) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return undefined;
+  }
+
+  /** The term map for adding documents (new terms go at the end, so the order is lost). */
+  private ensureTermIds(): void {
+    if (!this.sortedVocabulary) return;
+    this.sortedVocabulary = false;
+    for (let t = 0; t < this.terms.length; t++) this.termIds.set(this.terms[t]!, t);
+  }
+
+  /** A term's posting list in a field, read from the snapshot on first use. */
+  private list(f: number, id: number): Postings | undefined {
+    const held = this.postings[f]![id];
+    const snap = this.snap;
+    if (held !== undefined || snap === undefined || id >= snap.termCount) return held;
+    const at = snap.offsets[f * snap.termCount + id]!;
+    const n = snap.buf[at]!;
+    if (n === 0) return undefined;
+    const list = snap.buf.subarray(at + 1, at + 1 + n);
+    this.postings[f]![id] = list;
+    return list;
+  }
+
+  /** Takes every posting list still in the snapshot (before a rewrite of them all). */
+  private readAll(): void {
+    const snap = this.snap;
+    if (!snap) return;
+    for (let f = 0; f < TEXT_FIELDS.length; f++) for (let t = 0; t < snap.termCount; t++) this.list(f, t);
+    this.snap = undefined;
   }
 
   /** The live documents of a posting list: deleted slots do not count toward a term's rarity. */
@@ -246,18 +306,23 @@ export class CodeTextIndex {
   }
 
   /**
-   * Snapshot layout "VTI2" (little-endian u32 words): magic, slots, termCount, liveCount,
-   * termBytesLength, added, lastAdded + 1, then the UTF-8 terms joined by "\n" (padded to 4
+   * Snapshot layout "VTI3" (little-endian u32 words; "VTI2" is the same with the terms in the
+   * order they were first added): magic, slots, termCount, liveCount,
+   * termBytesLength, added, lastAdded + 1, then the UTF-8 terms, sorted, joined by "\n" (padded to 4
    * bytes), then the live slots ascending, then per field: totalLength (as two u32 halves), the
    * lengths of the live slots in that order, and for each term: postings length followed by the
    * postings. The index is compacted first, so the snapshot of a churned index is the size of
    * a fresh one's (plus one word per slot number it skipped, none).
    */
   serialize(): Uint8Array {
+    this.readAll();
     this.compact();
+    // Terms are written in sorted order (their lists follow), so that a loaded snapshot finds
+    // a term by binary search and builds no term map.
+    const order = this.sortedVocabulary ? this.terms.map((_, t) => t) : sortedOrder(this.terms);
     const live: number[] = [];
     for (let slot = 0; slot < this.slots; slot++) if (this.fieldLengths.some((l) => l[slot] !== undefined)) live.push(slot);
-    const termBytes = new TextEncoder().encode(this.terms.join('\n'));
+    const termBytes = new TextEncoder().encode(order.map((t) => this.terms[t]!).join('\n'));
     const termWords = Math.ceil(termBytes.length / 4);
     let words = 7 + termWords + live.length;
     for (let f = 0; f < TEXT_FIELDS.length; f++) {
@@ -283,7 +348,7 @@ export class CodeTextIndex {
       const lengths = this.fieldLengths[f]!;
       for (const slot of live) buf[o++] = lengths[slot] ?? 0;
       const fieldPostings = this.postings[f]!;
-      for (let t = 0; t < this.terms.length; t++) {
+      for (const t of order) {
         const list = fieldPostings[t];
         const n = list ? list.length : 0;
         buf[o++] = n;
@@ -296,7 +361,7 @@ export class CodeTextIndex {
     return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
   }
 
-  /** Reads a snapshot of either layout ("VTI1" from earlier versions, "VTI2"). */
+  /** Reads a snapshot of any layout ("VTI1" and "VTI2" from earlier versions, "VTI3"). */
   static deserialize(bytes: Uint8Array): CodeTextIndex {
     // Copy into an aligned buffer we own: sql.js hands out views into its heap.
     const aligned = new Uint32Array(Math.floor(bytes.byteLength / 4));
@@ -304,7 +369,7 @@ export class CodeTextIndex {
     const buf = aligned;
     let o = 0;
     const magic = buf[o++];
-    if (magic !== MAGIC && magic !== MAGIC_V1) throw new Error('not a text index snapshot');
+    if (magic !== MAGIC && magic !== MAGIC_V2 && magic !== MAGIC_V1) throw new Error('not a text index snapshot');
     const v1 = magic === MAGIC_V1;
     const idx = new CodeTextIndex();
     idx.slots = buf[o++]!;
@@ -318,10 +383,12 @@ export class CodeTextIndex {
     o += Math.ceil(termByteLength / 4);
     idx.terms = termCount === 0 ? [] : text.split('\n');
     if (idx.terms.length !== termCount) throw new Error('text index snapshot has a damaged vocabulary');
-    for (let t = 0; t < termCount; t++) idx.termIds.set(idx.terms[t]!, t);
+    if (magic === MAGIC) idx.sortedVocabulary = true;
+    else for (let t = 0; t < termCount; t++) idx.termIds.set(idx.terms[t]!, t);
     const slotList = Array.from(buf.subarray(o, o + listed));
     o += listed;
     if (v1) for (const d of slotList) idx.deleted.add(d);
+    const offsets = new Uint32Array(TEXT_FIELDS.length * termCount);
     for (let f = 0; f < TEXT_FIELDS.length; f++) {
       idx.totalLength[f] = buf[o]! + buf[o + 1]! * 0x100000000;
       o += 2;
@@ -333,14 +400,19 @@ export class CodeTextIndex {
         for (const slot of slotList) lengths[slot] = buf[o++]!;
         idx.fieldLengths[f] = lengths;
       }
-      const fieldPostings = idx.postings[f]!;
+      // Where each term's list starts; the lists themselves are read when asked for.
       for (let t = 0; t < termCount; t++) {
-        const n = buf[o++]!;
-        if (n > 0) fieldPostings[t] = buf.subarray(o, o + n);
-        o += n;
+        offsets[f * termCount + t] = o;
+        o += 1 + buf[o]!;
         if (o > buf.length) throw new Error('text index snapshot is truncated');
       }
     }
+    idx.snap = { buf, termCount, offsets };
     return idx;
   }
+}
+
+/** Term ids in the order of their terms (UTF-16 code units, as `<` compares them). */
+function sortedOrder(terms: readonly string[]): number[] {
+  return terms.map((_, t) => t).sort((a, b) => (terms[a]! < terms[b]! ? -1 : terms[a]! > terms[b]! ? 1 : 0));
 }

@@ -29,6 +29,7 @@ import { EmbeddingStore } from './embedding-store';
 import * as files from './file-queries';
 import { tryLock, type FileLock } from './lock';
 import { RefPostings } from './postings';
+import { formatSidecarRef, parseSidecarRef, pruneSidecars, readSidecar, SIDECAR_KEYS, sidecarMeta, writeSidecar, type SidecarRef } from './sidecar';
 import { encodeRefsWithNames } from './refs-codec';
 import type { ChunkRow, FileInfo, FileRow, IndexableChunk, RefLocation, SkippedRow, SymbolRow } from './rows';
 import { EMBEDDINGS_FILE, INDEX_FILE, LOCK_FILE, PAGE_SIZE, REQUIRED_TABLES, SCHEMA_SQL, SCHEMA_VERSION, VLT_DIR } from './schema';
@@ -502,19 +503,25 @@ export class IndexStore {
 
   setBlob(key: string, bytes: Uint8Array): void {
     this.assertWritable();
-    this.conn.run('INSERT OR REPLACE INTO blobs(key, value) VALUES (?, ?)', [key, bytes]);
+    // A large blob is written beside index.db at the commit (sidecar.ts).
+    if (SIDECAR_KEYS.has(key)) this.pendingSidecars.set(key, bytes);
+    else this.conn.run('INSERT OR REPLACE INTO blobs(key, value) VALUES (?, ?)', [key, bytes]);
     this.dirty = true;
   }
 
   deleteBlob(key: string): void {
     this.assertWritable();
-    this.conn.run('DELETE FROM blobs WHERE key = ?', [key]);
+    if (SIDECAR_KEYS.has(key)) this.pendingSidecars.set(key, null);
+    else this.conn.run('DELETE FROM blobs WHERE key = ?', [key]);
     this.dirty = true;
   }
 
+  /** Sidecar blobs set or deleted since the last commit (null: deleted). */
+  private readonly pendingSidecars = new Map<string, Uint8Array | null>();
+
   setMeta(key: string, value: string): void {
     this.assertWritable();
-    if (RESERVED_META.has(key)) throw new VltError('INTERNAL', `meta key ${key} is maintained by the store`);
+    if (RESERVED_META.has(key) || key.startsWith('sidecar:')) throw new VltError('INTERNAL', `meta key ${key} is maintained by the store`);
     if (this.getMeta(key) === value) return;
     this.conn.run('INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)', [key, value]);
     this.dirty = true;
@@ -563,16 +570,27 @@ export class IndexStore {
     // (and once for an index that has none yet); its generation says which state it is.
     const symbolsChanged = this.symbolsDirty || !this.hasBlob(SYMBOLS_BLOB);
     const symbolTable = symbolsChanged ? this.symbolTableWriter?.(generation) : undefined;
+    const sidecars = new Map(this.pendingSidecars);
+    if (symbolsChanged) sidecars.set(SYMBOLS_BLOB, symbolTable ?? null);
+    // Sidecar files first: index.db never names a file that is not complete.
+    const written = new Map<string, SidecarRef | null>();
+    const before = new Map<string, SidecarRef | undefined>();
+    for (const [key, blob] of sidecars) {
+      before.set(key, parseSidecarRef(this.getMeta(sidecarMeta(key))));
+      written.set(key, blob ? await writeSidecar(this.dir, key, generation, blob) : null);
+    }
     conn.transaction(() => {
       const set = conn.stmt('INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)');
       set.run(['generation', String(generation)]);
       set.run(['updated_at', new Date().toISOString()]);
       set.run(['next_file_id', String(this.nextFileId)]);
       set.run(['next_chunk_id', String(this.nextChunkId)]);
-      if (symbolsChanged) {
-        set.run([SYMBOLS_GENERATION_META, String(generation)]);
-        if (symbolTable) conn.run('INSERT OR REPLACE INTO blobs(key, value) VALUES (?, ?)', [SYMBOLS_BLOB, symbolTable]);
-        else conn.run('DELETE FROM blobs WHERE key = ?', [SYMBOLS_BLOB]);
+      if (symbolsChanged) set.run([SYMBOLS_GENERATION_META, String(generation)]);
+      for (const [key, ref] of written) {
+        // An index written before sidecars held the blob in its table: it goes now.
+        conn.run('DELETE FROM blobs WHERE key = ?', [key]);
+        if (ref) set.run([sidecarMeta(key), formatSidecarRef(ref)]);
+        else conn.run('DELETE FROM meta WHERE key = ?', [sidecarMeta(key)]);
       }
     });
     const bytes = conn.export();
@@ -589,6 +607,9 @@ export class IndexStore {
     }
     this.loadedFromDisk = true;
     this.diskIdentity = await this.statIdentity();
+    for (const key of written.keys()) this.pendingSidecars.delete(key);
+    // The file before stays for a reader of the previous generation that has yet to read it.
+    for (const [key, ref] of written) pruneSidecars(this.dir, key, [ref?.name, before.get(key)?.name].filter((n): n is string => n !== undefined));
   }
 
   /**
@@ -755,11 +776,19 @@ export class IndexStore {
 
   hasBlob(key: string): boolean {
     this.assertOpen();
+    const pending = this.pendingSidecars.get(key);
+    if (pending !== undefined) return pending !== null;
+    if (SIDECAR_KEYS.has(key) && this.getMeta(sidecarMeta(key)) !== undefined) return true;
     return this.conn.first('SELECT 1 FROM blobs WHERE key = ?', [key]) !== undefined;
   }
 
+  /** A blob; a sidecar blob whose file is gone (pruned after later commits) is none. */
   getBlob(key: string): Uint8Array | undefined {
     this.assertOpen();
+    const pending = this.pendingSidecars.get(key);
+    if (pending !== undefined) return pending ?? undefined;
+    const ref = SIDECAR_KEYS.has(key) ? parseSidecarRef(this.getMeta(sidecarMeta(key))) : undefined;
+    if (ref) return readSidecar(this.dir, ref);
     const v = this.conn.first('SELECT value FROM blobs WHERE key = ?', [key])?.[0];
     return v instanceof Uint8Array ? v : undefined;
   }
@@ -783,6 +812,7 @@ export class IndexStore {
       skippedByReason[str(reason)] = num(n);
     }
     let bytesOnDisk = 0;
+    for (const key of SIDECAR_KEYS) bytesOnDisk += parseSidecarRef(this.getMeta(sidecarMeta(key)))?.size ?? 0;
     for (const file of [this.indexPath, this.embeddingsPath]) {
       try {
         bytesOnDisk += fs.statSync(file).size;
