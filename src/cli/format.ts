@@ -139,7 +139,11 @@ export function formatExplain(e: OracleExplain): string {
     const feats = Object.entries(x.features).map(([k, v]) => `${k}${v >= 0 ? '+' : ''}${v}`).join(' ');
     lines.push(`  ${x.score.toFixed(3)}  ${x.citation}  [${ranks}]${feats ? `  ${feats}` : ''}`);
   }
-  lines.push(`evidence coverage ${e.threshold.best} (no-context below ${e.threshold.min}); weight of terms the index never mentions ${e.threshold.absent} (no-context from ${e.threshold.maxAbsent})${e.threshold.unknownSymbols.length ? `; names the index never mentions: ${e.threshold.unknownSymbols.join(', ')}` : ''}`);
+  const co = e.threshold.cooccurrence;
+  const measure = co
+    ? `co-occurrence ${e.threshold.best} (best chunk ${co.chunk}${co.where ? ` in ${co.where}` : ''}, best file ${co.file}; no-context below ${e.threshold.min}) of ${co.concepts.join(', ')}`
+    : `evidence coverage ${e.threshold.best} (no-context below ${e.threshold.min})`;
+  lines.push(`${measure}; weight of terms the index never mentions ${e.threshold.absent} (no-context from ${e.threshold.maxAbsent})${e.threshold.unknownSymbols.length ? `; names the index never mentions: ${e.threshold.unknownSymbols.join(', ')}` : ''}`);
   lines.push(`context: ${e.context.tokens}/${e.context.budget} tokens`);
   for (const i of e.context.items) lines.push(`  ${i.tier.padEnd(12)} ${String(i.tokens).padStart(5)}  ${i.citation}`);
   for (const d of e.context.dropped) lines.push(`  dropped      ${String(d.tokens).padStart(5)}  ${d.citation} (${d.tier})`);

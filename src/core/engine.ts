@@ -462,6 +462,11 @@ export class Engine {
     return this.searcher.termRarity(terms);
   }
 
+  /** Which groups of terms each indexed chunk holds (see {@link WorkspaceSearch.termGroups}). */
+  termGroups(groups: readonly (readonly string[])[]): Array<{ path: string; mask: number }> {
+    return this.searcher.termGroups(groups);
+  }
+
   status(): StatusReport {
     const s = this.store.stats();
     let skippedDirs: Array<{ path: string; reason: string }> = [];

@@ -136,10 +136,13 @@ export function analyzeQuestion(text: string): AnalyzedQuestion {
     if (lang && !languages.includes(lang)) languages.push(lang);
   }
 
+  // A question word written as code (`get()`, `use`) is the subject, not the question's form.
+  const asCode = new Set<string>();
+  for (const m of text.matchAll(/`([A-Za-z_$][\w$]*)(?:\(\))?`|\b([A-Za-z_$][\w$]*)\(\)/g)) asCode.add((m[1] ?? m[2]!).toLowerCase());
   const terms: string[] = [];
   for (const w of q.words) {
     const lower = w.toLowerCase();
-    if (lower.length < 2 || /^\d+$/.test(lower) || QUESTION_WORDS.has(lower) || isStopword(lower)) continue;
+    if (lower.length < 2 || /^\d+$/.test(lower) || (QUESTION_WORDS.has(lower) && !asCode.has(lower)) || isStopword(lower)) continue;
     if (!terms.some((t) => t.toLowerCase() === lower)) terms.push(w);
   }
 

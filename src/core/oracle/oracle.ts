@@ -24,7 +24,6 @@ import type { SessionEvent } from '../memory/session';
 import { loadTokenCounter } from '../tokens';
 import { silentLogger, systemClock, type Clock, type Logger, type WorkspaceFs } from '../ports';
 import { FreshnessChecker } from '../tools/freshness';
-import { tokenize } from '../search/tokenizer';
 import { runAgent, type AgentTool } from './agent';
 import { analyzeQuestion } from './analyze';
 import { extractiveBrief, searchedSummary } from './brief';
@@ -36,6 +35,7 @@ import { LocateRetriever } from './locate-retriever';
 import type { Reranker } from './rerank-endpoint';
 import { CodeSearchRetriever, GraphRetriever, NavigationRetriever, NotesRetriever, ScopedSearchRetriever, StructureRetriever, TestsRetriever, ThreadsRetriever } from './retrievers';
 import { rewriteQuestion } from './rewrite';
+import { decideContext, MAX_ABSENT, MIN_COOCCURRENCE, MIN_COVERAGE, type ContextDecision } from './relevance';
 import { noContextAnswer, synthesize } from './synthesize';
 import type { AnalyzedQuestion, AssembledContext, Citation, OracleAnswer, OracleEvent, OracleExplain, RankedEvidence, RetrievalResult, Retriever, RetrieverRun } from './types';
 
@@ -50,30 +50,6 @@ const PATH_LIMIT = 12;
 const RERANK_HEAD = 20;
 /** A question longer than this is cut: it is a pasted document, and its head says the most. */
 const MAX_QUESTION_CHARS = 20_000;
-
-/**
- * The "no relevant context" decision, on three measures of the question's terms, each weighted by
- * its IDF in the index (a rare term says more about what is asked than a common one):
- *
- * - coverage: the share of the weight that the best evidence contains. Below MIN_COVERAGE the
- *   evidence is about something else.
- * - absence: the share of the weight carried by terms the whole index never mentions (a library,
- *   a product, a protocol the project does not use). At MAX_ABSENT or above the question is
- *   about something this project does not have, however well its common words match.
- * - unknown symbols: a name the question treats as code (a capitalised `Name`, a `camelCase`
- *   one) that no chunk mentions, or only a chunk or two outside the evidence.
- *
- * Calibrated on the benchmark question set (`test/bench/oracle`, see its README): none of its 38
- * answerable questions has absent weight or an unknown symbol, and all cover 0.28 or more of
- * their weight; each of its 5 questions about things the corpora lack names an unknown symbol,
- * has 0.22 or more of its weight absent, or covers under 0.08.
- */
-export const MIN_COVERAGE = 0.1;
-export const MAX_ABSENT = 0.2;
-/** A named symbol mentioned in at most this many chunks, none of them evidence, is unknown here. */
-const RARE_SYMBOL_DF = 2;
-/** Evidence items the coverage is measured over. */
-const COVERAGE_TOP = 5;
 
 export interface OracleDeps {
   engine: Engine;
@@ -159,11 +135,6 @@ async function withTimeout<T>(ms: number, outer: AbortSignal | undefined, fn: (s
 /** The token counts an answer reports, from a model's usage when it sent any. */
 function usageOf(u: { promptTokens: number; completionTokens: number } | undefined): { usage?: { promptTokens: number; completionTokens: number } } {
   return u ? { usage: { promptTokens: u.promptTokens, completionTokens: u.completionTokens } } : {};
-}
-
-/** Plain (non-regex) check of which index terms a text contains. */
-function termsIn(text: string): Set<string> {
-  return new Set(tokenize(text));
 }
 
 export class Oracle {
@@ -295,8 +266,9 @@ export class Oracle {
     ranked = await this.refresh(ranked);
 
     // 6. Is there anything relevant at all?
-    const coverage = this.coverage(q, ranked);
-    const noContext = ranked.length === 0 || coverage.covered < MIN_COVERAGE || coverage.absent >= MAX_ABSENT || coverage.unknownSymbols.length > 0;
+    // Calibration and the held-out check: see relevance.ts and the README's no-context table.
+    const decision = decideContext(this.deps.engine, q, ranked);
+    const noContext = decision.noContext;
 
     // 7. Context.
     const count = await loadTokenCounter();
@@ -344,7 +316,7 @@ export class Oracle {
       sources: consulted,
       timings,
     };
-    if (opts.explain) result.explain = explainOf(q, runs, ranked, ctx, coverage);
+    if (opts.explain) result.explain = explainOf(q, runs, ranked, ctx, decision);
 
     // 9. Memory: the dated oracle thread, and the session when one was named.
     if (!opts.noLog) await this.log(result, opts);
@@ -419,69 +391,6 @@ export class Oracle {
       this.logger.warn(`oracle: the ${reranker.name} reranker failed (${toVltError(e).message}); keeping the feature ranking`);
       return ranked;
     }
-  }
-
-  /**
-   * The IDF-weighted share of the question's terms that the best evidence contains (text and
-   * path). A term the workspace never mentions weighs the most: a question about it has no
-   * context here, however many of its common words match.
-   */
-  coverage(q: AnalyzedQuestion, ranked: readonly RankedEvidence[]): { covered: number; absent: number; unknownSymbols: string[] } {
-    // Exact answers for the named symbol, or evidence in the path the question names, are
-    // context by definition.
-    const top = ranked.slice(0, COVERAGE_TOP);
-    const sure = { covered: 1, absent: 0, unknownSymbols: [] };
-    if (top.some((e) => e.features.exactSymbol !== undefined && e.result.metadata.definition === true)) return sure;
-    if (top.some((e) => e.features.namedPath !== undefined || e.features.namedDir !== undefined)) return sure;
-    const terms = [...new Set(tokenize([...q.terms, ...q.symbols].join(' ')))];
-    if (terms.length === 0) return { covered: ranked.length > 0 ? 1 : 0, absent: 0, unknownSymbols: [] };
-    const { docs, df } = this.deps.engine.termRarity(terms);
-    const n = Math.max(docs, 1);
-    const present = new Set<string>();
-    for (const e of top) for (const t of termsIn(`${e.result.path}\n${e.result.content}`)) present.add(t);
-    // A name the question treats as a thing of the project (`FooClient`, a product name) that the
-    // index never mentions, or mentions in a chunk or two that are not among the evidence (a
-    // test string, a comment): the question is about something else. Its last part is judged
-    // whole (`ActiveRecord`, not `record`).
-    const unknownSymbols = q.symbols.filter((sym) => {
-      const whole = tokenize(sym.split(/[.:#]|->/).pop() ?? sym)[0];
-      if (!whole || present.has(whole)) return false;
-      const d = this.deps.engine.termRarity([whole]).df.get(whole) ?? 0;
-      return d <= RARE_SYMBOL_DF;
-    });
-    let total = 0;
-    let covered = 0;
-    let absent = 0;
-    for (const t of terms) {
-      const d = df.get(t) ?? 0;
-      const idf = Math.log(1 + (n - d + 0.5) / (d + 0.5));
-      total += idf;
-      // Notes and threads are searched apart from the code index: a term they contain is not
-      // absent from the project.
-      if (present.has(t)) covered += idf;
-      else if (d === 0 && !this.knownInflection(t)) absent += idf;
-    }
-    return total > 0 ? { covered: covered / total, absent: absent / total, unknownSymbols } : { covered: 0, absent: 0, unknownSymbols };
-  }
-
-  /**
-   * Whether the index knows another form of a word it does not hold as written: the index only
-   * folds plurals, so "checked" must find `check`, "stored" `store`, "caching" `cache`.
-   */
-  private knownInflection(term: string): boolean {
-    if (term.length < 5) return false;
-    const forms = new Set<string>();
-    for (const suffix of ['ing', 'ed', 'es', 'er', 'ers', 'ion', 'ions', 'ly', 'd', 's']) {
-      if (!term.endsWith(suffix) || term.length - suffix.length < 3) continue;
-      const base = term.slice(0, -suffix.length);
-      forms.add(base);
-      forms.add(`${base}e`);
-      // "stopped" → "stop", "mapping" → "map".
-      if (base.length >= 4 && base.at(-1) === base.at(-2)) forms.add(base.slice(0, -1));
-    }
-    if (forms.size === 0) return false;
-    const { df } = this.deps.engine.termRarity([...forms]);
-    return [...df.values()].some((n) => n > 0);
   }
 
   private async synthesize(
@@ -610,7 +519,8 @@ function fallbackNoContext(searched: readonly string[]): string {
   return `No relevant project context was found for this question. Searched: ${searched.join('; ')}.`;
 }
 
-function explainOf(q: AnalyzedQuestion, runs: readonly RetrieverRun[], ranked: readonly RankedEvidence[], ctx: AssembledContext, coverage: { covered: number; absent: number; unknownSymbols: string[] }): OracleExplain {
+function explainOf(q: AnalyzedQuestion, runs: readonly RetrieverRun[], ranked: readonly RankedEvidence[], ctx: AssembledContext, decision: ContextDecision): OracleExplain {
+  const r = decision.relevance;
   return {
     analysis: q,
     runs: runs.map((r) => ({
@@ -623,6 +533,13 @@ function explainOf(q: AnalyzedQuestion, runs: readonly RetrieverRun[], ranked: r
     })),
     ranked: ranked.slice(0, 20).map((e) => ({ citation: e.result.citation, fused: Number(e.fused.toFixed(5)), score: Number(e.score.toFixed(4)), ranks: e.ranks, features: e.features })),
     context: { tokens: ctx.tokens, budget: ctx.budget, items: ctx.items.map((i) => ({ tier: i.tier, citation: i.citation, tokens: i.tokens })), dropped: ctx.dropped },
-    threshold: { best: Number(coverage.covered.toFixed(3)), min: MIN_COVERAGE, absent: Number(coverage.absent.toFixed(3)), maxAbsent: MAX_ABSENT, unknownSymbols: coverage.unknownSymbols },
+    threshold: {
+      best: Number(decision.covered.toFixed(3)),
+      min: r ? MIN_COOCCURRENCE : MIN_COVERAGE,
+      absent: Number(decision.absent.toFixed(3)),
+      maxAbsent: MAX_ABSENT,
+      unknownSymbols: decision.unknownSymbols,
+      ...(r ? { cooccurrence: { chunk: Number(r.chunk.toFixed(3)), file: Number(r.file.toFixed(3)), ...(r.where ? { where: r.where } : {}), concepts: r.concepts } } : {}),
+    },
   };
 }

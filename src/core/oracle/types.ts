@@ -187,6 +187,18 @@ export interface OracleExplain {
   runs: Array<Omit<RetrieverRun, 'results'> & { results: Array<{ citation: string; method: string; score: number }> }>;
   ranked: Array<{ citation: string; fused: number; score: number; ranks: Record<string, number>; features: Record<string, number> }>;
   context: { tokens: number; budget: number; items: Array<{ tier: ContextTier; citation: string; tokens: number }>; dropped: AssembledContext['dropped'] };
-  /** The no-context decision: evidence coverage (`best`) against `min`, absent weight against `maxAbsent`. */
-  threshold: { best: number; min: number; absent: number; maxAbsent: number; unknownSymbols: string[] };
+  /**
+   * The no-context decision (oracle/relevance.ts): `best` against `min` is the co-occurrence of the
+   * question's concepts (with `cooccurrence`: the best chunk's and the best file's share, where the
+   * best chunk is, the concepts weighed), or for a pasted report the top evidence's coverage of its
+   * terms; absent weight against `maxAbsent`; names the index never mentions.
+   */
+  threshold: {
+    best: number;
+    min: number;
+    absent: number;
+    maxAbsent: number;
+    unknownSymbols: string[];
+    cooccurrence?: { chunk: number; file: number; where?: string; concepts: string[] };
+  };
 }

@@ -341,6 +341,21 @@ export class SearchIndex {
     return Math.max(t.docFrequency(term, 'body'), t.docFrequency(term, 'name'));
   }
 
+  /**
+   * For each indexed chunk holding a term of at least one group, its path and the bit mask of
+   * the groups it holds (see {@link CodeTextIndex.groupMasks}).
+   */
+  groupMasks(groups: readonly (readonly string[])[]): Array<{ path: string; mask: number }> {
+    const ids = this.parts.internalIdToId;
+    const out: Array<{ path: string; mask: number }> = [];
+    for (const [slot, mask] of this.store.text.groupMasks(groups)) {
+      const id = ids[slot - 1];
+      const path = id === undefined ? undefined : this.getDoc(Number(id))?.path;
+      if (path !== undefined) out.push({ path, mask });
+    }
+    return out;
+  }
+
   /** Document ids Orama has handed out (it never reuses one) against the chunks it holds now. */
   idSlack(): { assigned: number; live: number } {
     return { assigned: this.parts.internalIdToId.length, live: this.size };

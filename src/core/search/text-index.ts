@@ -245,6 +245,34 @@ export class CodeTextIndex {
     return opts.limit !== undefined ? hits.slice(0, opts.limit) : hits;
   }
 
+  /**
+   * Which groups of terms each live document holds: for every document with a term of at least
+   * one group in any field, a bit mask whose bit i says it holds a term of `groups[i]`. At most
+   * 32 groups. The oracle asks this to see whether a question's words occur together in one
+   * chunk (see oracle/relevance.ts); it is one pass over the terms' postings.
+   */
+  groupMasks(groups: readonly (readonly string[])[]): Map<number, number> {
+    if (groups.length > 32) throw new Error(`groupMasks: at most 32 groups (${groups.length} given)`);
+    const masks = new Map<number, number>();
+    groups.forEach((terms, g) => {
+      const bit = 1 << g;
+      for (const term of terms) {
+        const id = this.termIds.get(term);
+        if (id === undefined) continue;
+        for (let f = 0; f < TEXT_FIELDS.length; f++) {
+          const list = this.postings[f]![id];
+          if (list === undefined) continue;
+          for (let i = 0; i < list.length; i += 2) {
+            const slot = list[i]!;
+            if (this.deleted.size > 0 && this.deleted.has(slot)) continue;
+            masks.set(slot, (masks.get(slot) ?? 0) | bit);
+          }
+        }
+      }
+    });
+    return masks;
+  }
+
   /** Document frequency of a term in a field: live documents only. */
   docFrequency(term: string, field: TextField): number {
     const id = this.idOf(term);

@@ -259,4 +259,9 @@ export class WorkspaceSearch {
     for (const t of terms) df.set(t, this.index().docFrequency(t));
     return { docs: this.index().size, df };
   }
+
+  /** Which groups of terms each chunk holds, with its path (see {@link SearchIndex.groupMasks}). */
+  termGroups(groups: readonly (readonly string[])[]): Array<{ path: string; mask: number }> {
+    return this.index().groupMasks(groups);
+  }
 }
