@@ -123,6 +123,7 @@ describe('CodeTextIndex', () => {
     const terms = ['zebra', 'apple', 'mango', 'kiwi', 'Zulu', 'éclair', 'banana', 'absent'];
     for (const t of terms) expect(loaded.search([t]), t).toEqual(idx.search([t]));
     for (const t of terms) expect(loaded.docFrequency(t, 'body'), t).toBe(idx.docFrequency(t, 'body'));
+    expect(loaded.groupMasks([['zebra'], ['apple', 'kiwi'], ['absent']])).toEqual(idx.groupMasks([['zebra'], ['apple', 'kiwi'], ['absent']]));
     // Written again unchanged, and as the earlier "VTI2" layout (terms in any order): the same answers.
     const again = loaded.serialize();
     const v2 = again.slice();

@@ -257,10 +257,10 @@ export class CodeTextIndex {
     groups.forEach((terms, g) => {
       const bit = 1 << g;
       for (const term of terms) {
-        const id = this.termIds.get(term);
+        const id = this.idOf(term);
         if (id === undefined) continue;
         for (let f = 0; f < TEXT_FIELDS.length; f++) {
-          const list = this.postings[f]![id];
+          const list = this.list(f, id);
           if (list === undefined) continue;
           for (let i = 0; i < list.length; i += 2) {
             const slot = list[i]!;
