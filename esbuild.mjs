@@ -25,6 +25,8 @@ const entries = [
   // daemon) and the full CLI it loads only to run a command itself (cli-main.js).
   { ...node, entryPoints: { cli: 'src/cli/front.ts' }, outdir: out, banner: { js: '#!/usr/bin/env node' } },
   { ...node, entryPoints: { 'cli-main': 'src/cli/main.ts' }, outdir: out },
+  // `vlt coderag status` from the index's summary, without the full CLI (src/cli/status-fast.ts).
+  { ...node, entryPoints: { 'status-fast': 'src/cli/status-fast.ts' }, outdir: out },
   { ...node, entryPoints: { 'parse-worker': 'src/core/parse/worker.ts' }, outdir: out },
 ];
 if (existsSync('src/vscode/extension.ts')) entries.push({ ...node, entryPoints: { extension: 'src/vscode/extension.ts' }, outdir: out });

@@ -6,6 +6,7 @@
  * in this process through the full CLI (main.ts, bundled as cli-main.js).
  */
 import * as fs from 'node:fs';
+import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { loadMain } from './code-cache';
 import { version as VERSION } from '../../package.json';
@@ -129,6 +130,19 @@ function exit(code: number): void {
   process.stdout.write('', () => process.exit(code));
 }
 
+/** The status fast path (status-fast.js), when it is installed and takes the command; else undefined. */
+async function fastStatus(argv: readonly string[]): Promise<number | undefined> {
+  const file = path.join(__dirname, 'status-fast.js');
+  if (!fs.existsSync(file)) return undefined;
+  try {
+    const mod = createRequire(__filename)(file) as { fastStatus(argv: readonly string[], cwd: string): Promise<number | undefined> };
+    return await mod.fastStatus(argv, process.cwd());
+  } catch {
+    // Whatever went wrong, the full CLI runs the command and words it.
+    return undefined;
+  }
+}
+
 function inProcess(argv: readonly string[]): void {
   loadMain(path.join(__dirname, 'cli-main.js')).runInProcess(argv);
 }
@@ -151,7 +165,14 @@ async function front(argv: readonly string[]): Promise<void> {
   // Over stdio only (the daemon relays a byte stream); another transport runs here.
   const lsp = s.words[0] === 'lsp' && !argv.some((a) => /^--(node-ipc|socket|pipe)\b/.test(a));
   const serve = s.words[0] === 'serve' ? serveOptions(argv) : undefined;
-  if (!(forwarded(s) || mcp || lsp || serve) || !daemonEnabled(s)) return inProcess(argv);
+  if (!(forwarded(s) || mcp || lsp || serve) || !daemonEnabled(s)) {
+    // `coderag status` in this process: from the index's summary, without loading the full CLI.
+    if (s.words[0] === 'coderag' && s.words[1] === 'status' && !s.help) {
+      const code = await fastStatus(argv);
+      if (code !== undefined) return exit(code);
+    }
+    return inProcess(argv);
+  }
   let root: string;
   try {
     root = fs.realpathSync(commandRoot(argv, s));

@@ -29,7 +29,8 @@ import { SOURCE_FAMILIES, type SourceFamily } from '../core/oracle/oracle';
 import { decodeCursor, encodeCursor, requestFingerprint } from '../core/tools/budget';
 import { processIo, writeLine, type CliIo } from './io';
 import { processRuntime, summarizeIndexLine, type CliRuntime, type CliWiring } from './runtime';
-import { formatDryRun, formatExplain, formatLocate, formatNavAnswer, formatSearch, formatSkippedFiles, formatStatus } from './format';
+import { formatDryRun, formatExplain, formatLocate, formatNavAnswer, formatSearch } from './format';
+import { renderStatus } from './status-output';
 
 interface GlobalOpts {
   workspace?: string;
@@ -120,21 +121,7 @@ export function buildProgram(io: CliIo = processIo(), runtime: CliRuntime = proc
     .option('--json', 'machine-readable output')
     .action(async (o: { json?: boolean; listSkipped?: boolean }) => {
       await workspace().existing(async (engine) => {
-        const s = engine.status();
-        const { readQueue } = await import('../server/queue-state');
-        const q = readQueue(engine.root);
-        const queue = q ? { host: q.host, pid: q.pid, ...q.queue } : null;
-        const skippedFiles = o.listSkipped ? engine.store.getSkipped() : undefined;
-        if (o.json) json({ ...s, queue, ...(skippedFiles ? { skipped_files: skippedFiles } : {}) });
-        else {
-          out(formatStatus(s, Boolean(o.listSkipped)));
-          if (skippedFiles) out(formatSkippedFiles(skippedFiles));
-          out(
-            queue
-              ? `queue: ${queue.host} (pid ${queue.pid}): ${queue.pending} pending, ${queue.uncommittedFiles} file(s) / ~${queue.uncommittedLines} line(s) not yet committed; ${queue.commits} commit(s)${queue.lastCommit ? `, last ${queue.lastCommit}` : ''}${queue.error ? `; last error ${queue.error.code}: ${queue.error.message}` : ''}`
-              : 'queue: no editor or watch process is keeping this index current',
-          );
-        }
+        io.stdout.write(renderStatus(engine.status(), { json: o.json === true, ...(o.listSkipped ? { skippedFiles: engine.store.getSkipped() } : {}) }));
       });
     });
 

@@ -18,7 +18,8 @@ import { silentLogger, type EmbeddingProvider, type Logger, type ProgressSink, t
 import { SymbolTables } from './search/symbol-tables';
 import { SearchIndex } from './search/orama-index';
 import { WorkspaceSearch, type SearchOutput } from './search/workspace-search';
-import { IndexStore, type ChunkRow, type FileRow } from './store/store';
+import { composeStatus, writeStatusSummary, type StatusReport, type StoredStatus } from './status';
+import { IndexStore, SCHEMA_VERSION, type ChunkRow, type FileRow } from './store/store';
 import type { LanguageId } from './types';
 
 export interface EngineDeps {
@@ -39,32 +40,7 @@ export interface EngineDeps {
 
 export type { SearchHit, SearchOutput } from './search/workspace-search';
 
-export interface StatusReport {
-  workspace: string;
-  index_path: string;
-  files: number;
-  chunks: number;
-  symbols: number;
-  references: number;
-  vectors: { enabled: boolean; count: number; dimensions: number | null; model: string | null; note: string };
-  bytes_on_disk: number;
-  languages: Record<string, number>;
-  last_update: string | null;
-  skipped_by_reason: Record<string, number>;
-  /**
-   * Generated files ("Code generated ... DO NOT EDIT") in the index, and how many of them are
-   * navigation-only: their definitions and references are used, but search never returns them.
-   * `mode` is the `[index] generated` the index was built with.
-   */
-  generated: { mode: GeneratedMode; files: number; navigation_only: number };
-  /** Go modules' vendor directories indexed for navigation only, and their files. */
-  go_vendor: { dirs: string[]; files: number };
-  skipped_dirs: Array<{ path: string; reason: string }>;
-  unsupported_files: number;
-  config: string | null;
-  /** Whether vlt.toml is trusted, and its keys ignored because it is not (see README, Security). */
-  trust: { trusted: boolean; source: string; stale: boolean; ignored: string[] };
-}
+export type { StatusReport } from './status';
 
 
 /** What {@link Engine.warmNavigation} did. */
@@ -146,6 +122,8 @@ export class Engine {
     // A writer persists the symbol table with each commit that changed symbols, from the tables
     // it holds (built or patched now when it has none), for the next process that answers one query.
     if (mode === 'write') store.symbolTableWriter = (generation) => this.symbolTables.encode(generation);
+    // And the status summary after each commit, for a `status` that opens no database.
+    if (mode === 'write') store.onCommitted = () => this.writeStatusSummary();
   }
 
   /**
@@ -468,6 +446,19 @@ export class Engine {
   }
 
   status(): StatusReport {
+    const vectors = {
+      enabled: this.embeddings !== undefined,
+      // Without an embedding provider there are no vectors, and no reason to load the index.
+      count: this.embeddings ? this.searchIndex.vectorCount() : 0,
+      dimensions: this.embeddings ? (this.searchIndex.dimensions ?? null) : null,
+      model: this.embeddings?.model ?? null,
+      note: this.searcher.vectorNote(),
+    };
+    return composeStatus(this.root, this.storedStatus(), this.config, vectors, this.store.stats().bytesOnDisk);
+  }
+
+  /** What the index holds, for the status: the part only a commit changes. */
+  private storedStatus(): StoredStatus {
     const s = this.store.stats();
     let skippedDirs: Array<{ path: string; reason: string }> = [];
     try {
@@ -476,31 +467,29 @@ export class Engine {
       skippedDirs = [];
     }
     return {
-      workspace: this.root,
-      index_path: path.join(this.root, '.vlt'),
       files: s.files,
       chunks: s.chunks,
       symbols: s.symbols,
       references: s.refs,
-      vectors: {
-        enabled: this.embeddings !== undefined,
-        // Without an embedding provider there are no vectors, and no reason to load the index.
-        count: this.embeddings ? this.searchIndex.vectorCount() : 0,
-        dimensions: this.embeddings ? (this.searchIndex.dimensions ?? null) : null,
-        model: this.embeddings?.model ?? null,
-        note: this.searcher.vectorNote(),
-      },
-      bytes_on_disk: s.bytesOnDisk,
       languages: s.languages,
       last_update: s.updatedAt ?? null,
       skipped_by_reason: s.skippedByReason,
-      generated: { mode: this.generatedMode(), files: s.generatedFiles, navigation_only: this.generatedMode() === 'navigation' ? s.generatedFiles : 0 },
+      generated_files: s.generatedFiles,
+      generated_mode: this.store.getMeta(GENERATED_META) ?? null,
       go_vendor: this.goVendorStatus(),
       skipped_dirs: skippedDirs,
       unsupported_files: Number(this.store.getMeta('unsupported_files') ?? 0),
-      config: this.config.configPath ?? null,
-      trust: { ...this.config.trust, ignored: [...this.config.trust.ignored] },
+      sidecar_bytes: s.sidecarBytes,
     };
+  }
+
+  /** Writes the status summary after each commit of this writer (status.ts). */
+  private writeStatusSummary(): void {
+    try {
+      writeStatusSummary(this.store.dir, this.store.indexPath, SCHEMA_VERSION, this.storedStatus());
+    } catch (e) {
+      this.logger.debug(`status summary not written: ${e instanceof Error ? e.message : String(e)}`);
+    }
   }
 
   /** The `[index] generated` the index was built with (the configured one before the first run). */

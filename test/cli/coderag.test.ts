@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, truncateSync, unlinkSync, writeFileSync, appendFileSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, truncateSync, unlinkSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -123,6 +123,47 @@ describe('incremental indexing, locking and recovery', () => {
       expect(JSON.parse(r.stdout).length).toBeGreaterThan(0);
     } finally {
       unlinkSync(lock);
+    }
+  });
+
+  it('status answers from the summary the last commit wrote, byte for byte as from the index, and not from a stale one', async () => {
+    const dir = path.join(ws.dir, '.vlt');
+    const summary = path.join(dir, 'status.json');
+    expect(existsSync(summary)).toBe(true);
+    const fast = [await vlt(['coderag', 'status', '-C', ws.dir]), await vlt(['coderag', 'status', '--json', '-C', ws.dir])];
+    const saved = readFileSync(summary);
+    unlinkSync(summary);
+    const full = [await vlt(['coderag', 'status', '-C', ws.dir]), await vlt(['coderag', 'status', '--json', '-C', ws.dir])];
+    for (let i = 0; i < 2; i++) {
+      expect(fast[i]!.code, fast[i]!.stderr).toBe(0);
+      expect(fast[i]!.stdout).toBe(full[i]!.stdout);
+      expect(fast[i]!.stderr).toBe(full[i]!.stderr);
+    }
+    // The fast path reads no database: with index.db's bytes spoiled but its identity kept, it
+    // still answers (the full path would call the index corrupt).
+    writeFileSync(summary, saved);
+    const db = path.join(dir, 'index.db');
+    const before = statSync(db);
+    const bytes = readFileSync(db);
+    const spoiled = Buffer.alloc(bytes.length, 0x41);
+    const fd = openSync(db, 'r+');
+    writeSync(fd, spoiled, 0, spoiled.length, 0);
+    closeSync(fd);
+    utimesSync(db, before.atime, before.mtime);
+    try {
+      const r = await vlt(['coderag', 'status', '--json', '-C', ws.dir]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toBe(fast[1]!.stdout);
+      // A summary that does not describe index.db (another commit since) is not used.
+      utimesSync(db, before.atime, new Date(before.mtimeMs + 5000));
+      const stale = await vlt(['coderag', 'status', '-C', ws.dir]);
+      expect(stale.code).toBe(1);
+      expect(stale.stderr).toMatch(/corrupt/);
+    } finally {
+      const fd2 = openSync(db, 'r+');
+      writeSync(fd2, bytes, 0, bytes.length, 0);
+      closeSync(fd2);
+      utimesSync(db, before.atime, before.mtime);
     }
   });
 

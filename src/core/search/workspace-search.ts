@@ -5,6 +5,7 @@
  * reads (chunk ranges, file paths, reference counts), which the engine clears when files change.
  */
 import { VltError } from '../errors';
+import { VECTORS_OFF_NOTE } from '../status';
 import type { EmbeddingProvider } from '../ports';
 import type { IndexStore, ChunkRow } from '../store/store';
 import { hybridSearch, normalizeSymbolName, type FusedHit, type RetrieverRun, type SearchSources } from './hybrid';
@@ -202,7 +203,7 @@ export class WorkspaceSearch {
   }
 
   vectorNote(): string {
-    if (!this.deps.embeddings) return 'vectors are off: no embedding provider is configured (BM25 + symbols only)';
+    if (!this.deps.embeddings) return VECTORS_OFF_NOTE;
     return `vectors on: ${this.deps.embeddings.model}, ${this.index().vectorCount()} chunk vectors`;
   }
 

@@ -113,6 +113,9 @@ export const utf8Scratch = new Utf8Scratch();
  * the database is exported, so the cache is dropped and the connection settings re-applied
  * after each export.
  */
+/** Free pages below this many are not worth a VACUUM (2 MB at 8 KB pages). */
+const MIN_VACUUM_PAGES = 256;
+
 export class Connection {
   private readonly statements = new Map<string, Statement>();
   private txDepth = 0;
@@ -206,12 +209,27 @@ export class Connection {
     return result;
   }
 
-  /** Serialises the database; see the class comment for why the cache is dropped. */
-  export(): Uint8Array {
+  /**
+   * Serialises the database; see the class comment for why the cache is dropped. With
+   * `vacuumAbove`, a database whose free pages are more than that share of it is rebuilt
+   * without them first: export writes free pages too, and every reader loads them.
+   */
+  export(opts: { vacuumAbove?: number } = {}): Uint8Array {
     if (this.txDepth > 0) throw new VltError('INTERNAL', 'cannot persist the index inside a transaction');
     if (this.sessionTx) {
       this.db.exec('COMMIT');
       this.sessionTx = false;
+    }
+    if (opts.vacuumAbove !== undefined) {
+      const free = Number(this.db.exec('PRAGMA freelist_count')[0]?.values[0]?.[0] ?? 0);
+      const pages = Number(this.db.exec('PRAGMA page_count')[0]?.values[0]?.[0] ?? 0);
+      if (free >= MIN_VACUUM_PAGES && free > pages * opts.vacuumAbove) {
+        try {
+          this.db.exec('VACUUM');
+        } catch {
+          // A statement still stepping: the next commit compacts instead.
+        }
+      }
     }
     this.statements.clear();
     const bytes = this.db.export();

@@ -29,6 +29,7 @@ import { EmbeddingStore } from './embedding-store';
 import * as files from './file-queries';
 import { tryLock, type FileLock } from './lock';
 import { RefPostings } from './postings';
+import { bytesOnDisk as totalBytes } from '../status';
 import { formatSidecarRef, parseSidecarRef, pruneSidecars, readSidecar, SIDECAR_KEYS, sidecarMeta, writeSidecar, type SidecarRef } from './sidecar';
 import { encodeRefsWithNames } from './refs-codec';
 import type { ChunkRow, FileInfo, FileRow, IndexableChunk, RefLocation, SkippedRow, SymbolRow } from './rows';
@@ -57,6 +58,8 @@ export interface StoreStats {
   refs: number;
   /** Size of index.db plus embeddings.db as last written. */
   bytesOnDisk: number;
+  /** Of which the sidecar files (sidecar.ts). */
+  sidecarBytes: number;
   languages: Record<string, number>;
   /** ISO time of the last commit, or null when the index was never committed. */
   updatedAt: string | null;
@@ -140,6 +143,8 @@ export class IndexStore {
    * none, and a stale one is dropped).
    */
   symbolTableWriter: ((generation: number) => Uint8Array | undefined) | undefined;
+  /** Set by a writing engine: called after each commit reached the disk (the status summary). */
+  onCommitted: (() => void) | undefined;
   private nextFileId = 1;
   private nextChunkId = 1;
   private diskIdentity: string | undefined;
@@ -593,7 +598,8 @@ export class IndexStore {
         else conn.run('DELETE FROM meta WHERE key = ?', [sidecarMeta(key)]);
       }
     });
-    const bytes = conn.export();
+    // Free pages (left by moved blobs, re-parsed files) are dropped once they are a fifth of the file.
+    const bytes = conn.export({ vacuumAbove: 0.2 });
     // Cleared before the write so that mutations made while it is in flight stay pending.
     this.dirty = false;
     const wasSymbolsDirty = this.symbolsDirty;
@@ -608,6 +614,7 @@ export class IndexStore {
     this.loadedFromDisk = true;
     this.diskIdentity = await this.statIdentity();
     for (const key of written.keys()) this.pendingSidecars.delete(key);
+    this.onCommitted?.();
     // The file before stays for a reader of the previous generation that has yet to read it.
     for (const [key, ref] of written) pruneSidecars(this.dir, key, [ref?.name, before.get(key)?.name].filter((n): n is string => n !== undefined));
   }
@@ -811,21 +818,16 @@ export class IndexStore {
     for (const [reason, n] of c.all('SELECT reason, count(*) FROM skipped GROUP BY reason ORDER BY reason')) {
       skippedByReason[str(reason)] = num(n);
     }
-    let bytesOnDisk = 0;
-    for (const key of SIDECAR_KEYS) bytesOnDisk += parseSidecarRef(this.getMeta(sidecarMeta(key)))?.size ?? 0;
-    for (const file of [this.indexPath, this.embeddingsPath]) {
-      try {
-        bytesOnDisk += fs.statSync(file).size;
-      } catch {
-        // A file not written yet takes no space.
-      }
-    }
+    let sidecarBytes = 0;
+    for (const key of SIDECAR_KEYS) sidecarBytes += parseSidecarRef(this.getMeta(sidecarMeta(key)))?.size ?? 0;
+    const bytesOnDisk = totalBytes([this.indexPath, this.embeddingsPath], sidecarBytes);
     return {
       files: count('SELECT count(*) FROM files'),
       chunks: count('SELECT count(*) FROM chunks'),
       symbols: count('SELECT count(*) FROM symbols'),
       refs: count('SELECT coalesce(sum(ref_count), 0) FROM files'),
       bytesOnDisk,
+      sidecarBytes,
       languages,
       updatedAt: this.lastUpdate(),
       generation: this.generation,
