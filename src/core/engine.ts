@@ -18,7 +18,7 @@ import { silentLogger, type EmbeddingProvider, type Logger, type ProgressSink, t
 import { SymbolTables } from './search/symbol-tables';
 import { SearchIndex } from './search/orama-index';
 import { WorkspaceSearch, type SearchOutput } from './search/workspace-search';
-import { composeStatus, writeStatusSummary, type StatusReport, type StoredStatus } from './status';
+import { bytesOnDisk, composeStatus, writeStatusSummary, type StatusReport, type StoredStatus } from './status';
 import { IndexStore, SCHEMA_VERSION, type ChunkRow, type FileRow } from './store/store';
 import type { LanguageId } from './types';
 
@@ -454,11 +454,23 @@ export class Engine {
       model: this.embeddings?.model ?? null,
       note: this.searcher.vectorNote(),
     };
-    return composeStatus(this.root, this.storedStatus(), this.config, vectors, this.store.stats().bytesOnDisk);
+    const stored = this.storedStatus();
+    return composeStatus(this.root, stored, this.config, vectors, bytesOnDisk([this.store.indexPath, this.store.embeddingsPath], stored.sidecar_bytes));
   }
 
-  /** What the index holds, for the status: the part only a commit changes. */
+  /** The last stored status, by index state: a long-lived host's status reads no table twice. */
+  private storedCache: { state: string; stored: StoredStatus } | undefined;
+
+  /** What the index holds, for the status: the part only a change of the index changes. */
   private storedStatus(): StoredStatus {
+    const state = this.stateVersion;
+    if (this.storedCache?.state === state) return this.storedCache.stored;
+    const stored = this.readStoredStatus();
+    this.storedCache = { state, stored };
+    return stored;
+  }
+
+  private readStoredStatus(): StoredStatus {
     const s = this.store.stats();
     let skippedDirs: Array<{ path: string; reason: string }> = [];
     try {
