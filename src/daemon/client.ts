@@ -7,8 +7,8 @@
  * another environment is replaced, never waited on: the answer is `undefined` (run the command
  * in this process) only when no daemon can be had at all.
  */
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import { createRequire } from 'node:module';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { processIo } from '../cli/io';
@@ -242,6 +242,9 @@ async function start(paths: DaemonPaths, opts: ForwardOptions): Promise<boolean>
     // The log starts afresh when it has grown; it holds the daemon's own messages only.
     const size = fs.statSync(paths.log, { throwIfNoEntry: false })?.size ?? 0;
     const log = fs.openSync(paths.log, size > 1 << 20 ? 'w' : 'a', 0o600);
+    // Loaded only here: most commands find a daemon running, and every millisecond of the
+    // front is paid on each of them.
+    const { spawn } = createRequire(__filename)('node:child_process') as typeof import('node:child_process');
     const child = spawn(process.execPath, [path.join(opts.bundleDir, 'cli.js'), '-C', opts.root, 'daemon', 'run'], {
       cwd: opts.root,
       detached: true,

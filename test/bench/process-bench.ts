@@ -131,8 +131,9 @@ process.stderr.write(`[process] ${queries.length} searches back to back…\n`);
 const backToBack = {
   queries: queries.length,
   rg_ms: total('rg', rgArgs, base),
-  daemon_ms: total(node, (q) => vlt(['coderag', 'search', q]), daemon),
-  no_daemon_ms: total(node, (q) => vlt(['coderag', 'search', q]), noDaemon),
+  // As an agent runs them: without the memory probe preloaded into each process.
+  daemon_ms: total(node, (q) => [cli, 'coderag', 'search', q], daemon),
+  no_daemon_ms: total(node, (q) => [cli, 'coderag', 'search', q], noDaemon),
 };
 
 const status = spawnSync(node, [cli, 'daemon', 'status', '--json'], { cwd: dir, env: daemon, encoding: 'utf8' });
