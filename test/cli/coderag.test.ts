@@ -149,13 +149,14 @@ describe('incremental indexing, locking and recovery', () => {
     const fd = openSync(db, 'r+');
     writeSync(fd, spoiled, 0, spoiled.length, 0);
     closeSync(fd);
-    utimesSync(db, before.atime, before.mtime);
+    // In seconds with their fraction: a Date would round the time to another millisecond.
+    utimesSync(db, before.atimeMs / 1000, before.mtimeMs / 1000);
     try {
       const r = await vlt(['coderag', 'status', '--json', '-C', ws.dir]);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toBe(fast[1]!.stdout);
       // A summary that does not describe index.db (another commit since) is not used.
-      utimesSync(db, before.atime, new Date(before.mtimeMs + 5000));
+      utimesSync(db, before.atimeMs / 1000, before.mtimeMs / 1000 + 5);
       const stale = await vlt(['coderag', 'status', '-C', ws.dir]);
       expect(stale.code).toBe(1);
       expect(stale.stderr).toMatch(/corrupt/);
@@ -163,7 +164,7 @@ describe('incremental indexing, locking and recovery', () => {
       const fd2 = openSync(db, 'r+');
       writeSync(fd2, bytes, 0, bytes.length, 0);
       closeSync(fd2);
-      utimesSync(db, before.atime, before.mtime);
+      utimesSync(db, before.atimeMs / 1000, before.mtimeMs / 1000);
     }
   });
 

@@ -104,8 +104,17 @@ export async function readIfExists(file: string): Promise<{ bytes: Uint8Array; i
   try {
     handle = await fsp.open(file, 'r');
     const st = await handle.stat();
-    const bytes = await handle.readFile();
-    return { bytes, identity: identityOf(st) };
+    // Read whole in as few reads as the system allows: FileHandle.readFile reads 512 KB at a
+    // time, one event-loop turn each, which doubled the time to read a 100 MB index. Writers
+    // replace the file by renaming, so the open file's size does not change under us.
+    const bytes = Buffer.allocUnsafe(st.size);
+    let at = 0;
+    while (at < st.size) {
+      const { bytesRead } = await handle.read(bytes, at, st.size - at, at);
+      if (bytesRead === 0) break;
+      at += bytesRead;
+    }
+    return { bytes: at === st.size ? bytes : bytes.subarray(0, at), identity: identityOf(st) };
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new VltError('IO', `could not read ${file}: ${errorMessage(e)}`, { path: file }, { cause: e });

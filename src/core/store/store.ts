@@ -183,10 +183,13 @@ export class IndexStore {
    * fresh database, explaining why in `rebuildReason`.
    */
   static async open(workspaceRoot: string, opts: OpenOptions): Promise<IndexStore> {
-    const SQL = await loadSqlJs();
     const logger = opts.logger ?? silentLogger;
     const root = path.resolve(workspaceRoot);
     const dir = path.join(root, VLT_DIR);
+    // A reader reads the file while the SQLite runtime compiles; a writer reads it under its lock.
+    const early = opts.mode === 'read' ? readIfExists(path.join(dir, INDEX_FILE)) : undefined;
+    early?.catch(() => undefined);
+    const SQL = await loadSqlJs();
     let lock: FileLock | undefined;
     if (opts.mode === 'write') {
       try {
@@ -202,7 +205,7 @@ export class IndexStore {
         const removed = await removeStaleTempFiles(dir);
         if (removed.length > 0) logger.info(`removed ${removed.length} leftover temporary file(s) from ${dir}`);
       }
-      await store.load();
+      await store.load(early);
     } catch (e) {
       store.close();
       throw e;
@@ -210,8 +213,8 @@ export class IndexStore {
     return store;
   }
 
-  private async load(): Promise<void> {
-    const file = await readIfExists(this.indexPath);
+  private async load(prefetched?: ReturnType<typeof readIfExists>): Promise<void> {
+    const file = await (prefetched ?? readIfExists(this.indexPath));
     let db: Database | undefined;
     if (file) {
       const attempt = openChecked(this.SQL, file.bytes, { version: SCHEMA_VERSION, tables: REQUIRED_TABLES });
