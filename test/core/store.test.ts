@@ -462,6 +462,35 @@ describe('large blobs beside index.db', () => {
     expect(r.getBlob('search')).toBeUndefined();
   });
 
+  it('skips the page-by-page check only for the very index.db its writer wrote', async () => {
+    const ws = tmpWorkspace();
+    const w = await open(ws, 'write');
+    w.replaceFile(fileInfo('a.go'), parsed('A'), ['1', '2']);
+    await w.commit();
+    w.close();
+    const db = path.join(ws, '.vlt', 'index.db');
+    const mark = path.join(ws, '.vlt', 'index.written');
+    const st = fs.statSync(db);
+    expect(fs.readFileSync(mark, 'utf8')).toBe(`${st.ino}:${st.size}:${st.mtimeMs}`);
+    // Damaged in place, its identity kept (a disk's fault, not a writer's): opened unchecked,
+    // as the trade-off says.
+    const bytes = fs.readFileSync(db);
+    const damaged = Uint8Array.from(bytes);
+    for (let i = 8192; i < 8192 * 2; i++) damaged[i] = (i * 31) & 0xff;
+    const fd = fs.openSync(db, 'r+');
+    fs.writeSync(fd, damaged, 0, damaged.length, 0);
+    fs.closeSync(fd);
+    fs.utimesSync(db, st.atimeMs / 1000, st.mtimeMs / 1000);
+    if (fs.statSync(db).mtimeMs === st.mtimeMs) await expect(open(ws, 'read')).resolves.toBeDefined();
+    // The same bytes as a file the writer did not write: checked, and refused.
+    fs.writeFileSync(db, damaged);
+    await expect(open(ws, 'read')).rejects.toThrow(/is corrupt/);
+    // No record at all: checked.
+    fs.writeFileSync(db, bytes);
+    fs.rmSync(mark);
+    await expect(open(ws, 'read')).resolves.toBeDefined();
+  });
+
   it('a reader whose file was pruned, or is the wrong size, gets no blob rather than an error', async () => {
     const ws = tmpWorkspace();
     const w = await open(ws, 'write');

@@ -17,6 +17,8 @@ export const EMBEDDINGS_SCHEMA_VERSION = 1;
 export const INDEX_FILE = 'index.db';
 export const EMBEDDINGS_FILE = 'embeddings.db';
 export const LOCK_FILE = 'index.lock';
+/** The identity of the index.db this index's writer last wrote (db-file.ts: its check is skipped). */
+export const WRITTEN_FILE = 'index.written';
 export const VLT_DIR = '.vlt';
 
 /*

@@ -24,7 +24,7 @@ import { VltError } from '../errors';
 import { silentLogger, type Logger } from '../ports';
 import type { ImportSpec, ParsedFile, SymbolRef } from '../types';
 import { removeStaleTempFiles, writeFileAtomic } from './atomic';
-import { identityOf, moveAside, openChecked, readIfExists } from './db-file';
+import { identityOf, moveAside, openChecked, readIfExists, recordWritten, writtenIdentity } from './db-file';
 import { EmbeddingStore } from './embedding-store';
 import * as files from './file-queries';
 import { tryLock, type FileLock } from './lock';
@@ -33,7 +33,7 @@ import { bytesOnDisk as totalBytes } from '../status';
 import { formatSidecarRef, parseSidecarRef, pruneSidecars, readSidecar, SIDECAR_KEYS, sidecarMeta, writeSidecar, type SidecarRef } from './sidecar';
 import { encodeRefsWithNames } from './refs-codec';
 import type { ChunkRow, FileInfo, FileRow, IndexableChunk, RefLocation, SkippedRow, SymbolRow } from './rows';
-import { EMBEDDINGS_FILE, INDEX_FILE, LOCK_FILE, PAGE_SIZE, REQUIRED_TABLES, SCHEMA_SQL, SCHEMA_VERSION, VLT_DIR } from './schema';
+import { EMBEDDINGS_FILE, INDEX_FILE, LOCK_FILE, PAGE_SIZE, REQUIRED_TABLES, SCHEMA_SQL, SCHEMA_VERSION, VLT_DIR, WRITTEN_FILE } from './schema';
 import { Connection, loadSqlJs, num, str, utf8Scratch } from './sqlite';
 import * as symbols from './symbol-queries';
 
@@ -217,7 +217,8 @@ export class IndexStore {
     const file = await (prefetched ?? readIfExists(this.indexPath));
     let db: Database | undefined;
     if (file) {
-      const attempt = openChecked(this.SQL, file.bytes, { version: SCHEMA_VERSION, tables: REQUIRED_TABLES });
+      const written = writtenIdentity(path.join(this.dir, WRITTEN_FILE)) === file.identity;
+      const attempt = openChecked(this.SQL, file.bytes, { version: SCHEMA_VERSION, tables: REQUIRED_TABLES, written });
       if (attempt.db) {
         db = attempt.db;
       } else if (this.mode === 'read') {
@@ -616,6 +617,7 @@ export class IndexStore {
     }
     this.loadedFromDisk = true;
     this.diskIdentity = await this.statIdentity();
+    recordWritten(path.join(this.dir, WRITTEN_FILE), this.diskIdentity);
     for (const key of written.keys()) this.pendingSidecars.delete(key);
     this.onCommitted?.();
     // The file before stays for a reader of the previous generation that has yet to read it.
