@@ -30,7 +30,7 @@ import * as files from './file-queries';
 import { tryLock, type FileLock } from './lock';
 import { RefPostings } from './postings';
 import { bytesOnDisk as totalBytes } from '../status';
-import { formatSidecarRef, parseSidecarRef, pruneSidecars, readSidecar, SIDECAR_KEYS, sidecarMeta, writeSidecar, type SidecarRef } from './sidecar';
+import { Blobs } from './blobs';
 import { encodeRefsWithNames } from './refs-codec';
 import type { ChunkRow, FileInfo, FileRow, IndexableChunk, RefLocation, SkippedRow, SymbolRow } from './rows';
 import { EMBEDDINGS_FILE, INDEX_FILE, LOCK_FILE, PAGE_SIZE, REQUIRED_TABLES, SCHEMA_SQL, SCHEMA_VERSION, VLT_DIR, WRITTEN_FILE } from './schema';
@@ -510,23 +510,20 @@ export class IndexStore {
     this.dirty = true;
   }
 
+  /** A large blob is written beside index.db at the commit (sidecar.ts). */
   setBlob(key: string, bytes: Uint8Array): void {
     this.assertWritable();
-    // A large blob is written beside index.db at the commit (sidecar.ts).
-    if (SIDECAR_KEYS.has(key)) this.pendingSidecars.set(key, bytes);
-    else this.conn.run('INSERT OR REPLACE INTO blobs(key, value) VALUES (?, ?)', [key, bytes]);
+    this.blobs.set(key, bytes);
     this.dirty = true;
   }
 
   deleteBlob(key: string): void {
     this.assertWritable();
-    if (SIDECAR_KEYS.has(key)) this.pendingSidecars.set(key, null);
-    else this.conn.run('DELETE FROM blobs WHERE key = ?', [key]);
+    this.blobs.delete(key);
     this.dirty = true;
   }
 
-  /** Sidecar blobs set or deleted since the last commit (null: deleted). */
-  private readonly pendingSidecars = new Map<string, Uint8Array | null>();
+  private readonly blobs = new Blobs(() => this.dir, () => this.conn, (key) => this.getMeta(key));
 
   setMeta(key: string, value: string): void {
     this.assertWritable();
@@ -579,15 +576,7 @@ export class IndexStore {
     // (and once for an index that has none yet); its generation says which state it is.
     const symbolsChanged = this.symbolsDirty || !this.hasBlob(SYMBOLS_BLOB);
     const symbolTable = symbolsChanged ? this.symbolTableWriter?.(generation) : undefined;
-    const sidecars = new Map(this.pendingSidecars);
-    if (symbolsChanged) sidecars.set(SYMBOLS_BLOB, symbolTable ?? null);
-    // Sidecar files first: index.db never names a file that is not complete.
-    const written = new Map<string, SidecarRef | null>();
-    const before = new Map<string, SidecarRef | undefined>();
-    for (const [key, blob] of sidecars) {
-      before.set(key, parseSidecarRef(this.getMeta(sidecarMeta(key))));
-      written.set(key, blob ? await writeSidecar(this.dir, key, generation, blob) : null);
-    }
+    const sidecars = await this.blobs.writeSidecars(generation, new Map(symbolsChanged ? [[SYMBOLS_BLOB, symbolTable ?? null]] : []));
     conn.transaction(() => {
       const set = conn.stmt('INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)');
       set.run(['generation', String(generation)]);
@@ -595,12 +584,7 @@ export class IndexStore {
       set.run(['next_file_id', String(this.nextFileId)]);
       set.run(['next_chunk_id', String(this.nextChunkId)]);
       if (symbolsChanged) set.run([SYMBOLS_GENERATION_META, String(generation)]);
-      for (const [key, ref] of written) {
-        // An index written before sidecars held the blob in its table: it goes now.
-        conn.run('DELETE FROM blobs WHERE key = ?', [key]);
-        if (ref) set.run([sidecarMeta(key), formatSidecarRef(ref)]);
-        else conn.run('DELETE FROM meta WHERE key = ?', [sidecarMeta(key)]);
-      }
+      sidecars.apply(conn);
     });
     // Free pages (left by moved blobs, re-parsed files) are dropped once they are a fifth of the file.
     const bytes = conn.export({ vacuumAbove: 0.2 });
@@ -618,10 +602,8 @@ export class IndexStore {
     this.loadedFromDisk = true;
     this.diskIdentity = await this.statIdentity();
     recordWritten(path.join(this.dir, WRITTEN_FILE), this.diskIdentity);
-    for (const key of written.keys()) this.pendingSidecars.delete(key);
+    sidecars.done();
     this.onCommitted?.();
-    // The file before stays for a reader of the previous generation that has yet to read it.
-    for (const [key, ref] of written) pruneSidecars(this.dir, key, [ref?.name, before.get(key)?.name].filter((n): n is string => n !== undefined));
   }
 
   /**
@@ -788,21 +770,13 @@ export class IndexStore {
 
   hasBlob(key: string): boolean {
     this.assertOpen();
-    const pending = this.pendingSidecars.get(key);
-    if (pending !== undefined) return pending !== null;
-    if (SIDECAR_KEYS.has(key) && this.getMeta(sidecarMeta(key)) !== undefined) return true;
-    return this.conn.first('SELECT 1 FROM blobs WHERE key = ?', [key]) !== undefined;
+    return this.blobs.has(key);
   }
 
   /** A blob; a sidecar blob whose file is gone (pruned after later commits) is none. */
   getBlob(key: string): Uint8Array | undefined {
     this.assertOpen();
-    const pending = this.pendingSidecars.get(key);
-    if (pending !== undefined) return pending ?? undefined;
-    const ref = SIDECAR_KEYS.has(key) ? parseSidecarRef(this.getMeta(sidecarMeta(key))) : undefined;
-    if (ref) return readSidecar(this.dir, ref);
-    const v = this.conn.first('SELECT value FROM blobs WHERE key = ?', [key])?.[0];
-    return v instanceof Uint8Array ? v : undefined;
+    return this.blobs.get(key);
   }
 
   getMeta(key: string): string | undefined {
@@ -823,8 +797,7 @@ export class IndexStore {
     for (const [reason, n] of c.all('SELECT reason, count(*) FROM skipped GROUP BY reason ORDER BY reason')) {
       skippedByReason[str(reason)] = num(n);
     }
-    let sidecarBytes = 0;
-    for (const key of SIDECAR_KEYS) sidecarBytes += parseSidecarRef(this.getMeta(sidecarMeta(key)))?.size ?? 0;
+    const sidecarBytes = this.blobs.sidecarBytes();
     const bytesOnDisk = totalBytes([this.indexPath, this.embeddingsPath], sidecarBytes);
     return {
       files: count('SELECT count(*) FROM files'),
