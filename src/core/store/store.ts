@@ -233,6 +233,7 @@ export class IndexStore {
       }
     }
     this.conn.close();
+    this.knownGeneration = undefined;
     if (db) {
       this.conn = new Connection(db, this.mode === 'write');
       this.loadedFromDisk = true;
@@ -287,8 +288,14 @@ export class IndexStore {
 
   /** Number of commits ever made to this index (0 before the first). */
   get generation(): number {
-    return Number(this.getMeta('generation') ?? 0) || 0;
+    // Asked for on every lookup of the index's state (once per symbol while tables are built):
+    // read once per loaded database and commit, not one query each time.
+    this.knownGeneration ??= Number(this.getMeta('generation') ?? 0) || 0;
+    return this.knownGeneration;
   }
+
+  /** The generation in meta, once read; forgotten whenever another database is loaded or committed. */
+  private knownGeneration: number | undefined;
 
   /** Whether there are mutations not yet written by {@link commit}. */
   get hasUnsavedChanges(): boolean {
@@ -586,6 +593,7 @@ export class IndexStore {
       if (symbolsChanged) set.run([SYMBOLS_GENERATION_META, String(generation)]);
       sidecars.apply(conn);
     });
+    this.knownGeneration = undefined;
     // Free pages (left by moved blobs, re-parsed files) are dropped once they are a fifth of the file.
     const bytes = conn.export({ vacuumAbove: 0.2 });
     // Cleared before the write so that mutations made while it is in flight stay pending.
