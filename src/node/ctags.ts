@@ -1,8 +1,8 @@
 /**
  * Universal Ctags as a provider of the navigation chain (`TagsProvider`): one `ctags` run
  * over the indexed files, its JSON output kept as a name → tags map, persisted under `.vlt/`
- * with the index generation it was made for, so that later processes reuse it until the index
- * changes.
+ * with the index generation it was made for (ctags-cache.ts), so that later processes reuse it
+ * until the index changes, and a one-shot command reads only the names it looks up.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs/promises';
@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import type { Tag, TagsProvider } from '../core/intel/navigate';
 import type { Logger } from '../core/ports';
 import { writeFileAtomic } from '../core/store/atomic';
+import { encodeTags, readAllTags, readTagsIndex, readTagsOf, TAGS_CACHE_FILE, type TagsIndex } from './ctags-cache';
 
 export interface CtagsOptions {
   root: string;
@@ -29,14 +30,8 @@ export interface CtagsOptions {
   trusted?: boolean;
 }
 
-const CACHE_FILE = 'ctags.json';
-const CACHE_VERSION = 1;
-
-interface CacheFile {
-  version: number;
-  generation: number;
-  tags: Tag[];
-}
+/** The cache of an earlier layout (one JSON document), removed when the new one is written. */
+const OLD_CACHE_FILE = 'ctags.json';
 
 /** Runs `ctags --version` once: is it Universal Ctags (the only one with JSON output)? */
 async function probe(command: string): Promise<string | undefined> {
@@ -96,8 +91,25 @@ export class CtagsProvider implements TagsProvider {
   }
 
   async lookup(name: string): Promise<Tag[]> {
+    const gen = this.opts.generation();
+    // Before every tag is loaded (a one-shot command, a warm-up still under way), a name is
+    // read from the cache file alone when it was made for this generation.
+    if (!(this.byName && this.builtFor === gen) && !this.building) {
+      const found = await this.lookupCached(gen, name);
+      if (found) return found;
+    }
     const map = await this.tags();
     return map.get(name) ?? [];
+  }
+
+  /** The cache file's first line, read once per generation. */
+  private cachedIndex: { gen: number; index: Promise<TagsIndex | undefined> } | undefined;
+
+  private async lookupCached(gen: number, name: string): Promise<Tag[] | undefined> {
+    if (this.cachedIndex?.gen !== gen) this.cachedIndex = { gen, index: readTagsIndex(this.cachePath()) };
+    const index = await this.cachedIndex.index;
+    if (!index || index.generation !== gen) return undefined;
+    return readTagsOf(this.cachePath(), index, name);
   }
 
   private async tags(): Promise<Map<string, Tag[]>> {
@@ -109,35 +121,31 @@ export class CtagsProvider implements TagsProvider {
   }
 
   private cachePath(): string {
-    return path.join(this.opts.root, '.vlt', CACHE_FILE);
+    return path.join(this.opts.root, '.vlt', TAGS_CACHE_FILE);
   }
 
   private async load(gen: number, pause?: () => Promise<void>): Promise<Map<string, Tag[]>> {
-    let tags: Tag[] | undefined;
-    try {
-      const text = await fs.readFile(this.cachePath(), 'utf8');
-      await pause?.();
-      const cached = JSON.parse(text) as CacheFile;
-      if (cached.version === CACHE_VERSION && cached.generation === gen && Array.isArray(cached.tags)) tags = cached.tags;
-    } catch {
-      // No cache, or an unreadable one: run ctags.
-    }
-    if (!tags) {
-      tags = await this.run();
+    await pause?.();
+    // No cache of this generation, or an unreadable one: run ctags.
+    const cached = await readAllTags(this.cachePath());
+    let map = cached?.generation === gen ? cached.byName : undefined;
+    if (!map) {
+      const tags = await this.run();
+      map = new Map<string, Tag[]>();
+      for (const t of tags) {
+        let list = map.get(t.name);
+        if (!list) map.set(t.name, (list = []));
+        list.push(t);
+      }
       try {
-        const body: CacheFile = { version: CACHE_VERSION, generation: gen, tags };
-        await writeFileAtomic(this.cachePath(), Buffer.from(JSON.stringify(body)));
+        await writeFileAtomic(this.cachePath(), encodeTags(gen, map));
+        this.cachedIndex = undefined;
+        await fs.rm(path.join(this.opts.root, '.vlt', OLD_CACHE_FILE), { force: true });
       } catch (e) {
         this.opts.logger.debug(`ctags: cannot cache tags: ${String(e)}`);
       }
     }
     await pause?.();
-    const map = new Map<string, Tag[]>();
-    for (const t of tags) {
-      let list = map.get(t.name);
-      if (!list) map.set(t.name, (list = []));
-      list.push(t);
-    }
     this.byName = map;
     this.builtFor = gen;
     return map;
