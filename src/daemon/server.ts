@@ -310,8 +310,7 @@ class Daemon {
     } finally {
       this.attached.delete(socket);
       this.sessions--;
-      this.lastActivity = Date.now();
-      if (this.active === 0 && this.sessions === 0) for (const wake of this.idle.splice(0)) wake();
+      this.finished();
     }
   }
 
@@ -364,8 +363,7 @@ class Daemon {
       if (shared) this.editorsShared--;
       this.editors--;
       this.sessions--;
-      this.lastActivity = Date.now();
-      if (this.active === 0 && this.sessions === 0) for (const wake of this.idle.splice(0)) wake();
+      this.finished();
     }
   }
 
@@ -419,8 +417,7 @@ class Daemon {
     } finally {
       await endpoint?.close().catch(() => undefined);
       this.sessions--;
-      this.lastActivity = Date.now();
-      if (this.active === 0 && this.sessions === 0) for (const wake of this.idle.splice(0)) wake();
+      this.finished();
     }
   }
 
@@ -441,11 +438,16 @@ class Daemon {
     } finally {
       this.logger.debug(`daemon: ${argv.join(' ').slice(0, 200)} → ${code} in ${(performance.now() - t0).toFixed(1)} ms`);
       this.active--;
-      this.lastActivity = Date.now();
       send(socket, { t: 'exit', code });
       socket.end();
-      if (this.active === 0 && this.sessions === 0) for (const wake of this.idle.splice(0)) wake();
+      this.finished();
     }
+  }
+
+  /** A command or session ended: the idle clock restarts, and a stop waiting for the last one goes on. */
+  private finished(): void {
+    this.lastActivity = Date.now();
+    if (this.active === 0 && this.sessions === 0) for (const wake of this.idle.splice(0)) wake();
   }
 
   /**
