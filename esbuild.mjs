@@ -20,16 +20,29 @@ const node = {
   external: ['vscode'],
 };
 
+// gpt-tokenizer is half the CLI's code (its o200k tables, 3.4 MB). Only budgets for a model
+// use it, and load it on first use, so it is a bundle of its own (dist/tokenizer.js) that the
+// CLI and the extension require when asked: every other command no longer reads and compiles it.
+const tokenizerApart = {
+  name: 'tokenizer-apart',
+  setup(b) {
+    b.onResolve({ filter: /^gpt-tokenizer$/ }, () => ({ path: 'gpt-tokenizer', namespace: 'tokenizer-apart' }));
+    b.onLoad({ filter: /.*/, namespace: 'tokenizer-apart' }, () => ({ contents: "module.exports = require('./tokenizer.js');", loader: 'js' }));
+    b.onResolve({ filter: /^\.\/tokenizer\.js$/, namespace: 'tokenizer-apart' }, () => ({ path: './tokenizer.js', external: true }));
+  },
+};
+
 const entries = [
   // The `vlt` program is a thin front (cli.js: --version, --help, forwarding to the workspace
   // daemon) and the full CLI it loads only to run a command itself (cli-main.js).
   { ...node, entryPoints: { cli: 'src/cli/front.ts' }, outdir: out, banner: { js: '#!/usr/bin/env node' } },
-  { ...node, entryPoints: { 'cli-main': 'src/cli/main.ts' }, outdir: out },
+  { ...node, entryPoints: { 'cli-main': 'src/cli/main.ts' }, outdir: out, plugins: [tokenizerApart] },
+  { ...node, entryPoints: { tokenizer: 'gpt-tokenizer' }, outdir: out },
   // `vlt coderag status` from the index's summary, without the full CLI (src/cli/status-fast.ts).
   { ...node, entryPoints: { 'status-fast': 'src/cli/status-fast.ts' }, outdir: out },
   { ...node, entryPoints: { 'parse-worker': 'src/core/parse/worker.ts' }, outdir: out },
 ];
-if (existsSync('src/vscode/extension.ts')) entries.push({ ...node, entryPoints: { extension: 'src/vscode/extension.ts' }, outdir: out });
+if (existsSync('src/vscode/extension.ts')) entries.push({ ...node, entryPoints: { extension: 'src/vscode/extension.ts' }, outdir: out, plugins: [tokenizerApart] });
 if (existsSync('webview/main.ts')) entries.push({ bundle: true, platform: 'browser', format: 'iife', target: 'es2022', entryPoints: { webview: 'webview/main.ts' }, outdir: out, sourcemap: true });
 // The chat: one bundle for the VS Code view and the browser page; minified, it is measured against its size budget.
 if (existsSync('webview/chat/main.ts')) entries.push({ bundle: true, minify: true, platform: 'browser', format: 'iife', target: 'es2022', entryPoints: { chat: 'webview/chat/main.ts' }, outdir: out, sourcemap: true, legalComments: 'none' });

@@ -1,5 +1,5 @@
 /**
- * Loads the full CLI bundle (cli-main.js, 8.6 MB) with V8's code cache: compiling it takes
+ * Loads the full CLI bundle (cli-main.js, 4.6 MB) with V8's code cache: compiling it takes
  * about 150 ms on every command that runs in its own process, about 50 ms with the cache. The
  * cache lives in the user's cache folder (`$XDG_CACHE_HOME/vlt`, else `~/.cache/vlt`), one file
  * per build of the bundle and Node version, written after the first load; a cache V8 rejects,

@@ -44,6 +44,10 @@ describe('architecture', () => {
     const bundled = new Set([...text.matchAll(/^\/\/ node_modules\/((?:@[^/]+\/)?[^/]+)\//gm)].map((m) => m[1]));
     expect(bundled.size).toBeGreaterThan(10);
     for (const pkg of ['vscode-languageclient', 'marked', 'dompurify', 'highlight.js', '@vscode/test-electron']) expect(bundled.has(pkg), pkg).toBe(false);
+    // The tokenizer's tables are a bundle of their own, required on first use.
+    expect(bundled.has('gpt-tokenizer')).toBe(false);
+    expect(text).toContain('require("./tokenizer.js")');
+    expect(existsSync(path.join(root, 'dist/tokenizer.js'))).toBe(true);
   });
 
   it('the front (dist/cli.js, loaded by every `vlt` command) bundles no package and no engine code', () => {

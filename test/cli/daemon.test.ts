@@ -30,7 +30,7 @@ function install(): Install {
   const dir = tempDir('vlt-install-');
   const dist = path.join(dir, 'dist');
   mkdirSync(dist);
-  for (const f of ['cli.js', 'cli-main.js', 'status-fast.js', 'help.json', 'parse-worker.js']) copyFileSync(path.join(ROOT, 'dist', f), path.join(dist, f));
+  for (const f of ['cli.js', 'cli-main.js', 'status-fast.js', 'help.json', 'parse-worker.js', 'tokenizer.js']) copyFileSync(path.join(ROOT, 'dist', f), path.join(dist, f));
   for (const d of ['wasm', 'queries']) symlinkSync(path.join(ROOT, 'dist', d), path.join(dist, d));
   symlinkSync(path.join(ROOT, 'prompts'), path.join(dir, 'prompts'));
   symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
