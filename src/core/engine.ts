@@ -196,12 +196,18 @@ export class Engine {
     return Engine.open(root, deps, 'read');
   }
 
+  /**
+   * The search index from its snapshot, opened by range (posting lists are read as queries ask
+   * for them), else built from the stored chunks. An index replaced later is not closed: a query
+   * may still hold it; its file is released when it is collected.
+   */
   private static loadSearchIndex(store: IndexStore, dims: number | undefined, logger: Logger): SearchIndex {
-    const blob = store.getBlob('search');
-    if (blob) {
+    const source = store.openBlob('search');
+    if (source) {
       try {
-        const idx = SearchIndex.deserialize(blob);
+        const idx = SearchIndex.open(source);
         if (idx.dimensions === dims) return idx;
+        idx.close();
       } catch (e) {
         logger.warn(`search snapshot unreadable (${(e as Error).message}); rebuilding it from the stored chunks`);
       }
@@ -762,6 +768,7 @@ export class Engine {
     this.pool = undefined;
     await this.threadPool?.close();
     this.threadPool = undefined;
+    this.loadedSearchIndex?.close();
     this.store.close(opts);
   }
 }

@@ -18,6 +18,7 @@ import {
   encodeRefs,
   encodeRefsWithNames,
   loadSqlJs,
+  readRange,
   type FileInfo,
 } from '../../src/core/store/store';
 import type { ParsedFile, SymbolRef } from '../../src/core/types';
@@ -502,6 +503,39 @@ describe('large blobs beside index.db', () => {
     expect(r.getBlob('search')).toBeUndefined();
     fs.rmSync(path.join(ws, '.vlt', name!));
     expect(r.getBlob('search')).toBeUndefined();
+  });
+
+  it('opens a blob to be read by range: a sidecar stays readable once pruned, until it is closed', async () => {
+    const ws = tmpWorkspace();
+    const w = await open(ws, 'write');
+    const bytes = Uint8Array.from({ length: 64 }, (_, i) => i);
+    w.setBlob('search', bytes);
+    w.setBlob('small', new Uint8Array([9, 8]));
+    // Before the commit: the pending bytes.
+    expect(readRange(w.openBlob('search')!, 60, 4)).toEqual(new Uint8Array([60, 61, 62, 63]));
+    await w.commit();
+    const r = await open(ws, 'read');
+    const source = r.openBlob('search')!;
+    expect(source.byteLength).toBe(64);
+    const [first] = sidecars(ws, 'search');
+    // Two commits later the writer prunes the file; the open source still reads it.
+    for (let i = 0; i < 2; i++) {
+      w.setBlob('search', new Uint8Array([i]));
+      await w.commit();
+    }
+    expect(sidecars(ws, 'search')).not.toContain(first);
+    expect(readRange(source, 10, 3)).toEqual(new Uint8Array([10, 11, 12]));
+    expect(() => readRange(source, 62, 4)).toThrow(/past the end/);
+    source.close();
+    expect(() => readRange(source, 0, 1)).toThrow(/closed/);
+    // A blob of the table is read from memory; a missing one is none.
+    expect(readRange(r.openBlob('small')!, 0, 2)).toEqual(new Uint8Array([9, 8]));
+    expect(r.openBlob('absent')).toBeUndefined();
+    // A file of the wrong size is none, as for getBlob.
+    expect(await r.reload()).toBe(true);
+    const [name] = sidecars(ws, 'search').slice(-1);
+    fs.writeFileSync(path.join(ws, '.vlt', name!), new Uint8Array(5));
+    expect(r.openBlob('search')).toBeUndefined();
   });
 
   it('reads an index that still holds the snapshot in its table, and moves it out at the next commit', async () => {

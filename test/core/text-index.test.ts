@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CodeTextIndex } from '../../src/core/search/text-index';
+import { memorySource } from '../../src/core/store/byte-source';
 import { SearchIndex } from '../../src/core/search/orama-index';
 import { identifierParts, tokenize, tokenizeQuery } from '../../src/core/search/tokenizer';
 
@@ -124,11 +125,9 @@ describe('CodeTextIndex', () => {
     for (const t of terms) expect(loaded.search([t]), t).toEqual(idx.search([t]));
     for (const t of terms) expect(loaded.docFrequency(t, 'body'), t).toBe(idx.docFrequency(t, 'body'));
     expect(loaded.groupMasks([['zebra'], ['apple', 'kiwi'], ['absent']])).toEqual(idx.groupMasks([['zebra'], ['apple', 'kiwi'], ['absent']]));
-    // Written again unchanged, and as the earlier "VTI2" layout (terms in any order): the same answers.
+    // Written again unchanged, and read from memory or by range: the same answers.
     const again = loaded.serialize();
-    const v2 = again.slice();
-    new DataView(v2.buffer, v2.byteOffset).setUint32(0, 0x56544933, true);
-    for (const copy of [CodeTextIndex.deserialize(again), CodeTextIndex.deserialize(v2)]) for (const t of terms) expect(copy.search([t]), t).toEqual(idx.search([t]));
+    for (const copy of [CodeTextIndex.deserialize(again), CodeTextIndex.open(memorySource(again))]) for (const t of terms) expect(copy.search([t]), t).toEqual(idx.search([t]));
     // New documents after the load: old and new terms alike.
     for (const i of [idx, loaded]) {
       i.add(4, { body: ['apple', 'aardvark'] });
@@ -139,16 +138,78 @@ describe('CodeTextIndex', () => {
     for (const t of [...terms, 'aardvark']) expect(reloaded.search([t]), t).toEqual(idx.search([t]));
   });
 
+  it('reads snapshots of the earlier in-place layouts ("VTI3", and "VTI2" with terms unsorted)', () => {
+    // The documents of the test above, slot 1 with a name field, written by the "VTI3" layout.
+    const v3 = Buffer.from('NElUVgQAAAAHAAAAAwAAACoAAAADAAAABAAAAFp1bHUKYXBwbGUKYmFuYW5hCmtpd2kKbWFuZ28KemVicmEKw6ljbGFpcgAAAAAAAAEAAAACAAAAAQAAAAAAAAAAAAAAAQAAAAAAAAAAAAAAAAAAAAAAAAACAAAAAQAAAAEAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAKAAAAAAAAAAMAAAAEAAAAAwAAAAIAAAABAAAAAQAAAAQAAAAAAAAAAQAAAAEAAAABAAAAAgAAAAIAAAABAAAAAgAAAAEAAAABAAAAAgAAAAAAAAABAAAABAAAAAAAAAABAAAAAgAAAAIAAAACAAAAAQAAAAEAAAA=', 'base64');
+    const want = new CodeTextIndex();
+    const docs: Array<[number, string[]]> = [
+      [0, ['zebra', 'apple', 'mango']],
+      [1, ['apple', 'kiwi', 'Zulu', 'éclair']],
+      [2, ['banana', 'zebra', 'zebra']],
+    ];
+    for (const [slot, body] of docs) want.add(slot, { body, name: slot === 1 ? ['kiwi'] : [] });
+    const v2 = new Uint8Array(v3);
+    new DataView(v2.buffer, v2.byteOffset).setUint32(0, 0x56544933, true);
+    const terms = ['zebra', 'apple', 'mango', 'kiwi', 'Zulu', 'éclair', 'banana', 'absent'];
+    for (const bytes of [new Uint8Array(v3), v2]) {
+      for (const copy of [CodeTextIndex.deserialize(bytes), CodeTextIndex.open(memorySource(bytes))]) {
+        for (const t of terms) expect(copy.search([t]), t).toEqual(want.search([t]));
+        // Written again, it is in the ranged layout, with the same answers.
+        const again = CodeTextIndex.deserialize(copy.serialize());
+        for (const t of terms) expect(again.search([t]), t).toEqual(want.search([t]));
+      }
+    }
+  });
+
+  it('opened by range, reads only the head and the lists of the terms asked for', () => {
+    const big = new CodeTextIndex();
+    corpus(2000).forEach((d, i) => big.add(i, d));
+    const bytes = big.serialize();
+    const reads: Array<[number, number]> = [];
+    const inner = memorySource(bytes);
+    let closed = false;
+    const counting = { byteLength: inner.byteLength, readInto: (t: Uint8Array, at: number) => (reads.push([at, t.byteLength]), inner.readInto(t, at)), close: () => (closed = true) };
+    const idx = CodeTextIndex.open(counting);
+    const opened = reads.reduce((n, [, len]) => n + len, 0);
+    expect(opened).toBeLessThan(bytes.byteLength / 3);
+    expect(idx.search(['w1', 'w2'])).toEqual(big.search(['w1', 'w2']));
+    // One read per term, and none for a term asked again.
+    expect(reads.length).toBe(2 + 2);
+    idx.search(['w1']);
+    expect(reads.length).toBe(4);
+    // A change reads the rest in one go and lets the source go.
+    idx.add(2000, { body: ['w1', 'fresh'] });
+    big.add(2000, { body: ['w1', 'fresh'] });
+    idx.serialize();
+    expect(closed).toBe(true);
+    for (const t of ['w1', 'w3', 'fresh']) expect(idx.search([t]), t).toEqual(big.search([t]));
+  });
+
   it('rejects damaged snapshots', () => {
     const bytes = build().serialize();
     expect(() => CodeTextIndex.deserialize(bytes.subarray(0, 40))).toThrow();
     const bad = bytes.slice();
     bad[0] = 0;
     expect(() => CodeTextIndex.deserialize(bad)).toThrow(/snapshot/);
+    // A body cut short: the head says where it ends.
+    expect(() => CodeTextIndex.open(memorySource(bytes.subarray(0, bytes.byteLength - 4)))).toThrow(/truncated/);
   });
 });
 
 describe('SearchIndex (Orama with the code text component)', () => {
+  it('reads a snapshot of version 1 (one v8 document, the text index inside) and writes version 2', () => {
+    // Chunks 10 (time/format.go ParseDuration), 11 (removed) and 12 (time/sleep.go Sleep).
+    const v1 = new Uint8Array(Buffer.from('/w9vIgF2SQIiCmRpbWVuc2lvbnNJACIDcmF3byIXaW50ZXJuYWxEb2N1bWVudElEU3RvcmVvIg5pbnRlcm5hbElkVG9JZEEDIgIxMCICMTEiAjEyJAADewEiBWluZGV4byIEYmFzZW8iB2luZGV4ZXNvIgRwYXRobyIEdHlwZSIFUmFkaXgiBG5vZGVvIgF3IgAiAXMiACIBZUYiAWsiACIBZEEAJAAAIgFjQQAkAAB7BiIHaXNBcnJheUZ7AyIEbmFtZW8iBHR5cGUiBVJhZGl4IgRub2RlbyIBdyIAIgFzIgAiAWVGIgFrIgAiAWRBACQAACIBY0EAJAAAewYiB2lzQXJyYXlGewMiA3NpZ28iBHR5cGUiBVJhZGl4IgRub2RlbyIBdyIAIgFzIgAiAWVGIgFrIgAiAWRBACQAACIBY0EAJAAAewYiB2lzQXJyYXlGewMiBGJvZHlvIgR0eXBlIgVSYWRpeCIEbm9kZW8iAXciACIBcyIAIgFlRiIBayIAIgFkQQAkAAAiAWNBACQAAHsGIgdpc0FycmF5RnsDIghsYW5ndWFnZW8iBHR5cGUiBEZsYXQiBG5vZGVvIhJudW1iZXJUb0RvY3VtZW50SWRBAUECIgJnb0ECSQJJBiQAAiQAAiQAAXsBIgdpc0FycmF5RnsDIgRraW5kbyIEdHlwZSIERmxhdCIEbm9kZW8iEm51bWJlclRvRG9jdW1lbnRJZEEBQQIiCGZ1bmN0aW9uQQJJAkkGJAACJAACJAABewEiB2lzQXJyYXlGewN7BiINdmVjdG9ySW5kZXhlc297ACIUc2VhcmNoYWJsZVByb3BlcnRpZXNBBiIEcGF0aCIEbmFtZSIDc2lnIgRib2R5IghsYW5ndWFnZSIEa2luZCQABiIdc2VhcmNoYWJsZVByb3BlcnRpZXNXaXRoVHlwZXNvIgRwYXRoIgZzdHJpbmciBG5hbWUiBnN0cmluZyIDc2lnIgZzdHJpbmciBGJvZHkiBnN0cmluZyIIbGFuZ3VhZ2UiBGVudW0iBGtpbmQiBGVudW17BiILZnJlcXVlbmNpZXNvIgRwYXRob3sAIgRuYW1lb3sAIgNzaWdvewAiBGJvZHlvewB7BCIQdG9rZW5PY2N1cnJlbmNlc28iBHBhdGhvewAiBG5hbWVvewAiA3NpZ297ACIEYm9keW97AHsEIg5hdmdGaWVsZExlbmd0aG8iBHBhdGhJACIEbmFtZUkAIgNzaWdJACIEYm9keUkAewQiDGZpZWxkTGVuZ3Roc28iBHBhdGhvewAiBG5hbWVvewAiA3NpZ297ACIEYm9keW97AHsEewgiBHRleHRcAaAENElUVgQAAAALAAAAAgAAAEoAAAACAAAABAAAAGR1cmF0aW9uCmVycm9yCmZvcm1hdApmdW5jCmdvCnBhcnNlCnBhcnNlZHVyYXRpb24KcGFyc2VzCnNsZWVwCnN0cmluZwp0aW1lAAABAAAAAwAAAAQAAAAAAAAAAwAAAAEAAAACAAAAAQAAAAEAAAAAAAAAAAAAAAAAAAAAAAAAAgAAAAEAAAABAAAAAgAAAAEAAAABAAAAAAAAAAIAAAADAAAAAQAAAAAAAAAAAAAABgAAAAAAAAADAAAAAwAAAAAAAAAAAAAAAgAAAAEAAAABAAAAAAAAAAQAAAABAAAAAQAAAAMAAAABAAAAAAAAAAAAAAAAAAAAAgAAAAMAAAABAAAAAAAAAAQAAAABAAAAAQAAAAMAAAABAAAACgAAAAAAAAAHAAAAAwAAAAQAAAABAAAAAgAAAAMAAAABAAAAAgAAAAEAAAABAAAAAAAAAAQAAAABAAAAAQAAAAMAAAABAAAAAAAAAAIAAAABAAAAAQAAAAIAAAABAAAAAQAAAAAAAAACAAAAAwAAAAEAAAACAAAAAQAAAAEAAAAAAAAABQAAAAAAAAAEAAAAAQAAAAIAAAABAAAAAQAAAAAAAAAAAAAAAAAAAAAAAAACAAAAAQAAAAEAAAAAAAAAAgAAAAEAAAABAAAAAgAAAAMAAAABAAAAAgAAAAEAAAABAAAAAAAAAHsCIgRkb2NzbyIEZG9jc29JAm8iAmlkIgIxMCIEcGF0aCIOdGltZS9mb3JtYXQuZ28iCGxhbmd1YWdlIgJnbyIEa2luZCIIZnVuY3Rpb257BEkGbyICaWQiAjEyIgRwYXRoIg10aW1lL3NsZWVwLmdvIghsYW5ndWFnZSICZ28iBGtpbmQiCGZ1bmN0aW9uewR7AiIFY291bnRJBHsCIgdzb3J0aW5nbyIHZW5hYmxlZEZ7ASIHcGlubmluZ28iBXJ1bGVzQQAkAAB7ASIIbGFuZ3VhZ2UiB2VuZ2xpc2h7BnsD', 'base64'));
+    const idx = SearchIndex.deserialize(v1);
+    expect(idx.searchText('parse duration', { limit: 5 }).map((h) => h.id)).toEqual([10, 12]);
+    expect(idx.docMeta(12)).toMatchObject({ path: 'time/sleep.go', language: 'go', kind: 'function' });
+    const v2 = idx.serialize();
+    expect(new DataView(v2.buffer, v2.byteOffset).getUint32(0, true)).toBe(0x32535356);
+    const again = SearchIndex.deserialize(v2);
+    expect(again.searchText('parse duration', { limit: 5 })).toEqual(idx.searchText('parse duration', { limit: 5 }));
+    expect(again.has(11)).toBe(false);
+  });
+
   it('indexes, filters by language, removes and reloads', () => {
     const idx = SearchIndex.create();
     idx.add({ id: 10, path: 'time/format.go', language: 'go', kind: 'function', name: 'ParseDuration', sig: 'func ParseDuration(s string) (Duration, error)', body: 'parses a duration string' });

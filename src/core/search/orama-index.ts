@@ -20,6 +20,7 @@ import {
 } from '@orama/orama';
 import { index as oramaIndex, documentsStore as oramaDocuments } from '@orama/orama/components';
 import { serialize as v8serialize, deserialize as v8deserialize } from 'node:v8';
+import { memorySource, readRange, type ByteSource } from '../store/byte-source';
 import { CodeTextIndex, TEXT_FIELDS, type TextField } from './text-index';
 import { tokenize, tokenizePath, tokenizeQuery } from './tokenizer';
 
@@ -53,6 +54,8 @@ type CodeIndexStore = ReturnType<typeof oramaIndex.create> & { text: CodeTextInd
 export const LONG_QUERY_TERMS = 12;
 
 const TEXT_FIELD_SET = new Set<string>(TEXT_FIELDS);
+/** "VSS2": a search snapshot of version 2 (see {@link SearchIndex.serialize}); version 1 is one v8 document. */
+const SNAPSHOT_MAGIC = 0x32535356;
 
 function fieldTokens(prop: string, value: string): string[] {
   return prop === 'path' ? tokenizePath(value) : tokenize(value);
@@ -96,14 +99,17 @@ function codeIndexComponent(): IIndex<CodeIndexStore> {
       return hits.map((h): [number, number] => [h.slot, h.score]);
     },
     save(store) {
-      // Vectors are not part of the snapshot: they are reloaded from the embedding cache.
+      // Vectors are not part of the snapshot: they are reloaded from the embedding cache. The
+      // text index is not either: SearchIndex.serialize writes it after Orama's part, to be
+      // read by range.
       const vectorless = { ...store, vectorIndexes: emptyVectorIndexes(store) };
-      return { base: base.save(vectorless as never), text: store.text.serialize() } as never;
+      return { base: base.save(vectorless as never) } as never;
     },
     load(shared, raw) {
-      const r = raw as { base: unknown; text: Uint8Array };
+      const r = raw as { base: unknown; text?: Uint8Array };
       const store = base.load(shared, r.base) as CodeIndexStore;
-      store.text = CodeTextIndex.deserialize(r.text);
+      // A snapshot of version 1 holds the text index inside; version 2 sets it after the load.
+      store.text = r.text ? CodeTextIndex.deserialize(r.text) : new CodeTextIndex();
       return store;
     },
   };
@@ -320,19 +326,66 @@ export class SearchIndex {
     return this.parts.vectors?.vectors.size ?? 0;
   }
 
-  /** A binary snapshot for persistence (vectors excluded). */
+  /**
+   * A binary snapshot for persistence (vectors excluded): "VSS2", the byte length of Orama's
+   * part, Orama's part (documents, ids and the flat indexes, v8-serialised), padding to 4
+   * bytes, then the text index's snapshot, which {@link open} reads by range.
+   */
   serialize(): Uint8Array {
-    const raw = save(this.db) as unknown;
-    return v8serialize({ v: 1, dimensions: this.dimensions ?? 0, raw });
+    const orama = v8serialize({ v: 2, dimensions: this.dimensions ?? 0, raw: save(this.db) as unknown });
+    const text = this.store.text.serialize();
+    const textAt = 8 + Math.ceil(orama.byteLength / 4) * 4;
+    const out = new Uint8Array(textAt + text.byteLength);
+    const view = new DataView(out.buffer);
+    view.setUint32(0, SNAPSHOT_MAGIC, true);
+    view.setUint32(4, orama.byteLength, true);
+    out.set(orama, 8);
+    out.set(text, textAt);
+    return out;
   }
 
   static deserialize(bytes: Uint8Array): SearchIndex {
-    const snap = v8deserialize(bytes) as { v: number; dimensions: number; raw: unknown };
-    if (snap.v !== 1) throw new Error(`search snapshot version ${snap.v} is not supported`);
-    const dims = snap.dimensions || undefined;
+    return SearchIndex.open(memorySource(bytes));
+  }
+
+  /**
+   * Opens a snapshot: Orama's part and the text index's head now, posting lists as queries ask
+   * for them, so `source` stays open until {@link close} (or until the text index has read all
+   * of it). A snapshot of version 1 (one v8 document) is read whole.
+   */
+  static open(source: ByteSource): SearchIndex {
+    try {
+      const head = readRange(source, 0, Math.min(8, source.byteLength));
+      const view = new DataView(head.buffer);
+      if (head.byteLength < 8 || view.getUint32(0, true) !== SNAPSHOT_MAGIC) {
+        const snap = v8deserialize(readRange(source, 0, source.byteLength)) as { v: number; dimensions: number; raw: unknown };
+        source.close();
+        if (snap.v !== 1) throw new Error(`search snapshot version ${snap.v} is not supported`);
+        return SearchIndex.fromOrama(snap.dimensions, snap.raw);
+      }
+      const oramaBytes = view.getUint32(4, true);
+      if (8 + oramaBytes > source.byteLength) throw new Error('search snapshot is truncated');
+      const snap = v8deserialize(readRange(source, 8, oramaBytes)) as { v: number; dimensions: number; raw: unknown };
+      if (snap.v !== 2) throw new Error(`search snapshot version ${snap.v} is not supported`);
+      const idx = SearchIndex.fromOrama(snap.dimensions, snap.raw);
+      idx.store.text = CodeTextIndex.open(source, 8 + Math.ceil(oramaBytes / 4) * 4);
+      return idx;
+    } catch (e) {
+      source.close();
+      throw e;
+    }
+  }
+
+  private static fromOrama(dimensions: number, raw: unknown): SearchIndex {
+    const dims = dimensions || undefined;
     const db = createOrama(dims);
-    load(db, snap.raw as never);
+    load(db, raw as never);
     return new SearchIndex(db, dims);
+  }
+
+  /** Releases the snapshot file of an index that is done with (see {@link CodeTextIndex.close}). */
+  close(): void {
+    this.store.text.close();
   }
 
   /** Chunks whose name or body contains `term` (an index term, as the tokenizer makes them). */

@@ -5,10 +5,13 @@
  *
  * Why not Orama's default index: on the Go standard library (42K chunks) it inserts at
  * ~3K chunks/s, answers common-term queries in 50-80 ms, and its snapshot takes ~6 s and
- * 2.3 GB to load. Here postings are flat `(slot, tf)` integer pairs; a snapshot is one
- * Uint32Array whose posting lists are used in place (zero-copy), each taken from it the first
- * time its term is asked for, so reopening costs O(vocabulary), not O(postings).
+ * 2.3 GB to load. Here postings are flat `(slot, tf)` integer pairs. A snapshot is read by
+ * range (a {@link ByteSource}: the sidecar file, held open): its head (the vocabulary, field
+ * lengths, and where each term's lists lie) when it is opened, and a term's posting lists the
+ * first time the term is asked for, so reopening costs the vocabulary, not the postings (25 of
+ * the 28 MB on the Go standard library, of which a query reads a few terms).
  */
+import { memorySource, type ByteSource } from '../store/byte-source';
 
 export const TEXT_FIELDS = ['name', 'path', 'sig', 'body'] as const;
 export type TextField = (typeof TEXT_FIELDS)[number];
@@ -38,7 +41,11 @@ const B = 0.75;
 const MAGIC_V1 = 0x56544932;
 const MAGIC_V2 = 0x56544933;
 /** "VTI3": the VTI2 layout with the vocabulary in sorted order. */
-const MAGIC = 0x56544934;
+const MAGIC_V3 = 0x56544934;
+/** "VTI4": a head read at open, and a body of posting lists read by range, one term at a time. */
+const MAGIC = 0x56544935;
+/** Words before the vocabulary in a VTI4 snapshot. */
+const HEADER_WORDS = 8;
 /** Compact in place once dead documents are this share of all documents held (and at least {@link COMPACT_MIN}). */
 const COMPACT_RATIO = 0.25;
 const COMPACT_MIN = 256;
@@ -68,10 +75,10 @@ export class CodeTextIndex {
   private stampCounter = 0;
   /**
    * The snapshot this index was loaded from, while its posting lists have not all been read:
-   * a term's list is taken from it (a view, no copy) the first time the term is asked for, so
-   * that opening costs the vocabulary, not one object per term and field.
+   * a term's lists are taken from it the first time the term is asked for, so that opening
+   * costs the vocabulary, not one object per term and field.
    */
-  private snap: { buf: Uint32Array; termCount: number; offsets: Uint32Array } | undefined;
+  private snap: SnapshotLists | undefined;
 
   get size(): number {
     return this.added - this.deleted.size;
@@ -309,6 +316,14 @@ export class CodeTextIndex {
     const held = this.postings[f]![id];
     const snap = this.snap;
     if (held !== undefined || snap === undefined || id >= snap.termCount) return held;
+    if (snap.kind === 'ranged') {
+      if (snap.taken[id]) return undefined;
+      const first = snap.blocks[id]!;
+      const words = new Uint32Array(snap.blocks[id + 1]! - first);
+      snap.source.readInto(new Uint8Array(words.buffer), snap.bodyAt + first * 4);
+      this.takeBlock(snap, id, words, 0);
+      return this.postings[f]![id];
+    }
     const at = snap.offsets[f * snap.termCount + id]!;
     const n = snap.buf[at]!;
     if (n === 0) return undefined;
@@ -317,12 +332,36 @@ export class CodeTextIndex {
     return list;
   }
 
-  /** Takes every posting list still in the snapshot (before a rewrite of them all). */
+  /** Takes term `id`'s lists from its block (per field: the list's length, then after them the lists) at `at` in `words`. */
+  private takeBlock(snap: RangedLists, id: number, words: Uint32Array, at: number): void {
+    let o = at + TEXT_FIELDS.length;
+    for (let f = 0; f < TEXT_FIELDS.length; f++) {
+      const n = words[at + f]!;
+      if (n > 0 && this.postings[f]![id] === undefined) this.postings[f]![id] = words.subarray(o, o + n);
+      o += n;
+    }
+    snap.taken[id] = 1;
+  }
+
+  /** Takes every posting list still in the snapshot (before a rewrite of them all), and lets the snapshot go. */
   private readAll(): void {
     const snap = this.snap;
     if (!snap) return;
-    for (let f = 0; f < TEXT_FIELDS.length; f++) for (let t = 0; t < snap.termCount; t++) this.list(f, t);
+    if (snap.kind === 'ranged') {
+      // One read of the whole body rather than one per term.
+      const body = new Uint32Array(snap.blocks[snap.termCount]!);
+      snap.source.readInto(new Uint8Array(body.buffer), snap.bodyAt);
+      for (let t = 0; t < snap.termCount; t++) if (!snap.taken[t]) this.takeBlock(snap, t, body, snap.blocks[t]!);
+      snap.source.close();
+    } else {
+      for (let f = 0; f < TEXT_FIELDS.length; f++) for (let t = 0; t < snap.termCount; t++) this.list(f, t);
+    }
     this.snap = undefined;
+  }
+
+  /** Releases the snapshot's file, for an index that is done with: its unread lists can no longer be read. */
+  close(): void {
+    if (this.snap?.kind === 'ranged') this.snap.source.close();
   }
 
   /** The live documents of a posting list: deleted slots do not count toward a term's rarity. */
@@ -334,13 +373,13 @@ export class CodeTextIndex {
   }
 
   /**
-   * Snapshot layout "VTI3" (little-endian u32 words; "VTI2" is the same with the terms in the
-   * order they were first added): magic, slots, termCount, liveCount,
-   * termBytesLength, added, lastAdded + 1, then the UTF-8 terms, sorted, joined by "\n" (padded to 4
-   * bytes), then the live slots ascending, then per field: totalLength (as two u32 halves), the
-   * lengths of the live slots in that order, and for each term: postings length followed by the
-   * postings. The index is compacted first, so the snapshot of a churned index is the size of
-   * a fresh one's (plus one word per slot number it skipped, none).
+   * Snapshot layout "VTI4" (little-endian u32 words), a head and a body. The head: magic, slots,
+   * termCount, liveCount, termBytesLength, added, lastAdded + 1, headWords; the UTF-8 terms,
+   * sorted, joined by "\n" (padded to 4 bytes); the live slots ascending; per field, totalLength
+   * (as two u32 halves) and the lengths of the live slots in that order; then termCount + 1 word
+   * offsets into the body, where each term's block starts (and the body ends). The body: per
+   * term, its block: each field's list length, then the lists. The index is compacted first, so
+   * the snapshot of a churned index is the size of a fresh one's.
    */
   serialize(): Uint8Array {
     this.readAll();
@@ -352,12 +391,10 @@ export class CodeTextIndex {
     for (let slot = 0; slot < this.slots; slot++) if (this.fieldLengths.some((l) => l[slot] !== undefined)) live.push(slot);
     const termBytes = new TextEncoder().encode(order.map((t) => this.terms[t]!).join('\n'));
     const termWords = Math.ceil(termBytes.length / 4);
-    let words = 7 + termWords + live.length;
-    for (let f = 0; f < TEXT_FIELDS.length; f++) {
-      words += 2 + live.length + this.terms.length;
-      for (const list of this.postings[f]!) words += list ? list.length : 0;
-    }
-    const buf = new Uint32Array(words);
+    const headWords = HEADER_WORDS + termWords + live.length + TEXT_FIELDS.length * (2 + live.length) + this.terms.length + 1;
+    let bodyWords = this.terms.length * TEXT_FIELDS.length;
+    for (let f = 0; f < TEXT_FIELDS.length; f++) for (const list of this.postings[f]!) bodyWords += list ? list.length : 0;
+    const buf = new Uint32Array(headWords + bodyWords);
     let o = 0;
     buf[o++] = MAGIC;
     buf[o++] = this.slots;
@@ -366,6 +403,7 @@ export class CodeTextIndex {
     buf[o++] = termBytes.length;
     buf[o++] = this.added;
     buf[o++] = this.lastAdded + 1;
+    buf[o++] = headWords;
     new Uint8Array(buf.buffer, o * 4, termBytes.length).set(termBytes);
     o += termWords;
     for (const slot of live) buf[o++] = slot;
@@ -375,29 +413,81 @@ export class CodeTextIndex {
       buf[o++] = Math.floor(total / 0x100000000);
       const lengths = this.fieldLengths[f]!;
       for (const slot of live) buf[o++] = lengths[slot] ?? 0;
-      const fieldPostings = this.postings[f]!;
-      for (const t of order) {
-        const list = fieldPostings[t];
-        const n = list ? list.length : 0;
-        buf[o++] = n;
+    }
+    const blocks = o;
+    let b = headWords;
+    order.forEach((t, i) => {
+      buf[blocks + i] = b - headWords;
+      for (let f = 0; f < TEXT_FIELDS.length; f++) buf[b++] = this.postings[f]![t]?.length ?? 0;
+      for (let f = 0; f < TEXT_FIELDS.length; f++) {
+        const list = this.postings[f]![t];
         if (list) {
-          buf.set(list, o);
-          o += n;
+          buf.set(list, b);
+          b += list.length;
         }
       }
-    }
+    });
+    buf[blocks + order.length] = b - headWords;
     return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
   }
 
-  /** Reads a snapshot of any layout ("VTI1" and "VTI2" from earlier versions, "VTI3"). */
+  /**
+   * Opens a "VTI4" snapshot that starts at `at` in `source`: reads its head now and each term's
+   * lists when first asked for, so `source` must stay open while the index is used (the index
+   * closes it once it has read everything, and in {@link close}). Other layouts are read whole.
+   */
+  static open(source: ByteSource, at = 0): CodeTextIndex {
+    if (source.byteLength - at < HEADER_WORDS * 4) throw new Error('text index snapshot is truncated');
+    const header = new Uint32Array(HEADER_WORDS);
+    source.readInto(new Uint8Array(header.buffer), at);
+    if (header[0] !== MAGIC) {
+      const bytes = new Uint8Array(source.byteLength - at);
+      source.readInto(bytes, at);
+      source.close();
+      return CodeTextIndex.deserialize(bytes);
+    }
+    const [, slots, termCount, liveCount, termByteLength, added, lastAdded, headWords] = header as unknown as number[];
+    const termWords = Math.ceil(termByteLength! / 4);
+    const expected = HEADER_WORDS + termWords + liveCount! + TEXT_FIELDS.length * (2 + liveCount!) + termCount! + 1;
+    if (headWords !== expected || at + headWords * 4 > source.byteLength) throw new Error('text index snapshot is truncated or damaged');
+    const head = new Uint32Array(headWords);
+    source.readInto(new Uint8Array(head.buffer), at);
+    const idx = new CodeTextIndex();
+    idx.slots = slots!;
+    idx.added = added!;
+    idx.lastAdded = lastAdded! - 1;
+    let o = HEADER_WORDS;
+    const text = new TextDecoder().decode(new Uint8Array(head.buffer, o * 4, termByteLength));
+    o += termWords;
+    idx.terms = termCount === 0 ? [] : text.split('\n');
+    if (idx.terms.length !== termCount) throw new Error('text index snapshot has a damaged vocabulary');
+    idx.sortedVocabulary = true;
+    const live = head.subarray(o, o + liveCount!);
+    o += liveCount!;
+    for (let f = 0; f < TEXT_FIELDS.length; f++) {
+      idx.totalLength[f] = head[o]! + head[o + 1]! * 0x100000000;
+      o += 2;
+      const lengths: Array<number | undefined> = [];
+      for (let i = 0; i < live.length; i++) lengths[live[i]!] = head[o++]!;
+      idx.fieldLengths[f] = lengths;
+    }
+    const blocks = head.subarray(o, o + termCount! + 1);
+    const bodyAt = at + headWords * 4;
+    if (bodyAt + blocks[termCount!]! * 4 > source.byteLength) throw new Error('text index snapshot is truncated');
+    idx.snap = { kind: 'ranged', termCount: termCount!, source, bodyAt, blocks, taken: new Uint8Array(termCount!) };
+    return idx;
+  }
+
+  /** Reads a snapshot of any layout ("VTI4", and "VTI1" to "VTI3" from earlier versions). */
   static deserialize(bytes: Uint8Array): CodeTextIndex {
+    if (bytes.byteLength >= 4 && new DataView(bytes.buffer, bytes.byteOffset, 4).getUint32(0, true) === MAGIC) return CodeTextIndex.open(memorySource(bytes));
     // Copy into an aligned buffer we own: sql.js hands out views into its heap.
     const aligned = new Uint32Array(Math.floor(bytes.byteLength / 4));
     new Uint8Array(aligned.buffer).set(bytes.subarray(0, aligned.byteLength));
     const buf = aligned;
     let o = 0;
     const magic = buf[o++];
-    if (magic !== MAGIC && magic !== MAGIC_V2 && magic !== MAGIC_V1) throw new Error('not a text index snapshot');
+    if (magic !== MAGIC_V3 && magic !== MAGIC_V2 && magic !== MAGIC_V1) throw new Error('not a text index snapshot');
     const v1 = magic === MAGIC_V1;
     const idx = new CodeTextIndex();
     idx.slots = buf[o++]!;
@@ -411,7 +501,7 @@ export class CodeTextIndex {
     o += Math.ceil(termByteLength / 4);
     idx.terms = termCount === 0 ? [] : text.split('\n');
     if (idx.terms.length !== termCount) throw new Error('text index snapshot has a damaged vocabulary');
-    if (magic === MAGIC) idx.sortedVocabulary = true;
+    if (magic === MAGIC_V3) idx.sortedVocabulary = true;
     else for (let t = 0; t < termCount; t++) idx.termIds.set(idx.terms[t]!, t);
     const slotList = Array.from(buf.subarray(o, o + listed));
     o += listed;
@@ -435,7 +525,7 @@ export class CodeTextIndex {
         if (o > buf.length) throw new Error('text index snapshot is truncated');
       }
     }
-    idx.snap = { buf, termCount, offsets };
+    idx.snap = { kind: 'inline', buf, termCount, offsets };
     return idx;
   }
 }
@@ -444,3 +534,27 @@ export class CodeTextIndex {
 function sortedOrder(terms: readonly string[]): number[] {
   return terms.map((_, t) => t).sort((a, b) => (terms[a]! < terms[b]! ? -1 : terms[a]! > terms[b]! ? 1 : 0));
 }
+
+/** Posting lists of a snapshot in memory (layouts "VTI2", "VTI3"): each term and field's list in place. */
+interface InlineLists {
+  kind: 'inline';
+  buf: Uint32Array;
+  termCount: number;
+  /** Where the list of field f and term t starts in `buf`: index f * termCount + t. */
+  offsets: Uint32Array;
+}
+
+/** Posting lists of a "VTI4" snapshot, read by range: one term's block (all fields) at a time. */
+interface RangedLists {
+  kind: 'ranged';
+  termCount: number;
+  source: ByteSource;
+  /** Byte position of the body in `source`. */
+  bodyAt: number;
+  /** Word offset of each term's block in the body, and the body's end. */
+  blocks: Uint32Array;
+  /** Per term: 1 once its lists are taken. */
+  taken: Uint8Array;
+}
+
+type SnapshotLists = InlineLists | RangedLists;

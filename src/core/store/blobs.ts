@@ -3,7 +3,8 @@
  * beside it, set and deleted in memory until the commit writes them. IndexStore delegates here.
  */
 import type { Connection } from './sqlite';
-import { formatSidecarRef, parseSidecarRef, pruneSidecars, readSidecar, SIDECAR_KEYS, sidecarMeta, writeSidecar, type SidecarRef } from './sidecar';
+import { memorySource, type ByteSource } from './byte-source';
+import { formatSidecarRef, openSidecar, parseSidecarRef, pruneSidecars, readSidecar, SIDECAR_KEYS, sidecarMeta, writeSidecar, type SidecarRef } from './sidecar';
 
 /** One commit's sidecar files: written before index.db, named inside its transaction, pruned after. */
 export interface SidecarCommit {
@@ -48,6 +49,19 @@ export class Blobs {
     if (ref) return readSidecar(this.dirOf(), ref);
     const v = this.conn().first('SELECT value FROM blobs WHERE key = ?', [key])?.[0];
     return v instanceof Uint8Array ? v : undefined;
+  }
+
+  /**
+   * A blob to be read by range: a sidecar file is held open (and stays readable when a later
+   * commit prunes it) instead of read whole; other blobs are in memory already.
+   */
+  open(key: string): ByteSource | undefined {
+    const pending = this.pending.get(key);
+    if (pending !== undefined) return pending ? memorySource(pending) : undefined;
+    const ref = SIDECAR_KEYS.has(key) ? parseSidecarRef(this.meta(sidecarMeta(key))) : undefined;
+    if (ref) return openSidecar(this.dirOf(), ref);
+    const v = this.conn().first('SELECT value FROM blobs WHERE key = ?', [key])?.[0];
+    return v instanceof Uint8Array ? memorySource(v) : undefined;
   }
 
   /** The sizes of the sidecar files index.db names. */

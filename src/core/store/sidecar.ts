@@ -14,6 +14,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { writeFileAtomic } from './atomic';
+import { fileSource, type ByteSource } from './byte-source';
 
 /** The blobs kept as sidecar files; other keys stay in the `blobs` table. */
 export const SIDECAR_KEYS: ReadonlySet<string> = new Set(['search', 'symbols']);
@@ -54,6 +55,11 @@ export function readSidecar(dir: string, ref: SidecarRef): Uint8Array | undefine
   } catch {
     return undefined;
   }
+}
+
+/** A sidecar file held open to be read by range, or undefined when it is gone or not the size its reference says. */
+export function openSidecar(dir: string, ref: SidecarRef): ByteSource | undefined {
+  return fileSource(path.join(dir, ref.name), ref.size);
 }
 
 /** Removes the sidecar files of `key` other than those named in `keep`. */

@@ -31,12 +31,14 @@ import { tryLock, type FileLock } from './lock';
 import { RefPostings } from './postings';
 import { bytesOnDisk as totalBytes } from '../status';
 import { Blobs } from './blobs';
+import type { ByteSource } from './byte-source';
 import { encodeRefsWithNames } from './refs-codec';
 import type { ChunkRow, FileInfo, FileRow, IndexableChunk, RefLocation, SkippedRow, SymbolRow } from './rows';
 import { EMBEDDINGS_FILE, INDEX_FILE, LOCK_FILE, PAGE_SIZE, REQUIRED_TABLES, SCHEMA_SQL, SCHEMA_VERSION, VLT_DIR, WRITTEN_FILE } from './schema';
 import { Connection, loadSqlJs, num, str, utf8Scratch } from './sqlite';
 import * as symbols from './symbol-queries';
 
+export { memorySource, readRange, type ByteSource } from './byte-source';
 export { EmbeddingStore } from './embedding-store';
 export { decodePosting, decodeRefNames, decodeRefs, encodePosting, encodeRefs, encodeRefsWithNames, REFS_FORMAT_VERSION } from './refs-codec';
 export type { ChunkRow, FileInfo, FileRow, IndexableChunk, RefLocation, SkippedRow, SymbolRow } from './rows';
@@ -785,6 +787,12 @@ export class IndexStore {
   getBlob(key: string): Uint8Array | undefined {
     this.assertOpen();
     return this.blobs.get(key);
+  }
+
+  /** A blob to be read by range (see {@link Blobs.open}); the caller closes it. */
+  openBlob(key: string): ByteSource | undefined {
+    this.assertOpen();
+    return this.blobs.open(key);
   }
 
   getMeta(key: string): string | undefined {
