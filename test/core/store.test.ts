@@ -391,9 +391,32 @@ describe('IndexStore', () => {
       w.replaceFile(fileInfo('b.go'), parsed('B'), ['3', '4']);
       expect(w.filesReferencing('Println').map((f) => f.path)).toEqual(['b.go']);
       expect(w.filesReferencing('only_A')).toEqual([]);
+      // Batched, with the pending changes applied as for one name.
+      expect(w.countFilesReferencingMany(['Println', 'only_A', 'only_B', 'nothing'])).toEqual(
+        new Map([
+          ['Println', 1],
+          ['only_A', 0],
+          ['only_B', 1],
+          ['nothing', 0],
+        ]),
+      );
     });
     await w.commit();
     expect(w.filesReferencing('Println').map((f) => f.path)).toEqual(['b.go']);
+  });
+
+  it('batched reads (chunk ranges of many files, reference counts of many names) answer as the single ones', async () => {
+    const ws = tmpWorkspace();
+    const w = await open(ws, 'write');
+    const ids = ['A', 'B', 'C'].map((n, i) => w.replaceFile(fileInfo(`${n.toLowerCase()}.go`), parsed(n), [`${i}1`, `${i}2`]).fileId);
+    await w.commit();
+    const r = await open(ws, 'read');
+    const ranges = r.chunkRangesOfFiles([...ids, ids[0]!, 9999]);
+    for (const id of ids) expect(ranges.get(id)).toEqual(r.chunkRangesOfFile(id));
+    expect(ranges.get(9999)).toEqual([]);
+    const names = ['Println', 'only_A', 'only_C', 'nothing'];
+    expect(r.countFilesReferencingMany(names)).toEqual(new Map(names.map((n) => [n, r.countFilesReferencing(n)])));
+    expect(r.countFilesReferencing('Println')).toBe(3);
   });
 
   it('bumps the generation on every commit and lets readers reload', async () => {

@@ -41,6 +41,11 @@ export interface SearchSources {
   filesEndingWith(suffix: string): Array<{ fileId: number; path: string }>;
   /** How many files reference a name: a cheap importance prior for definitions. */
   referenceCount(name: string): number;
+  /**
+   * Reads ahead, in a few queries, what {@link chunkAt} and {@link referenceCount} will be
+   * asked about these files and names (one query each cost ~0.1 ms; a search ranks hundreds).
+   */
+  prefetch(fileIds: Iterable<number>, names: Iterable<string>): void;
   /** Present when embeddings are configured. */
   embedQuery?: (query: string, signal?: AbortSignal) => Promise<Float32Array>;
 }
@@ -108,6 +113,8 @@ const COVERAGE_DISCOUNT = 0.5;
 /** The enclosing type matching another query word ("gzip writer close" → Writer.Close). */
 const CONTAINER_BONUS = 1.2;
 const PER_RETRIEVER = 100;
+/** Definitions of one name a search scores at most (a name such as `String` has thousands). */
+const MAX_DEFS_PER_NAME = 5000;
 const TYPE_KINDS = new Set<SymbolKind>(['class', 'interface', 'struct', 'trait', 'enum', 'type']);
 const TEST_PATH = /(^|\/)(tests?|__tests__|spec)\/|_test\.go$|(^|\/)test_[^/]*\.py$|_test\.py$|\.(test|spec)\.[jt]sx?$|Tests?\.(java|cs|kt|swift)$/;
 
@@ -254,11 +261,21 @@ function symbolRetriever(sources: SearchSources, q: AnalyzedQuery): RetrieverHit
     groups.push([key, NAME_STRENGTH.join2 + (Math.min(parts, 4) - 2) - COVERAGE_DISCOUNT, defs]);
   }
 
+  const importanceKey = (def: SymbolCandidate) => {
+    const key = def.container ?? def.name;
+    return key.split(/\.|::/).pop() ?? key;
+  };
+  const considered = groups.flatMap(([, , defs]) => defs.slice(0, MAX_DEFS_PER_NAME));
+  sources.prefetch(
+    considered.map((d) => d.fileId),
+    considered.map(importanceKey),
+  );
+
   for (const [lowerName, strength, defs] of groups) {
     if (defs.length === 0) continue;
     // Like IDF for names: a name shared by hundreds of definitions (String, Close) says less.
     const specificity = 1.5 / Math.log2(2 + defs.length);
-    for (const def of defs.slice(0, 5000)) {
+    for (const def of defs.slice(0, MAX_DEFS_PER_NAME)) {
       let score = strength + specificity + (exactIdents.has(def.name) ? 1 : 0);
       const containerLeaf = def.container ? normalizeSymbolName(def.container.split(/\.|::/).pop() ?? '') : undefined;
       if (containerLeaf && containerLeaf !== lowerName && queryWords.has(containerLeaf)) score += CONTAINER_BONUS;
@@ -272,7 +289,7 @@ function symbolRetriever(sources: SearchSources, q: AnalyzedQuery): RetrieverHit
       const key = def.container ?? def.name;
       let imp = importance.get(key);
       if (imp === undefined) {
-        imp = Math.log10(1 + sources.referenceCount(key.split(/\.|::/).pop() ?? key));
+        imp = Math.log10(1 + sources.referenceCount(importanceKey(def)));
         importance.set(key, imp);
       }
       score += 0.25 * imp;

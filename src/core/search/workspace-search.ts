@@ -98,6 +98,12 @@ export class WorkspaceSearch {
         if (!best) for (const r of ranges) if (r.start <= line && (!best || r.start > best.start)) best = r;
         return best?.id ?? ranges[0]?.id;
       },
+      prefetch: (fileIds, names) => {
+        const files = [...fileIds].filter((id) => !this.chunkRanges.has(id));
+        if (files.length > 1) for (const [id, ranges] of this.deps.store.chunkRangesOfFiles(files)) this.chunkRanges.set(id, ranges);
+        const unknown = [...names].filter((n) => !this.refCounts.has(n));
+        if (unknown.length > 1) for (const [name, n] of this.deps.store.countFilesReferencingMany(unknown)) this.refCounts.set(name, n);
+      },
       filesEndingWith: (suffix) => {
         this.filePaths ??= this.deps.store.listFiles().map((f) => ({ fileId: f.id, path: f.path }));
         const s = suffix.replace(/^\/+/, '');

@@ -113,6 +113,19 @@ export function chunkRangesOfFile(conn: Connection, fileId: number): Array<{ id:
   return conn.all('SELECT id, start_line, end_line FROM chunks WHERE file_id = ? ORDER BY start_line, id', [fileId]).map((r) => ({ id: num(r[0]), start: num(r[1]), end: num(r[2]) }));
 }
 
+/** {@link chunkRangesOfFile} for many files, 500 per query; a file without chunks maps to []. */
+export function chunkRangesOfFiles(conn: Connection, fileIds: Iterable<number>): Map<number, Array<{ id: number; start: number; end: number }>> {
+  const ids = [...new Set(fileIds)];
+  const out = new Map<number, Array<{ id: number; start: number; end: number }>>(ids.map((id) => [id, []]));
+  for (let i = 0; i < ids.length; i += 500) {
+    const part = ids.slice(i, i + 500);
+    for (const r of conn.all(`SELECT file_id, id, start_line, end_line FROM chunks WHERE file_id IN (${part.map(() => '?').join(',')}) ORDER BY file_id, start_line, id`, part)) {
+      out.get(num(r[0]))?.push({ id: num(r[1]), start: num(r[2]), end: num(r[3]) });
+    }
+  }
+  return out;
+}
+
 /**
  * Chunks whose text holds `needle` (case-sensitive, as bytes), in file and line order, at most
  * `limit`: a scan of the chunk table without decoding the rows that do not match.

@@ -671,6 +671,12 @@ export class IndexStore {
     return files.chunkRangesOfFile(this.conn, fileId);
   }
 
+  /** {@link chunkRangesOfFile} for many files in a few queries. */
+  chunkRangesOfFiles(fileIds: Iterable<number>): Map<number, Array<{ id: number; start: number; end: number }>> {
+    this.assertOpen();
+    return files.chunkRangesOfFiles(this.conn, fileIds);
+  }
+
   /** Chunks whose text holds `needle` (case-sensitive), in path and line order, at most `limit`. */
   chunksContaining(needle: string, limit = 10_000): ChunkRow[] {
     this.assertOpen();
@@ -748,6 +754,12 @@ export class IndexStore {
   countFilesReferencing(name: string): number {
     this.assertOpen();
     return this.postings.filesUsing(name).length;
+  }
+
+  /** {@link countFilesReferencing} for many names in a few queries. */
+  countFilesReferencingMany(names: Iterable<string>): Map<string, number> {
+    this.assertOpen();
+    return new Map([...this.postings.filesUsingMany(names)].map(([name, ids]) => [name, ids.length]));
   }
 
   /** Every use of `name`, in path and line order, up to `limit`. */
