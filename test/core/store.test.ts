@@ -405,6 +405,41 @@ describe('IndexStore', () => {
     expect(w.filesReferencing('Println').map((f) => f.path)).toEqual(['b.go']);
   });
 
+  it('a writer adds the indexes an index of an earlier version lacks, and its commit keeps them', async () => {
+    const ws = tmpWorkspace();
+    const w0 = await open(ws, 'write');
+    const a = w0.replaceFile(fileInfo('a.go'), parsed('A'), ['1', '2']);
+    await w0.commit();
+    w0.close();
+    // The earlier schema: chunks indexed by file only.
+    const SQL = await loadSqlJs();
+    const file = path.join(ws, '.vlt', 'index.db');
+    const indexes = () => {
+      const db = new SQL.Database(fs.readFileSync(file));
+      const names = db.exec("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'chunks'")[0]?.values.map((r) => String(r[0])) ?? [];
+      db.close();
+      return names;
+    };
+    const old = new SQL.Database(fs.readFileSync(file));
+    old.run('DROP INDEX chunks_file_lines; CREATE INDEX chunks_file ON chunks(file_id);');
+    fs.writeFileSync(file, old.export());
+    old.close();
+    expect(indexes()).toEqual(['chunks_file']);
+    // A reader reads it as it is.
+    const r = await open(ws, 'read');
+    expect(r.chunkRangesOfFile(a.fileId).map((c) => c.id)).toEqual(a.chunkIds);
+    r.close();
+    // A writer adds the new index and drops the one it replaces, with nothing else to commit.
+    const w = await open(ws, 'write');
+    expect(w.hasUnsavedChanges).toBe(true);
+    await w.commit();
+    w.close();
+    expect(indexes()).toEqual(['chunks_file_lines']);
+    const again = await open(ws, 'write');
+    expect(again.hasUnsavedChanges).toBe(false);
+    expect(again.chunkRangesOfFile(a.fileId).map((c) => c.id)).toEqual(a.chunkIds);
+  });
+
   it('batched reads (chunk ranges of many files, reference counts of many names) answer as the single ones', async () => {
     const ws = tmpWorkspace();
     const w = await open(ws, 'write');

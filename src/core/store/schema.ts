@@ -67,7 +67,7 @@ CREATE TABLE chunks(
   docstring BLOB,
   text BLOB NOT NULL
 );
-CREATE INDEX chunks_file ON chunks(file_id);
+CREATE INDEX chunks_file_lines ON chunks(file_id, start_line, end_line);
 CREATE TABLE symbols(
   id INTEGER PRIMARY KEY,
   file_id INTEGER NOT NULL,
@@ -85,6 +85,16 @@ CREATE TABLE ref_postings(name TEXT PRIMARY KEY, files BLOB NOT NULL);
 CREATE TABLE skipped(path TEXT PRIMARY KEY, reason TEXT NOT NULL, detail TEXT) WITHOUT ROWID;
 CREATE TABLE blobs(key TEXT PRIMARY KEY, value BLOB NOT NULL);
 `;
+
+/**
+ * Indexes added to the schema after indexes were written with it, and the ones they replace: a
+ * writer that opens an older index adds them (its next commit writes them), so no re-index is
+ * needed. `chunks_file_lines` covers a file's chunk ranges, so reading them touches the index's
+ * few pages instead of one table page per chunk (the rows carry the chunk text).
+ */
+export const ADDED_INDEXES: ReadonlyArray<{ name: string; sql: string; replaces?: string }> = [
+  { name: 'chunks_file_lines', sql: 'CREATE INDEX chunks_file_lines ON chunks(file_id, start_line, end_line)', replaces: 'chunks_file' },
+];
 
 export const REQUIRED_TABLES = ['meta', 'files', 'chunks', 'symbols', 'ref_postings', 'skipped', 'blobs'];
 

@@ -34,7 +34,7 @@ import { Blobs } from './blobs';
 import type { ByteSource } from './byte-source';
 import { encodeRefsWithNames } from './refs-codec';
 import type { ChunkRow, FileInfo, FileRow, IndexableChunk, RefLocation, SkippedRow, SymbolRow } from './rows';
-import { EMBEDDINGS_FILE, INDEX_FILE, LOCK_FILE, PAGE_SIZE, REQUIRED_TABLES, SCHEMA_SQL, SCHEMA_VERSION, VLT_DIR, WRITTEN_FILE } from './schema';
+import { ADDED_INDEXES, EMBEDDINGS_FILE, INDEX_FILE, LOCK_FILE, PAGE_SIZE, REQUIRED_TABLES, SCHEMA_SQL, SCHEMA_VERSION, VLT_DIR, WRITTEN_FILE } from './schema';
 import { Connection, loadSqlJs, num, str, utf8Scratch } from './sqlite';
 import * as symbols from './symbol-queries';
 
@@ -240,7 +240,7 @@ export class IndexStore {
       this.conn = new Connection(db, this.mode === 'write');
       this.loadedFromDisk = true;
       this.diskIdentity = file?.identity;
-      this.dirty = false;
+      this.dirty = this.mode === 'write' && this.addMissingIndexes();
     } else {
       this.conn = this.createFresh();
       this.loadedFromDisk = false;
@@ -253,6 +253,20 @@ export class IndexStore {
     const maxChunk = num(this.conn.first('SELECT max(id) FROM chunks')?.[0]);
     this.nextFileId = Math.max(maxFile + 1, Number(this.getMeta('next_file_id') ?? 1) || 1);
     this.nextChunkId = Math.max(maxChunk + 1, Number(this.getMeta('next_chunk_id') ?? 1) || 1);
+  }
+
+  /** Adds the indexes an index written by an earlier version lacks (see ADDED_INDEXES); whether it added any. */
+  private addMissingIndexes(): boolean {
+    const have = new Set(this.conn.all("SELECT name FROM sqlite_master WHERE type = 'index'").map((r) => str(r[0])));
+    const missing = ADDED_INDEXES.filter((i) => !have.has(i.name));
+    if (missing.length === 0) return false;
+    this.conn.transaction(() => {
+      for (const i of missing) {
+        this.conn.run(i.sql, []);
+        if (i.replaces) this.conn.run(`DROP INDEX IF EXISTS ${i.replaces}`, []);
+      }
+    });
+    return true;
   }
 
   private createFresh(): Connection {
