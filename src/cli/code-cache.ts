@@ -5,6 +5,7 @@
  * per build of the bundle and Node version, written after the first load; a cache V8 rejects,
  * or no cache folder at all, only costs the plain compile. Part of the thin front: builtins only.
  */
+import { isAscii } from 'node:buffer';
 import * as fs from 'node:fs';
 import { createRequire, wrap } from 'node:module';
 import * as os from 'node:os';
@@ -28,7 +29,9 @@ export function loadMain(file: string): CliMain {
   let source: string;
   let stat: fs.Stats;
   try {
-    source = fs.readFileSync(file, 'utf8');
+    const bytes = fs.readFileSync(file);
+    // The build makes the bundle ASCII (esbuild.mjs): read as Latin-1, with no UTF-8 decoding.
+    source = isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
     stat = fs.statSync(file);
   } catch {
     return plainRequire(file);
