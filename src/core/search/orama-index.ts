@@ -275,32 +275,28 @@ export class SearchIndex {
   searchText(query: string, opts: { limit: number; language?: string; boost?: Partial<Record<TextField, number>>; accept?: (id: number) => boolean }): ScoredChunk[] {
     const terms = tokenizeQuery(query);
     if (terms.length === 0) return [];
-    if (opts.accept) {
-      const accept = opts.accept;
-      const ids = this.parts.internalIdToId;
-      const language = opts.language;
-      return this.store.text
-        .search(terms, {
-          boost: { ...DEFAULT_BOOST, ...opts.boost },
-          accept: (slot) => {
-            const id = ids[slot - 1];
-            if (id === undefined) return false;
-            const n = Number(id);
-            return (!language || this.getDoc(n)?.language === language) && accept(n);
-          },
-          limit: opts.limit,
-          maxDocFrequency: terms.length > LONG_QUERY_TERMS ? 0.25 : 1,
-        })
-        .map((h) => ({ id: Number(ids[h.slot - 1]), score: h.score }));
-    }
-    const res = search(this.db, {
-      term: query,
-      properties: [...TEXT_FIELDS],
-      boost: { ...DEFAULT_BOOST, ...opts.boost },
-      limit: opts.limit,
-      ...(opts.language ? { where: { language: { eq: opts.language } } } : {}),
-    } as never) as { hits: Array<{ id: string; score: number }> };
-    return res.hits.map((h) => ({ id: Number(h.id), score: h.score }));
+    // Straight to the text index, not through Orama's search: Orama would re-sort every hit and
+    // fetch documents; the ranking is the same (score, then slot, best first).
+    const ids = this.parts.internalIdToId;
+    const { accept, language } = opts;
+    const filtered = accept !== undefined || language !== undefined;
+    return this.store.text
+      .search(terms, {
+        boost: { ...DEFAULT_BOOST, ...opts.boost },
+        ...(filtered
+          ? {
+              accept: (slot: number) => {
+                const id = ids[slot - 1];
+                if (id === undefined) return false;
+                const n = Number(id);
+                return (!language || this.getDoc(n)?.language === language) && (!accept || accept(n));
+              },
+            }
+          : {}),
+        limit: opts.limit,
+        maxDocFrequency: terms.length > LONG_QUERY_TERMS ? 0.25 : 1,
+      })
+      .map((h) => ({ id: Number(ids[h.slot - 1]), score: h.score }));
   }
 
   /** Nearest chunks to a query vector (cosine similarity). */

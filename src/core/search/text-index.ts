@@ -63,6 +63,16 @@ export class CodeTextIndex {
   /** fieldLengths[field][slot]; undefined for a slot never added or compacted away. */
   private readonly fieldLengths: Array<Array<number | undefined>> = TEXT_FIELDS.map(() => []);
   private readonly totalLength: number[] = TEXT_FIELDS.map(() => 0);
+  /**
+   * Per field, BM25's length normalisation of each slot (`K1 * (1 - B + B * len / avgLen)`),
+   * computed on first search after a change: a query then reads one typed array per posting
+   * instead of a sparse length array and the division. `normsAt` is the {@link changes} count
+   * they were computed at.
+   */
+  private norms: Array<Float64Array | undefined> = TEXT_FIELDS.map(() => undefined);
+  private normsAt = -1;
+  /** Bumped by every add, remove and compaction (what the norms depend on). */
+  private changes = 0;
   private readonly deleted: Set<number> = new Set();
   private slots = 0;
   /** Number of distinct slots ever added (slots need not start at 0 or be dense). */
@@ -104,6 +114,7 @@ export class CodeTextIndex {
   add(slot: number, fields: Partial<Record<TextField, string[]>>): void {
     if (slot < this.slots - 1) throw new Error(`slot ${slot} added out of order (next is ${this.slots})`);
     this.slots = Math.max(this.slots, slot + 1);
+    this.changes++;
     if (slot !== this.lastAdded) {
       this.added++;
       this.lastAdded = slot;
@@ -146,6 +157,7 @@ export class CodeTextIndex {
   remove(slot: number): void {
     if (slot >= this.slots || this.deleted.has(slot)) return;
     this.deleted.add(slot);
+    this.changes++;
     for (let f = 0; f < TEXT_FIELDS.length; f++) this.totalLength[f]! -= this.fieldLengths[f]![slot] ?? 0;
     if (this.needsCompaction()) this.compact();
   }
@@ -190,6 +202,7 @@ export class CodeTextIndex {
     }
     this.added -= dead.size;
     dead.clear();
+    this.changes++;
   }
 
   isLive(slot: number): boolean {
@@ -210,6 +223,7 @@ export class CodeTextIndex {
     const touched: number[] = [];
     const maxDf = (opts.maxDocFrequency ?? 1) * live;
     const accept = opts.accept;
+    const deleted = this.deleted.size > 0 ? this.deleted : undefined;
 
     for (const term of queryTerms) {
       const id = this.idOf(term);
@@ -223,15 +237,16 @@ export class CodeTextIndex {
         const df = this.liveDf(list);
         if (df === 0 || df > maxDf) continue;
         const idf = Math.log(1 + (live - df + 0.5) / (df + 0.5));
-        const avgLen = this.totalLength[f]! / live || 1;
-        const lengths = this.fieldLengths[f]!;
+        // Evaluated as (boost * idf * tf * (K1 + 1)) / (tf + norm), in the same order as ever,
+        // so scores are bit for bit what they were.
+        const weight = boost * idf;
+        const norm = this.normsOf(f, live);
         for (let i = 0; i < list.length; i += 2) {
           const slot = list[i]!;
-          if (this.deleted.size > 0 && this.deleted.has(slot)) continue;
+          if (deleted !== undefined && deleted.has(slot)) continue;
           if (accept && !accept(slot)) continue;
           const tf = list[i + 1]!;
-          const len = lengths[slot] ?? 0;
-          const s = (boost * idf * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * len) / avgLen));
+          const s = (weight * tf * (K1 + 1)) / (tf + norm[slot]!);
           if (scores[slot] === 0) touched.push(slot);
           scores[slot]! += s;
           if (stamp[slot] !== termStamp) {
@@ -242,14 +257,41 @@ export class CodeTextIndex {
       }
     }
 
-    const hits: TextHit[] = [];
+    // Best first (ties by slot). With a limit, only the hits that can make it are sorted: those
+    // at or above the limit-th best score.
+    let keep = touched;
+    const limit = opts.limit;
+    if (limit !== undefined && limit < touched.length) {
+      const sorted = new Float64Array(touched.length);
+      for (let i = 0; i < touched.length; i++) sorted[i] = scores[touched[i]!]!;
+      sorted.sort();
+      const floor = limit > 0 ? sorted[sorted.length - limit]! : Infinity;
+      keep = touched.filter((slot) => scores[slot]! >= floor);
+    }
+    const hits: TextHit[] = keep.map((slot) => ({ slot, score: scores[slot]!, matchedTerms: matched[slot]! }));
     for (const slot of touched) {
-      hits.push({ slot, score: scores[slot]!, matchedTerms: matched[slot]! });
       scores[slot] = 0;
       matched[slot] = 0;
     }
     hits.sort((a, b) => b.score - a.score || a.slot - b.slot);
-    return opts.limit !== undefined ? hits.slice(0, opts.limit) : hits;
+    return limit !== undefined ? hits.slice(0, limit) : hits;
+  }
+
+  /** Field `f`'s length normalisation per slot, for `live` documents (see {@link norms}). */
+  private normsOf(f: number, live: number): Float64Array {
+    if (this.normsAt !== this.changes) {
+      this.norms = TEXT_FIELDS.map(() => undefined);
+      this.normsAt = this.changes;
+    }
+    let norm = this.norms[f];
+    if (norm === undefined || norm.length < this.slots) {
+      norm = new Float64Array(this.slots);
+      const avgLen = this.totalLength[f]! / live || 1;
+      const lengths = this.fieldLengths[f]!;
+      for (let slot = 0; slot < this.slots; slot++) norm[slot] = K1 * (1 - B + (B * (lengths[slot] ?? 0)) / avgLen);
+      this.norms[f] = norm;
+    }
+    return norm;
   }
 
   /**
