@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { loadMain } from './code-cache';
+import { afterDirectWrites, writeDirect } from './io';
 import { version as VERSION } from '../../package.json';
 
 /** Commands a daemon runs for its workspace: the ones that read or write the index and memory. */
@@ -126,8 +127,10 @@ function helpText(s: Scan): string | undefined {
   return texts[words.join(' ')];
 }
 
-function exit(code: number): void {
-  process.stdout.write('', () => process.exit(code));
+/** Exits once output is flushed: what went through writeDirect, or `process.stdout` for a command that wrote to the stream. */
+function exit(code: number, viaStream = false): void {
+  if (viaStream) process.stdout.write('', () => process.exit(code));
+  else afterDirectWrites(() => process.exit(code));
 }
 
 /** The status fast path (status-fast.js), when it is installed and takes the command; else undefined. */
@@ -150,13 +153,13 @@ function inProcess(argv: readonly string[]): void {
 async function front(argv: readonly string[]): Promise<void> {
   const s = scanArgs(argv);
   if (s.version && !s.help) {
-    process.stdout.write(`${VERSION}\n`);
+    writeDirect(1, `${VERSION}\n`);
     return exit(0);
   }
   if (s.help || s.words[0] === 'help') {
     const text = helpText(s);
     if (text !== undefined) {
-      process.stdout.write(text);
+      writeDirect(1, text);
       return exit(0);
     }
     return inProcess(argv);
@@ -169,7 +172,7 @@ async function front(argv: readonly string[]): Promise<void> {
     // `coderag status` in this process: from the index's summary, without loading the full CLI.
     if (s.words[0] === 'coderag' && s.words[1] === 'status' && !s.help) {
       const code = await fastStatus(argv);
-      if (code !== undefined) return exit(code);
+      if (code !== undefined) return exit(code, true);
     }
     return inProcess(argv);
   }
@@ -182,11 +185,8 @@ async function front(argv: readonly string[]): Promise<void> {
   // A folder never indexed gets no daemon (nor a .vlt/) from a command that only reads.
   const starts = s.words[0] === 'coderag' && (s.words[1] === 'init' || s.words[1] === 'sync');
   if (!starts && !fs.existsSync(path.join(root, '.vlt'))) return inProcess(argv);
-  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
-    // `vlt … | head`: the reader left; the daemon sees the connection close and stops the command.
-    if (e.code === 'EPIPE') process.exit(0);
-    throw e;
-  });
+  // `vlt … | head`: when the reader leaves, writeDirect exits 0; the daemon sees the connection
+  // close and stops the command.
   const { forward, forwardLsp, forwardMcp, forwardServe } = await import('../daemon/client');
   const opts = {
     root,
@@ -201,7 +201,7 @@ async function front(argv: readonly string[]): Promise<void> {
   // `vlt lsp`: the editor's server is a session of the same daemon, when the editor may share it.
   const code = mcp ? await forwardMcp(opts) : lsp ? await forwardLsp(opts) : serve ? await forwardServe(opts, serve) : await forward(opts);
   if (code === undefined) return inProcess(argv);
-  exit(code);
+  exit(code, mcp || lsp || serve !== undefined);
 }
 
 if (require.main === module) {

@@ -11,7 +11,8 @@ import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { processIo } from '../cli/io';
+import { isatty } from 'node:tty';
+import { processIo, writeDirect } from '../cli/io';
 import {
   alive,
   buildId,
@@ -58,8 +59,9 @@ export function forward(opts: ForwardOptions): Promise<number | undefined> {
     kind: 'cli',
     argv: opts.argv,
     cwd: process.cwd(),
-    stdoutTTY: Boolean(process.stdout.isTTY),
-    stderrTTY: Boolean(process.stderr.isTTY),
+    // Asked of the descriptors: process.stdout would make a stream this process does not need.
+    stdoutTTY: isatty(1),
+    stderrTTY: isatty(2),
     ...(process.env.TERM !== undefined ? { term: process.env.TERM } : {}),
   };
   return session(opts, (socket) => run(socket, hello));
@@ -157,7 +159,7 @@ async function session(opts: ForwardOptions, exchange: (socket: net.Socket) => P
     if (outcome.kind === 'exit') return outcome.code;
     if (outcome.kind === 'lost') {
       if (outcome.wrote) {
-        process.stderr.write('vlt: the workspace daemon stopped while answering; run the command again (a new one starts)\n');
+        writeDirect(2, 'vlt: the workspace daemon stopped while answering; run the command again (a new one starts)\n');
         return 1;
       }
       opts.debug('daemon: the connection closed before an answer; starting another');
@@ -302,7 +304,7 @@ function run(socket: net.Socket, hello: ClientMessage): Promise<Outcome> {
       cancelled = true;
       send(socket, { t: 'cancel' });
       setTimeout(() => {
-        process.stderr.write('vlt: the daemon did not stop the command in time; it goes on in the background\n');
+        writeDirect(2, 'vlt: the daemon did not stop the command in time; it goes on in the background\n');
         finish({ kind: 'exit', code: 130 });
       }, CANCEL_GRACE_MS).unref();
     };
@@ -318,11 +320,11 @@ function run(socket: net.Socket, hello: ClientMessage): Promise<Outcome> {
           return finish({ kind: 'refused', reason: `${m.reason}: ${m.detail}` });
         case 'out':
           wrote = true;
-          process.stdout.write(m.data);
+          writeDirect(1, m.data);
           return;
         case 'err':
           wrote = true;
-          process.stderr.write(m.data);
+          writeDirect(2, m.data);
           return;
         case 'stdin?':
           void processIo()

@@ -158,6 +158,22 @@ describe('the workspace daemon', () => {
     }
   });
 
+  it('writes answers straight to stdout, through pipes and to a reader that leaves early (`| head`)', async () => {
+    expect((await vlt(['coderag', 'init'])).code).toBe(0);
+    // A reader that is gone before the answer comes (EPIPE): the front exits 0, with nothing on stderr.
+    const child = spawn(process.execPath, [inst.cli, 'coderag', 'search', 'serve requests', '-k', '50'], { cwd: ws, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', VLT_DAEMON: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.stdout.destroy();
+    const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
+    expect(code, stderr).toBe(0);
+    expect(stderr).toBe('');
+    // A large answer arrives whole through a pipe.
+    const big = await vlt(['coderag', 'search', 'serve requests', '-k', '200', '--json']);
+    expect(big.code, big.stderr).toBe(0);
+    expect(JSON.parse(big.stdout).length).toBeGreaterThan(0);
+  });
+
   it('runs two commands at once side by side, each with its own answer', async () => {
     const [a, b] = await Promise.all([vlt(['coderag', 'search', 'Helper', '--json']), vlt(['coderag', 'refs', 'util.Helper', '--no-lsp', '--json'])]);
     const [a2, b2] = [await vlt(['--no-daemon', 'coderag', 'search', 'Helper', '--json']), await vlt(['--no-daemon', 'coderag', 'refs', 'util.Helper', '--no-lsp', '--json'])];
