@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import * as vm from 'node:vm';
 
 interface CliMain {
-  runInProcess(argv: readonly string[]): void;
+  runInProcess(argv: readonly string[], opts?: { indexRead?: { file: string; read: Promise<{ bytes: Uint8Array; stats: fs.Stats } | undefined> } }): void;
 }
 
 function cacheDir(): string | undefined {

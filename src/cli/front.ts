@@ -146,8 +146,55 @@ async function fastStatus(argv: readonly string[]): Promise<number | undefined> 
   }
 }
 
-function inProcess(argv: readonly string[]): void {
-  loadMain(path.join(__dirname, 'cli-main.js')).runInProcess(argv);
+/** Commands that open the index to read it: the front reads index.db for them while the full CLI loads. */
+const INDEX_READERS: Record<string, readonly string[] | 'all'> = {
+  coderag: ['search', 'locate', 'map', 'def', 'refs'],
+  oracle: 'all',
+  ctx: 'all',
+  why: 'all',
+};
+
+function inProcess(argv: readonly string[], s?: Scan): void {
+  const indexRead = s && readsIndex(s) ? readAhead(path.join(path.resolve(s.workspace ?? '.'), '.vlt', 'index.db')) : undefined;
+  loadMain(path.join(__dirname, 'cli-main.js')).runInProcess(argv, indexRead ? { indexRead } : {});
+}
+
+function readsIndex(s: Scan): boolean {
+  const [command, sub] = s.words;
+  const subs = command !== undefined ? INDEX_READERS[command] : undefined;
+  return subs === 'all' || (subs !== undefined && sub !== undefined && subs.includes(sub)) ;
+}
+
+/**
+ * Begins reading `file` whole as one request of the I/O thread pool, so that it runs while this
+ * thread compiles the full CLI (about 100 ms; reading the Go standard library's 84 MB index.db
+ * takes about 50). The store takes the read over (core/store/db-file.ts, offerEarlyRead); any
+ * failure or a short read leaves it to read the file itself.
+ */
+function readAhead(file: string): { file: string; read: Promise<{ bytes: Uint8Array; stats: fs.Stats } | undefined> } | undefined {
+  let fd: number;
+  let stats: fs.Stats;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    stats = fs.fstatSync(fd);
+  } catch {
+    fs.closeSync(fd);
+    return undefined;
+  }
+  const bytes = Buffer.allocUnsafe(stats.size);
+  const read = new Promise<{ bytes: Uint8Array; stats: fs.Stats }>((resolve, reject) => {
+    fs.read(fd, bytes, 0, stats.size, 0, (err, n) => {
+      fs.close(fd, () => undefined);
+      if (err) reject(err);
+      else if (n !== stats.size) reject(new Error(`read ${n} of ${stats.size} bytes`));
+      else resolve({ bytes, stats });
+    });
+  });
+  return { file, read };
 }
 
 async function front(argv: readonly string[]): Promise<void> {
@@ -174,7 +221,7 @@ async function front(argv: readonly string[]): Promise<void> {
       const code = await fastStatus(argv);
       if (code !== undefined) return exit(code, true);
     }
-    return inProcess(argv);
+    return inProcess(argv, s);
   }
   let root: string;
   try {
@@ -184,7 +231,7 @@ async function front(argv: readonly string[]): Promise<void> {
   }
   // A folder never indexed gets no daemon (nor a .vlt/) from a command that only reads.
   const starts = s.words[0] === 'coderag' && (s.words[1] === 'init' || s.words[1] === 'sync');
-  if (!starts && !fs.existsSync(path.join(root, '.vlt'))) return inProcess(argv);
+  if (!starts && !fs.existsSync(path.join(root, '.vlt'))) return inProcess(argv, s);
   // `vlt … | head`: when the reader leaves, writeDirect exits 0; the daemon sees the connection
   // close and stops the command.
   const { forward, forwardLsp, forwardMcp, forwardServe } = await import('../daemon/client');
@@ -200,7 +247,7 @@ async function front(argv: readonly string[]): Promise<void> {
   // `vlt serve` on loopback: the daemon serves the HTTP endpoint while this process waits.
   // `vlt lsp`: the editor's server is a session of the same daemon, when the editor may share it.
   const code = mcp ? await forwardMcp(opts) : lsp ? await forwardLsp(opts) : serve ? await forwardServe(opts, serve) : await forward(opts);
-  if (code === undefined) return inProcess(argv);
+  if (code === undefined) return inProcess(argv, s);
   exit(code, mcp || lsp || serve !== undefined);
 }
 

@@ -18,6 +18,7 @@ import { DEFAULT_MAP_TOKENS, RepoMapper } from '../core/intel/repomap';
 import { locatorFor } from '../core/locate/locate';
 import { isVltError, VltError, toVltError } from '../core/errors';
 import { LANGUAGES } from '../core/types';
+import { offerEarlyRead, type EarlyRead } from '../core/store/store';
 import { nodeWorkspaceFs } from '../node/fs';
 import { gitLocateHistory } from '../node/locate-history';
 import { ProgressReporter, stderrLogger, type LogLevel } from './progress';
@@ -515,7 +516,12 @@ export function helpTexts(): Record<string, string> {
  * The CLI in this process, as the front runs it when no daemon takes the command: exits once
  * stdout is flushed.
  */
-export function runInProcess(argv: readonly string[]): void {
+/**
+ * Runs a command in this process. `indexRead`: the front's read of the workspace's index.db,
+ * begun before this program was loaded, for the command's store to take over.
+ */
+export function runInProcess(argv: readonly string[], opts: { indexRead?: { file: string; read: Promise<EarlyRead | undefined> } } = {}): void {
+  if (opts.indexRead) offerEarlyRead(opts.indexRead.file, opts.indexRead.read);
   // `vlt … | head` closes stdout early; that is the reader's choice, not an error.
   process.stdout.on('error', (e: NodeJS.ErrnoException) => {
     if (e.code === 'EPIPE') process.exit(0);

@@ -18,6 +18,7 @@ import {
   encodeRefs,
   encodeRefsWithNames,
   loadSqlJs,
+  offerEarlyRead,
   readRange,
   type FileInfo,
 } from '../../src/core/store/store';
@@ -438,6 +439,39 @@ describe('IndexStore', () => {
     const again = await open(ws, 'write');
     expect(again.hasUnsavedChanges).toBe(false);
     expect(again.chunkRangesOfFile(a.fileId).map((c) => c.id)).toEqual(a.chunkIds);
+  });
+
+  it('a reader takes over a read of index.db that its host began, once; a failed one is read again', async () => {
+    const ws = tmpWorkspace();
+    const w = await open(ws, 'write');
+    w.replaceFile(fileInfo('a.go'), parsed('A'), ['1', '2']);
+    await w.commit();
+    w.close();
+    const file = path.join(ws, '.vlt', 'index.db');
+    // A read handed over is used: its bytes are what the store opens (here, another valid index).
+    const other = tmpWorkspace();
+    const w2 = await open(other, 'write');
+    w2.replaceFile(fileInfo('b.go'), parsed('B'), ['3', '4']);
+    await w2.commit();
+    w2.close();
+    const otherFile = path.join(other, '.vlt', 'index.db');
+    offerEarlyRead(file, Promise.resolve({ bytes: fs.readFileSync(otherFile), stats: fs.statSync(otherFile) }));
+    const r1 = await open(ws, 'read');
+    expect(r1.listFiles().map((f) => f.path)).toEqual(['b.go']);
+    r1.close();
+    // Once: the next reader reads the file itself.
+    const r2 = await open(ws, 'read');
+    expect(r2.listFiles().map((f) => f.path)).toEqual(['a.go']);
+    r2.close();
+    // A read that failed is done again by the store.
+    offerEarlyRead(file, Promise.reject(new Error('short read')));
+    const r3 = await open(ws, 'read');
+    expect(r3.listFiles().map((f) => f.path)).toEqual(['a.go']);
+    r3.close();
+    // A writer never takes one: it reads under its lock.
+    offerEarlyRead(file, Promise.resolve({ bytes: fs.readFileSync(otherFile), stats: fs.statSync(otherFile) }));
+    const w3 = await open(ws, 'write');
+    expect(w3.listFiles().map((f) => f.path)).toEqual(['a.go']);
   });
 
   it('batched reads (chunk ranges of many files, reference counts of many names) answer as the single ones', async () => {

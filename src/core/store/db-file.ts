@@ -104,6 +104,40 @@ function checkHeader(bytes: Uint8Array): string | undefined {
  * so that a writer renaming a new file into place between the two cannot pair old bytes with
  * the new file's identity.
  */
+/** What a host read of an index file before the engine was loaded: its bytes and the stat of the open file. */
+export interface EarlyRead {
+  bytes: Uint8Array;
+  stats: fs.Stats;
+}
+
+const earlyReads = new Map<string, Promise<EarlyRead | undefined>>();
+
+/**
+ * Hands over a read of `file` that a host began before the engine was loaded (the CLI starts
+ * reading index.db while it loads its 4.6 MB program; the read then costs nothing on the way to
+ * a cold search). The next reader to open `file` takes it, once; a read that failed is done
+ * again. Writers never take one: they read under their lock.
+ */
+export function offerEarlyRead(file: string, read: Promise<EarlyRead | undefined>): void {
+  read.catch(() => undefined);
+  earlyReads.set(path.resolve(file), read);
+}
+
+/** A reader's read of `file`: the one a host began, if any, else a read now. */
+export async function readForReader(file: string): ReturnType<typeof readIfExists> {
+  const early = earlyReads.get(path.resolve(file));
+  earlyReads.clear();
+  if (early) {
+    try {
+      const r = await early;
+      return r ? { bytes: r.bytes, identity: identityOf(r.stats) } : undefined;
+    } catch {
+      // Whatever went wrong, the store's own read words it.
+    }
+  }
+  return readIfExists(file);
+}
+
 export async function readIfExists(file: string): Promise<{ bytes: Uint8Array; identity: string } | undefined> {
   let handle: fs.promises.FileHandle | undefined;
   try {

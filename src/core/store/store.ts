@@ -24,7 +24,7 @@ import { VltError } from '../errors';
 import { silentLogger, type Logger } from '../ports';
 import type { ImportSpec, ParsedFile, SymbolRef } from '../types';
 import { removeStaleTempFiles, writeFileAtomic } from './atomic';
-import { identityOf, moveAside, openChecked, readIfExists, recordWritten, writtenIdentity } from './db-file';
+import { identityOf, moveAside, openChecked, readForReader, readIfExists, recordWritten, writtenIdentity } from './db-file';
 import { EmbeddingStore } from './embedding-store';
 import * as files from './file-queries';
 import { tryLock, type FileLock } from './lock';
@@ -39,6 +39,7 @@ import { Connection, loadSqlJs, num, str, utf8Scratch } from './sqlite';
 import * as symbols from './symbol-queries';
 
 export { memorySource, readRange, type ByteSource } from './byte-source';
+export { offerEarlyRead, type EarlyRead } from './db-file';
 export { EmbeddingStore } from './embedding-store';
 export { decodePosting, decodeRefNames, decodeRefs, encodePosting, encodeRefs, encodeRefsWithNames, REFS_FORMAT_VERSION } from './refs-codec';
 export type { ChunkRow, FileInfo, FileRow, IndexableChunk, RefLocation, SkippedRow, SymbolRow } from './rows';
@@ -189,7 +190,7 @@ export class IndexStore {
     const root = path.resolve(workspaceRoot);
     const dir = path.join(root, VLT_DIR);
     // A reader reads the file while the SQLite runtime compiles; a writer reads it under its lock.
-    const early = opts.mode === 'read' ? readIfExists(path.join(dir, INDEX_FILE)) : undefined;
+    const early = opts.mode === 'read' ? readForReader(path.join(dir, INDEX_FILE)) : undefined;
     early?.catch(() => undefined);
     const SQL = await loadSqlJs();
     let lock: FileLock | undefined;
