@@ -371,9 +371,9 @@ export class Engine {
   }
 
   /**
-   * Loads what the first search would otherwise load on its own time: the search snapshot and
-   * the symbol table (about a second on the Go standard library). Long-lived hosts call it
-   * while idle after opening.
+   * Loads what the first search would otherwise load on its own time: the search snapshot, and
+   * the symbol tables when the committed one does not describe the index (see
+   * SymbolTables.warm). Long-lived hosts call it while idle after opening.
    */
   warmUp(): void {
     void this.searchIndex;

@@ -86,12 +86,16 @@ export async function watchFiles(ws: WorkspaceServer, logger: Logger): Promise<T
     } catch {
       return;
     }
+    const subdirs: string[] = [];
     for (const e of entries) {
       const child = rel ? `${rel}/${e.name}` : e.name;
       // Files written into a new directory before it was watched (a checkout, an unpacked tree).
       if (appeared && e.isFile()) ws.enqueue([child]);
-      if (e.isDirectory() && !skip(child, e.name)) await add(child, appeared);
+      if (e.isDirectory() && !skip(child, e.name)) subdirs.push(child);
     }
+    // Siblings at once: their directory reads queue on the I/O threads instead of taking one
+    // event-loop turn each (one after the other, 1.4 s for the Go standard library's folders).
+    await Promise.all(subdirs.map((child) => add(child, appeared)));
   };
 
   try {

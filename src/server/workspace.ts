@@ -638,7 +638,12 @@ export class WorkspaceServer {
       await engine.commit();
       this.logger.info(`index caught up: ${r.filesParsed} files parsed, ${r.filesRemoved} removed, ${r.filesUnchanged} unchanged in ${r.ms.total.toFixed(0)} ms`);
       await engine.releaseParseWorkers();
-      engine.warmUp();
+      // Loading the search snapshot and building the symbol name map take about a second on
+      // the Go standard library: not while the requests that queued behind the catching up
+      // wait (the first command that started this daemon among them), but once they are done.
+      void this.whenIdle().then(() => {
+        if (!this.shutdown.signal.aborted && this.openedEngine === engine) engine.warmUp();
+      });
     } catch (e) {
       this.lastError = e instanceof VltError ? e : new VltError('INTERNAL', String(e));
       this.logger.error(`index: catching up failed: ${this.lastError.code}: ${this.lastError.message}`);

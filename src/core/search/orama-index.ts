@@ -8,7 +8,6 @@ import {
   create,
   insert,
   remove,
-  search,
   searchVector,
   save,
   load,

@@ -1,8 +1,9 @@
 /**
  * The symbol tables search reads (definitions by normalised name and by sub-word) over one
- * index: built in memory from the symbol rows and patched with each index run's changes (a
- * writer, a long-lived host), or read in place from the table the last commit persisted (a
- * process that answers one query), and encoded for each commit that changed symbols.
+ * index: read in place from the table the last commit persisted (a process that answers one
+ * query, and any host until its index changes), or built in memory from the symbol rows and
+ * patched with each index run's changes (a writer that changed the index, a long-lived host once
+ * warm), and encoded for each commit that changed symbols.
  */
 import type { Logger } from '../ports';
 import type { IndexStore, SymbolRow } from '../store/store';
@@ -61,8 +62,13 @@ export class SymbolTables {
     return this.names;
   }
 
-  /** Builds the in-memory name table now (a long-lived host, while idle). */
+  /**
+   * Readies the tables for the first search (a long-lived host, while idle): nothing while the
+   * committed table describes the index (it is read in place, and caches what it decodes), else
+   * the in-memory name table, built now.
+   */
   warm(): void {
+    if (!this.byName && this.readPersisted()) return;
     this.nameMap();
   }
 
@@ -101,6 +107,8 @@ export class SymbolTables {
   invalidate(changed: readonly string[]): void {
     this.names = undefined;
     this.byPart = undefined;
+    // The table as committed no longer describes the index (its next commit writes another).
+    if (changed.length > 0) this.persisted = undefined;
     if (changed.length === 0 || !this.byName) return;
     if (changed.length > MAX_PATCHED_FILES) {
       this.byName = undefined;
@@ -131,10 +139,13 @@ export class SymbolTables {
 
   /**
    * The persisted table, when it describes the index as loaded and was built under the same
-   * `[index] generated` mode. A writer never reads it for answers: its own tables follow its edits.
+   * `[index] generated` mode. A writer reads it only while its index is the committed one (no
+   * change since the last commit): a long-lived writer, such as the workspace daemon, answers
+   * its first searches from it instead of building the name table first (about a second on the
+   * Go standard library), and its own tables follow its edits from then on.
    */
   private readPersisted(): PersistedSymbolTable | undefined {
-    if (this.deps.mode !== 'read') return undefined;
+    if (this.deps.mode !== 'read' && this.deps.store.hasUnsavedChanges) return undefined;
     if (this.persisted === undefined) {
       const stored = this.deps.store.symbolTable();
       const table = stored ? PersistedSymbolTable.read(stored.bytes) : undefined;
