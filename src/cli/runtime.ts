@@ -16,10 +16,17 @@ import type { Logger } from '../core/ports';
 import type { ToolContext } from '../core/tools/definitions';
 import { CtagsProvider } from '../node/ctags';
 import { nodeWorkspaceFs } from '../node/fs';
-import { createLanguageServers } from '../node/lsp';
 import { openMemory } from '../node/memory';
 import { createNodeOracle } from '../node/oracle';
 import { formatSeconds, type ProgressReporter } from './progress';
+
+/**
+ * The language-server client, loaded when a command asks a language server (the protocol
+ * libraries cost about 7 ms of every other command's start).
+ */
+async function languageServers(): Promise<typeof import('../node/lsp').createLanguageServers> {
+  return (await import('../node/lsp')).createLanguageServers;
+}
 
 /** The ports one command runs with: its logger and progress, both on the client's stderr. */
 export interface CliWiring {
@@ -111,7 +118,7 @@ class ProcessWorkspace implements CliWorkspace {
     const { logger } = this.w;
     const engine = await this.openForQuery();
     const trusted = engine.config.trust.trusted;
-    const lsp = opts.lsp ? createLanguageServers({ root: engine.root, logger, trusted }) : undefined;
+    const lsp = opts.lsp ? (await languageServers())({ root: engine.root, logger, trusted }) : undefined;
     const tags = this.tags(engine);
     try {
       return await fn(engine.navigator({ ...(lsp ? { lsp } : {}), tags }), engine, lsp);
@@ -124,7 +131,7 @@ class ProcessWorkspace implements CliWorkspace {
   async oracle<T>(opts: { lsp: boolean; noLlm: boolean }, fn: (oracle: Oracle) => Promise<T>): Promise<T> {
     const { logger } = this.w;
     const engine = await this.openForQuery();
-    const lsp = opts.lsp ? createLanguageServers({ root: engine.root, logger, trusted: engine.config.trust.trusted }) : undefined;
+    const lsp = opts.lsp ? (await languageServers())({ root: engine.root, logger, trusted: engine.config.trust.trusted }) : undefined;
     const tags = opts.lsp ? this.tags(engine) : undefined;
     const memory = openMemory(engine.root, logger);
     memory.catch(() => undefined);
