@@ -14,10 +14,10 @@ import {
   count,
   type AnyOrama,
   type IIndex,
-  type IDocumentsStore,
   type Tokenizer,
 } from '@orama/orama';
-import { index as oramaIndex, documentsStore as oramaDocuments } from '@orama/orama/components';
+import { index as oramaIndex } from '@orama/orama/components';
+import { columnDocumentsStore, isColumnDocs, languageAt, type ColumnDocs } from './orama-docs';
 import { serialize as v8serialize, deserialize as v8deserialize } from 'node:v8';
 import { memorySource, readRange, type ByteSource } from '../store/byte-source';
 import { CodeTextIndex, TEXT_FIELDS, type TextField } from './text-index';
@@ -122,16 +122,6 @@ function emptyVectorIndexes(store: CodeIndexStore): Record<string, unknown> {
   return out;
 }
 
-function slimDocumentsStore(): IDocumentsStore {
-  const base = oramaDocuments.createDocumentsStore();
-  return {
-    ...base,
-    store(store, id, internalId, doc) {
-      const d = doc as unknown as StoredDoc;
-      return base.store(store as never, id, internalId, { id: d.id, path: d.path, language: d.language, kind: d.kind });
-    },
-  } as IDocumentsStore;
-}
 
 /** Orama calls the tokenizer only through our index component, which tokenizes itself. */
 const passThroughTokenizer: Tokenizer = {
@@ -156,7 +146,7 @@ function createOrama(dimensions: number | undefined): AnyOrama {
     components: {
       tokenizer: passThroughTokenizer,
       index: codeIndexComponent() as never,
-      documentsStore: slimDocumentsStore() as never,
+      documentsStore: columnDocumentsStore() as never,
     },
   }) as unknown as AnyOrama;
 }
@@ -183,8 +173,9 @@ interface OramaPrivate {
   internalIdToId: string[];
   /** The vector index of the `embedding` field, when the schema has one. */
   vectors: { add(internalId: number, v: Float32Array): void; vectors: Map<number, unknown> } | undefined;
-  /** The documents store and its data (`db.documentsStore`, `db.data.docs`). */
+  /** The documents store and its data (`db.documentsStore`, `db.data.docs`: our columns). */
   getDoc(id: string): unknown;
+  docs: ColumnDocs;
 }
 
 function privateParts(db: AnyOrama): OramaPrivate {
@@ -199,7 +190,7 @@ function privateParts(db: AnyOrama): OramaPrivate {
     !Array.isArray(shared?.internalIdToId) ? 'sharedInternalDocumentStore.internalIdToId (an array)' : '',
     typeof vectorIndexes !== 'object' ? 'vectorIndexes' : '',
     node && (typeof node.add !== 'function' || !(node.vectors instanceof Map)) ? 'vectorIndexes.embedding.node (add, vectors)' : '',
-    typeof db.documentsStore?.get !== 'function' || data.docs === undefined ? 'documentsStore.get / data.docs' : '',
+    typeof db.documentsStore?.get !== 'function' || !isColumnDocs(data.docs) ? 'documentsStore.get / data.docs (our columns)' : '',
   ].filter(Boolean);
   if (problems.length) throw new Error(`Orama's internals are not what this version of vlt expects (it is built for @orama/orama 3.1.18): ${problems.join(', ')}`);
   return {
@@ -208,6 +199,7 @@ function privateParts(db: AnyOrama): OramaPrivate {
     internalIdToId: shared!.internalIdToId as string[],
     vectors: node as OramaPrivate['vectors'],
     getDoc: (id) => db.documentsStore.get(data.docs as never, id),
+    docs: data.docs as ColumnDocs,
   };
 }
 
@@ -287,8 +279,7 @@ export class SearchIndex {
               accept: (slot: number) => {
                 const id = ids[slot - 1];
                 if (id === undefined) return false;
-                const n = Number(id);
-                return (!language || this.getDoc(n)?.language === language) && (!accept || accept(n));
+                return (!language || languageAt(this.parts.docs, slot) === language) && (!accept || accept(Number(id)));
               },
             }
           : {}),
