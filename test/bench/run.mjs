@@ -317,7 +317,8 @@ const pc = (x) => `${(100 * x).toFixed(1)}%`;
 if (results.process) {
   for (const [name, r] of Object.entries(results.process)) {
     lines.push('');
-    lines.push(`Whole processes on ${name} (median of ${r.runs} runs after a warm-up; \`node -e 0\` takes ${ms(r.node_start_ms)} here):`);
+    const ca = r.with_extra_ca_certs;
+    lines.push(`Whole processes on ${name} (median of ${r.runs} runs after a warm-up; \`node -e 0\` takes ${ms(r.node_start_ms)} here${ca ? `, timed without this machine's NODE_EXTRA_CA_CERTS, which Node reads at every start: ${ms(ca.node_start_ms)} with it` : ''}):`);
     lines.push('');
     lines.push('| command | ripgrep | no daemon | peak RSS | with the daemon | client RSS |');
     lines.push('|---|---|---|---|---|---|');
@@ -325,6 +326,7 @@ if (results.process) {
     const b = r.back_to_back;
     lines.push(`| ${b.queries} different searches back to back | ${ms(b.rg_ms)} | ${ms(b.no_daemon_ms)} | | ${ms(b.daemon_ms)} | daemon ${r.daemon_rss_bytes ? mb(r.daemon_rss_bytes) : '?'} |`);
     lines.push(`| first search, starting the daemon | | | | ${ms(r.first_call_ms)} | |`);
+    if (ca) lines.push(`| with NODE_EXTRA_CA_CERTS set: \`node -e 0\`, search, def | | ${ms(ca.node_start_ms)} | | ${ms(ca.search_daemon_ms)}, ${ms(ca.def_daemon_ms)} | |`);
     const c = r.clients;
     if (c) {
       lines.push('');
