@@ -12,14 +12,15 @@
  * This file is the IndexStore: opening, the writer lock, mutations and commits. Its parts live
  * beside it: schema.ts (files and tables), sqlite.ts (sql.js and the connection), db-file.ts
  * (checking a file before trusting it), refs-codec.ts (binary references and postings),
- * postings.ts (the name → files table), file-queries.ts and symbol-queries.ts (the reads),
- * embedding-store.ts (embeddings.db), lock.ts and atomic.ts. Everything they export that callers
+ * postings.ts (the name → files table), file-writes.ts (a file's rows written or deleted),
+ * file-queries.ts and symbol-queries.ts (the reads), blobs.ts, sidecar.ts and byte-source.ts
+ * (large blobs beside index.db), embedding-store.ts (embeddings.db), lock.ts and atomic.ts. Everything they export that callers
  * use is exported here too, so `store/store` stays the one import of the store.
  */
 import { promises as fsp } from 'node:fs';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Database, SqlJsStatic, SqlValue } from 'sql.js';
+import type { Database, SqlJsStatic } from 'sql.js';
 import { VltError } from '../errors';
 import { silentLogger, type Logger } from '../ports';
 import type { ImportSpec, ParsedFile, SymbolRef } from '../types';
@@ -27,6 +28,7 @@ import { removeStaleTempFiles, writeFileAtomic } from './atomic';
 import { identityOf, moveAside, openChecked, readForReader, readIfExists, recordWritten, writtenIdentity } from './db-file';
 import { EmbeddingStore } from './embedding-store';
 import * as files from './file-queries';
+import * as writes from './file-writes';
 import { tryLock, type FileLock } from './lock';
 import { RefPostings } from './postings';
 import { bytesOnDisk as totalBytes } from '../status';
@@ -35,7 +37,7 @@ import type { ByteSource } from './byte-source';
 import { encodeRefsWithNames } from './refs-codec';
 import type { ChunkRow, FileInfo, FileRow, IndexableChunk, RefLocation, SkippedRow, SymbolRow } from './rows';
 import { ADDED_INDEXES, EMBEDDINGS_FILE, INDEX_FILE, LOCK_FILE, PAGE_SIZE, REQUIRED_TABLES, SCHEMA_SQL, SCHEMA_VERSION, VLT_DIR, WRITTEN_FILE } from './schema';
-import { Connection, loadSqlJs, num, str, utf8Scratch } from './sqlite';
+import { Connection, loadSqlJs, num, str } from './sqlite';
 import * as symbols from './symbol-queries';
 
 export { memorySource, readRange, type ByteSource } from './byte-source';
@@ -148,8 +150,8 @@ export class IndexStore {
   symbolTableWriter: ((generation: number) => Uint8Array | undefined) | undefined;
   /** Set by a writing engine: called after each commit reached the disk (the status summary). */
   onCommitted: (() => void) | undefined;
-  private nextFileId = 1;
-  private nextChunkId = 1;
+  /** The next file and chunk ids to hand out (file-writes.ts). */
+  private readonly ids: writes.IdCounters = { nextFileId: 1, nextChunkId: 1 };
   private diskIdentity: string | undefined;
   private commitChain: Promise<void> = Promise.resolve();
   private readonly postings = new RefPostings(() => this.conn);
@@ -252,8 +254,8 @@ export class IndexStore {
     }
     const maxFile = num(this.conn.first('SELECT max(id) FROM files')?.[0]);
     const maxChunk = num(this.conn.first('SELECT max(id) FROM chunks')?.[0]);
-    this.nextFileId = Math.max(maxFile + 1, Number(this.getMeta('next_file_id') ?? 1) || 1);
-    this.nextChunkId = Math.max(maxChunk + 1, Number(this.getMeta('next_chunk_id') ?? 1) || 1);
+    this.ids.nextFileId = Math.max(maxFile + 1, Number(this.getMeta('next_file_id') ?? 1) || 1);
+    this.ids.nextChunkId = Math.max(maxChunk + 1, Number(this.getMeta('next_chunk_id') ?? 1) || 1);
   }
 
   /** Adds the indexes an index written by an earlier version lacks (see ADDED_INDEXES); whether it added any. */
@@ -419,67 +421,10 @@ export class IndexStore {
     const { bytes: refBlob, names } = encodeRefsWithNames(parsed.refs);
     const conn = this.conn;
     const result = this.tx((): ReplaceResult => {
-      const existing = conn.first('SELECT id, refs FROM files WHERE path = ?', [file.path]);
-      let fileId: number;
-      let removedChunkIds: number[] = [];
-      let oldNames: readonly string[] = [];
-      const fileParams: SqlValue[] = [
-        file.hash,
-        file.mtimeMs,
-        file.size,
-        file.language,
-        JSON.stringify(parsed.imports),
-        JSON.stringify(parsed.importSpecs),
-        parsed.refs.length,
-        file.generated ? 1 : 0,
-        parsed.refs.length > 0 ? refBlob : null,
-      ];
-      if (existing) {
-        fileId = num(existing[0]);
-        ({ chunkIds: removedChunkIds, names: oldNames } = this.deleteChildren(fileId, existing[1]));
-        conn.run(
-          'UPDATE files SET hash = ?, mtime_ms = ?, size = ?, language = ?, imports = ?, import_specs = ?, ref_count = ?, generated = ?, refs = ? WHERE id = ?',
-          [...fileParams, fileId],
-        );
-      } else {
-        fileId = this.nextFileId++;
-        conn.run(
-          'INSERT INTO files(id, path, hash, mtime_ms, size, language, imports, import_specs, ref_count, generated, refs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-          [fileId, file.path, ...fileParams],
-        );
-      }
-      const chunkIds: number[] = [];
-      const insertChunk = conn.stmt(
-        `INSERT INTO chunks(id, file_id, start_line, end_line, kind, symbol, signature, container, decorators, hash, docstring, text)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      );
-      for (let i = 0; i < parsed.chunks.length; i++) {
-        const c = parsed.chunks[i]!;
-        const id = this.nextChunkId++;
-        utf8Scratch.reset();
-        insertChunk.run([
-          id,
-          fileId,
-          c.startLine,
-          c.endLine,
-          c.kind,
-          c.symbol ?? null,
-          c.signature ?? null,
-          c.container ?? null,
-          c.decorators && c.decorators.length > 0 ? JSON.stringify(c.decorators) : null,
-          chunkHashes[i]!,
-          utf8Scratch.optText(c.docstring),
-          utf8Scratch.text(c.text),
-        ]);
-        chunkIds.push(id);
-      }
-      const insertSymbol = conn.stmt(
-        `INSERT INTO symbols(file_id, name, kind, qualified_name, signature, start_line, end_line, container)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-      );
-      for (const s of parsed.symbols) {
-        insertSymbol.run([fileId, s.name, s.kind, s.qualifiedName, s.signature, s.startLine, s.endLine, s.container ?? null]);
-      }
+      const existing = writes.existingFile(conn, file.path);
+      const removedChunkIds = existing ? writes.deleteChildren(conn, existing.fileId) : [];
+      const oldNames = existing ? this.postings.namesOf(existing.refs) : [];
+      const { fileId, chunkIds } = writes.writeFileRows(conn, this.ids, file, parsed, chunkHashes, refBlob, existing);
       this.symbolsDirty = true;
       this.postings.record(fileId, oldNames, names);
       return { fileId, chunkIds, removedChunkIds };
@@ -493,27 +438,17 @@ export class IndexStore {
     this.assertWritable();
     const conn = this.conn;
     const removed = this.tx(() => {
-      const existing = conn.first('SELECT id, refs FROM files WHERE path = ?', [filePath]);
+      const existing = writes.existingFile(conn, filePath);
       if (!existing) return undefined;
-      const fileId = num(existing[0]);
-      const { chunkIds, names } = this.deleteChildren(fileId, existing[1]);
-      conn.run('DELETE FROM files WHERE id = ?', [fileId]);
-      this.postings.record(fileId, names, []);
+      const chunkIds = writes.deleteChildren(conn, existing.fileId);
+      conn.run('DELETE FROM files WHERE id = ?', [existing.fileId]);
+      this.postings.record(existing.fileId, this.postings.namesOf(existing.refs), []);
       this.symbolsDirty = true;
       return chunkIds;
     });
     if (removed === undefined) return [];
     this.dirty = true;
     return removed;
-  }
-
-  /** Deletes a file's chunks and symbols; returns their ids and the file's old ref names. */
-  private deleteChildren(fileId: number, oldRefs: SqlValue | undefined): { chunkIds: number[]; names: string[] } {
-    const conn = this.conn;
-    const chunkIds = conn.all('SELECT id FROM chunks WHERE file_id = ?', [fileId]).map((r) => num(r[0]));
-    conn.run('DELETE FROM chunks WHERE file_id = ?', [fileId]);
-    conn.run('DELETE FROM symbols WHERE file_id = ?', [fileId]);
-    return { chunkIds, names: this.postings.namesOf(oldRefs) };
   }
 
   /** Replaces the whole list of files that discovery or parsing skipped. */
@@ -605,8 +540,8 @@ export class IndexStore {
       const set = conn.stmt('INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)');
       set.run(['generation', String(generation)]);
       set.run(['updated_at', new Date().toISOString()]);
-      set.run(['next_file_id', String(this.nextFileId)]);
-      set.run(['next_chunk_id', String(this.nextChunkId)]);
+      set.run(['next_file_id', String(this.ids.nextFileId)]);
+      set.run(['next_chunk_id', String(this.ids.nextChunkId)]);
       if (symbolsChanged) set.run([SYMBOLS_GENERATION_META, String(generation)]);
       sidecars.apply(conn);
     });

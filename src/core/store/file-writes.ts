@@ -1,0 +1,93 @@
+/**
+ * Writes of one file's rows in index.db: the file row, its chunks and its symbols, replaced or
+ * deleted together. Each takes the store's connection inside the store's transaction;
+ * {@link IndexStore} wraps them with its bookkeeping (the posting log, the dirty flags).
+ */
+import type { SqlValue } from 'sql.js';
+import type { ParsedFile } from '../types';
+import type { FileInfo } from './rows';
+import { num, utf8Scratch, type Connection } from './sqlite';
+
+/** Next ids to hand out: files keep theirs, chunks never reuse one. */
+export interface IdCounters {
+  nextFileId: number;
+  nextChunkId: number;
+}
+
+/** A file row as it was before a write: its id and its old references blob. */
+export interface ExistingFile {
+  fileId: number;
+  refs: SqlValue | undefined;
+}
+
+/** The file row at `path`, if any. */
+export function existingFile(conn: Connection, path: string): ExistingFile | undefined {
+  const r = conn.first('SELECT id, refs FROM files WHERE path = ?', [path]);
+  return r ? { fileId: num(r[0]), refs: r[1] } : undefined;
+}
+
+/**
+ * Writes `file`'s row (updated in place when `existing`, else inserted with a new id) and
+ * inserts its chunks and symbols; the old chunks and symbols must be deleted first
+ * ({@link deleteChildren}). Returns the file's id and its new chunks' ids.
+ */
+export function writeFileRows(conn: Connection, ids: IdCounters, file: FileInfo, parsed: ParsedFile, chunkHashes: readonly string[], refBlob: Uint8Array, existing: ExistingFile | undefined): { fileId: number; chunkIds: number[] } {
+  const fileParams: SqlValue[] = [
+    file.hash,
+    file.mtimeMs,
+    file.size,
+    file.language,
+    JSON.stringify(parsed.imports),
+    JSON.stringify(parsed.importSpecs),
+    parsed.refs.length,
+    file.generated ? 1 : 0,
+    parsed.refs.length > 0 ? refBlob : null,
+  ];
+  let fileId: number;
+  if (existing) {
+    fileId = existing.fileId;
+    conn.run('UPDATE files SET hash = ?, mtime_ms = ?, size = ?, language = ?, imports = ?, import_specs = ?, ref_count = ?, generated = ?, refs = ? WHERE id = ?', [...fileParams, fileId]);
+  } else {
+    fileId = ids.nextFileId++;
+    conn.run('INSERT INTO files(id, path, hash, mtime_ms, size, language, imports, import_specs, ref_count, generated, refs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [fileId, file.path, ...fileParams]);
+  }
+  const chunkIds: number[] = [];
+  const insertChunk = conn.stmt(
+    `INSERT INTO chunks(id, file_id, start_line, end_line, kind, symbol, signature, container, decorators, hash, docstring, text)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  for (let i = 0; i < parsed.chunks.length; i++) {
+    const c = parsed.chunks[i]!;
+    const id = ids.nextChunkId++;
+    utf8Scratch.reset();
+    insertChunk.run([
+      id,
+      fileId,
+      c.startLine,
+      c.endLine,
+      c.kind,
+      c.symbol ?? null,
+      c.signature ?? null,
+      c.container ?? null,
+      c.decorators && c.decorators.length > 0 ? JSON.stringify(c.decorators) : null,
+      chunkHashes[i]!,
+      utf8Scratch.optText(c.docstring),
+      utf8Scratch.text(c.text),
+    ]);
+    chunkIds.push(id);
+  }
+  const insertSymbol = conn.stmt(
+    `INSERT INTO symbols(file_id, name, kind, qualified_name, signature, start_line, end_line, container)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  for (const s of parsed.symbols) insertSymbol.run([fileId, s.name, s.kind, s.qualifiedName, s.signature, s.startLine, s.endLine, s.container ?? null]);
+  return { fileId, chunkIds };
+}
+
+/** Deletes a file's chunks and symbols (not the file row); returns the chunks' ids. */
+export function deleteChildren(conn: Connection, fileId: number): number[] {
+  const chunkIds = conn.all('SELECT id FROM chunks WHERE file_id = ?', [fileId]).map((r) => num(r[0]));
+  conn.run('DELETE FROM chunks WHERE file_id = ?', [fileId]);
+  conn.run('DELETE FROM symbols WHERE file_id = ?', [fileId]);
+  return chunkIds;
+}
