@@ -35,7 +35,7 @@ import { LocateRetriever } from './locate-retriever';
 import type { Reranker } from './rerank-endpoint';
 import { CodeSearchRetriever, GraphRetriever, NavigationRetriever, NotesRetriever, ScopedSearchRetriever, StructureRetriever, TestsRetriever, ThreadsRetriever } from './retrievers';
 import { rewriteQuestion } from './rewrite';
-import { decideContext, MIN_COOCCURRENCE, MIN_COVERAGE, type ContextDecision } from './relevance';
+import { decideContext, MAX_ABSENT, MIN_COOCCURRENCE, MIN_COVERAGE, type ContextDecision } from './relevance';
 import { noContextAnswer, synthesize } from './synthesize';
 import type { AnalyzedQuestion, AssembledContext, Citation, OracleAnswer, OracleEvent, OracleExplain, RankedEvidence, RetrievalResult, Retriever, RetrieverRun } from './types';
 
@@ -537,7 +537,7 @@ function explainOf(q: AnalyzedQuestion, runs: readonly RetrieverRun[], ranked: r
       best: Number(decision.covered.toFixed(3)),
       min: r ? MIN_COOCCURRENCE : MIN_COVERAGE,
       absent: Number(decision.absent.toFixed(3)),
-      maxAbsent: decision.maxAbsent,
+      maxAbsent: MAX_ABSENT,
       unknownSymbols: decision.unknownSymbols,
       ...(r ? { cooccurrence: { chunk: Number(r.chunk.toFixed(3)), file: Number(r.file.toFixed(3)), ...(r.where ? { where: r.where } : {}), concepts: r.concepts } } : {}),
     },

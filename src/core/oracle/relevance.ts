@@ -42,14 +42,6 @@ export const MIN_COOCCURRENCE = 0.55;
 export const MIN_COVERAGE = 0.1;
 /** At or above this share of the weight on concepts the index never mentions, no context. */
 export const MAX_ABSENT = 0.2;
-/**
- * The same, when the evidence holds what the question named (its symbol's definition, its path
- * or folder): a word the index lacks is then usually how the question is put, but not when such
- * words carry half its weight ("the mail package" found, "newsletter" and "subscriber" nowhere).
- * No on-topic question of the oracle's or the no-context set has any absent weight at all; the
- * two off-topic ones this catches are in the no-context set's calibration half.
- */
-export const MAX_ABSENT_FOUND = 0.5;
 /** A named symbol mentioned in at most this many chunks, none of them evidence, is unknown here. */
 const RARE_SYMBOL_DF = 2;
 /** Evidence items the coverage of a pasted report is measured over. */
@@ -236,8 +228,6 @@ export interface ContextDecision {
   /** Share of the weight the top evidence covers (pasted reports; 1 for other questions decided by co-occurrence). */
   covered: number;
   absent: number;
-  /** The absent weight at or above which the question has no context (higher when the named thing was found). */
-  maxAbsent: number;
   unknownSymbols: string[];
   /** Absent for pasted reports. */
   relevance?: Relevance;
@@ -251,18 +241,17 @@ export interface ContextDecision {
 export function decideContext(engine: Engine, q: AnalyzedQuestion, ranked: readonly RankedEvidence[]): ContextDecision {
   if (q.isLong) {
     const c = reportCoverage(engine, q, ranked);
-    return { ...c, maxAbsent: MAX_ABSENT, noContext: ranked.length === 0 || c.covered < MIN_COVERAGE || c.absent >= MAX_ABSENT || c.unknownSymbols.length > 0 };
+    return { ...c, noContext: ranked.length === 0 || c.covered < MIN_COVERAGE || c.absent >= MAX_ABSENT || c.unknownSymbols.length > 0 };
   }
   const relevance = assessRelevance(engine, q, ranked);
   // When the evidence holds the named symbol's definition or lies in the path the question names,
   // what it asks about was found: a word the index lacks is then how the question is put
-  // ("constructed" of a constructor), not a subject it lacks, unless such words carry half the
-  // question's weight. The words the index knows must still occur together.
+  // ("constructed" of a constructor), not a subject it lacks. The words the index knows must
+  // still occur together.
   const found = namedFound(ranked);
   const unknownSymbols = found ? [] : unknownNames(engine, q, evidenceTerms(ranked));
-  const maxAbsent = found ? MAX_ABSENT_FOUND : MAX_ABSENT;
-  const noContext = ranked.length === 0 || unknownSymbols.length > 0 || relevance.absent >= maxAbsent || relevance.cooccurrence < MIN_COOCCURRENCE;
-  return { noContext, covered: relevance.cooccurrence, absent: relevance.absent, maxAbsent, unknownSymbols, relevance };
+  const noContext = ranked.length === 0 || unknownSymbols.length > 0 || (!found && relevance.absent >= MAX_ABSENT) || relevance.cooccurrence < MIN_COOCCURRENCE;
+  return { noContext, covered: relevance.cooccurrence, absent: relevance.absent, unknownSymbols, relevance };
 }
 
 /** Whether the top evidence is the named symbol's definition, or lies in the path or folder the question names. */

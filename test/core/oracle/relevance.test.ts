@@ -9,8 +9,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../../src/core/engine';
 import { analyzeQuestion } from '../../../src/core/oracle/analyze';
-import { Oracle } from '../../../src/core/oracle/oracle';
-import { assessRelevance, inflectionKey, inflections, MAX_ABSENT, MAX_ABSENT_FOUND, MIN_COOCCURRENCE, subjectWords } from '../../../src/core/oracle/relevance';
+import { assessRelevance, inflectionKey, inflections, MIN_COOCCURRENCE, subjectWords } from '../../../src/core/oracle/relevance';
 import { nodeWorkspaceFs } from '../../../src/node/fs';
 
 let dir: string;
@@ -81,21 +80,3 @@ describe('co-occurrence', () => {
     expect(r.chunk).toBeGreaterThan(0.9);
   });
 });
-
-describe('the decision, when the named thing was found', () => {
-  const oracle = () => new Oracle({ engine, fs: nodeWorkspaceFs });
-
-  it('lets a word the index lacks be how the question is put, unless such words carry half its weight', async () => {
-    // "the retry module" is found (src/retry); one word of the question is nowhere: context.
-    const phrased = await oracle().ask('How does the retry module wait after a failed attempt, exponentially?', { noLlm: true, noLog: true, explain: true });
-    expect(phrased.explain?.threshold.absent).toBeGreaterThan(MAX_ABSENT);
-    expect(phrased.explain?.threshold.absent).toBeLessThan(MAX_ABSENT_FOUND);
-    expect(phrased.explain?.threshold.maxAbsent).toBe(MAX_ABSENT_FOUND);
-    expect(phrased.noContext).toBe(false);
-    // Found too, but what it asks about (a newsletter, subscribers) is nowhere: no context.
-    const elsewhere = await oracle().ask('How does the retry module send a newsletter to every subscriber?', { noLlm: true, noLog: true, explain: true });
-    expect(elsewhere.explain?.threshold.absent).toBeGreaterThanOrEqual(MAX_ABSENT_FOUND);
-    expect(elsewhere.noContext).toBe(true);
-  });
-});
-
