@@ -185,7 +185,14 @@ function readAhead(file: string): { file: string; read: Promise<{ bytes: Uint8Ar
     fs.closeSync(fd);
     return undefined;
   }
-  const bytes = Buffer.allocUnsafe(stats.size);
+  let bytes: Buffer;
+  try {
+    // An index too large for one buffer is the store's to report.
+    bytes = Buffer.allocUnsafe(stats.size);
+  } catch {
+    fs.closeSync(fd);
+    return undefined;
+  }
   const read = new Promise<{ bytes: Uint8Array; stats: fs.Stats }>((resolve, reject) => {
     fs.read(fd, bytes, 0, stats.size, 0, (err, n) => {
       fs.close(fd, () => undefined);
