@@ -21,6 +21,7 @@ import {
   offerEarlyRead,
   readRange,
   type FileInfo,
+  type ReplaceResult,
 } from '../../src/core/store/store';
 import type { ParsedFile, SymbolRef } from '../../src/core/types';
 
@@ -37,6 +38,16 @@ async function open(ws: string, mode: 'read' | 'write', logger?: Logger): Promis
   const s = await IndexStore.open(ws, { mode, logger });
   openStores.push(s);
   return s;
+}
+
+/** A workspace whose committed index holds one `file` (its symbols named after `name`); the writer is closed. */
+async function indexedWorkspace(file: string, name: string, hashes: string[]): Promise<{ ws: string; result: ReplaceResult }> {
+  const ws = tmpWorkspace();
+  const w = await open(ws, 'write');
+  const result = w.replaceFile(fileInfo(file), parsed(name), hashes);
+  await w.commit();
+  w.close();
+  return { ws, result };
 }
 
 afterEach(() => {
@@ -407,11 +418,7 @@ describe('IndexStore', () => {
   });
 
   it('a writer adds the indexes an index of an earlier version lacks, and its commit keeps them', async () => {
-    const ws = tmpWorkspace();
-    const w0 = await open(ws, 'write');
-    const a = w0.replaceFile(fileInfo('a.go'), parsed('A'), ['1', '2']);
-    await w0.commit();
-    w0.close();
+    const { ws, result: a } = await indexedWorkspace('a.go', 'A', ['1', '2']);
     // The earlier schema: chunks indexed by file only.
     const SQL = await loadSqlJs();
     const file = path.join(ws, '.vlt', 'index.db');
@@ -442,18 +449,10 @@ describe('IndexStore', () => {
   });
 
   it('a reader takes over a read of index.db that its host began, once; a failed one is read again', async () => {
-    const ws = tmpWorkspace();
-    const w = await open(ws, 'write');
-    w.replaceFile(fileInfo('a.go'), parsed('A'), ['1', '2']);
-    await w.commit();
-    w.close();
+    const { ws } = await indexedWorkspace('a.go', 'A', ['1', '2']);
     const file = path.join(ws, '.vlt', 'index.db');
     // A read handed over is used: its bytes are what the store opens (here, another valid index).
-    const other = tmpWorkspace();
-    const w2 = await open(other, 'write');
-    w2.replaceFile(fileInfo('b.go'), parsed('B'), ['3', '4']);
-    await w2.commit();
-    w2.close();
+    const { ws: other } = await indexedWorkspace('b.go', 'B', ['3', '4']);
     const otherFile = path.join(other, '.vlt', 'index.db');
     offerEarlyRead(file, Promise.resolve({ bytes: fs.readFileSync(otherFile), stats: fs.statSync(otherFile) }));
     const r1 = await open(ws, 'read');
@@ -556,11 +555,7 @@ describe('large blobs beside index.db', () => {
   });
 
   it('skips the page-by-page check only for the very index.db its writer wrote', async () => {
-    const ws = tmpWorkspace();
-    const w = await open(ws, 'write');
-    w.replaceFile(fileInfo('a.go'), parsed('A'), ['1', '2']);
-    await w.commit();
-    w.close();
+    const { ws } = await indexedWorkspace('a.go', 'A', ['1', '2']);
     const db = path.join(ws, '.vlt', 'index.db');
     const mark = path.join(ws, '.vlt', 'index.written');
     const st = fs.statSync(db);
@@ -631,11 +626,7 @@ describe('large blobs beside index.db', () => {
   });
 
   it('reads an index that still holds the snapshot in its table, and moves it out at the next commit', async () => {
-    const ws = tmpWorkspace();
-    const w0 = await open(ws, 'write');
-    w0.replaceFile(fileInfo('a.go'), parsed('A'), ['1', '2']);
-    await w0.commit();
-    w0.close();
+    const { ws } = await indexedWorkspace('a.go', 'A', ['1', '2']);
     // The earlier layout: the blob in index.db's table.
     const SQL = await loadSqlJs();
     const file = path.join(ws, '.vlt', 'index.db');

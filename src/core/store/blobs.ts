@@ -43,12 +43,8 @@ export class Blobs {
 
   /** A blob; a sidecar blob whose file is gone (pruned after later commits) is none. */
   get(key: string): Uint8Array | undefined {
-    const pending = this.pending.get(key);
-    if (pending !== undefined) return pending ?? undefined;
-    const ref = SIDECAR_KEYS.has(key) ? parseSidecarRef(this.meta(sidecarMeta(key))) : undefined;
-    if (ref) return readSidecar(this.dirOf(), ref);
-    const v = this.conn().first('SELECT value FROM blobs WHERE key = ?', [key])?.[0];
-    return v instanceof Uint8Array ? v : undefined;
+    const at = this.locate(key);
+    return at && 'ref' in at ? readSidecar(this.dirOf(), at.ref) : at?.bytes;
   }
 
   /**
@@ -56,12 +52,18 @@ export class Blobs {
    * commit prunes it) instead of read whole; other blobs are in memory already.
    */
   open(key: string): ByteSource | undefined {
+    const at = this.locate(key);
+    return at && 'ref' in at ? openSidecar(this.dirOf(), at.ref) : at && memorySource(at.bytes);
+  }
+
+  /** Where a blob is: set and not yet committed, in a sidecar file index.db names, or in its table. */
+  private locate(key: string): { bytes: Uint8Array } | { ref: SidecarRef } | undefined {
     const pending = this.pending.get(key);
-    if (pending !== undefined) return pending ? memorySource(pending) : undefined;
+    if (pending !== undefined) return pending ? { bytes: pending } : undefined;
     const ref = SIDECAR_KEYS.has(key) ? parseSidecarRef(this.meta(sidecarMeta(key))) : undefined;
-    if (ref) return openSidecar(this.dirOf(), ref);
+    if (ref) return { ref };
     const v = this.conn().first('SELECT value FROM blobs WHERE key = ?', [key])?.[0];
-    return v instanceof Uint8Array ? memorySource(v) : undefined;
+    return v instanceof Uint8Array ? { bytes: v } : undefined;
   }
 
   /** The sizes of the sidecar files index.db names. */
