@@ -446,8 +446,13 @@ export class Engine {
     return this.searcher.termRarity(terms);
   }
 
+  /** How many chunks use each term in a defined name or their path (see {@link WorkspaceSearch.nameFrequency}). */
+  nameFrequency(terms: readonly string[]): Map<string, number> {
+    return this.searcher.nameFrequency(terms);
+  }
+
   /** Which groups of terms each indexed chunk holds (see {@link WorkspaceSearch.termGroups}). */
-  termGroups(groups: readonly (readonly string[])[]): Array<{ path: string; mask: number }> {
+  termGroups(groups: readonly (readonly string[])[]): Array<{ id: number; path: string; mask: number }> {
     return this.searcher.termGroups(groups);
   }
 

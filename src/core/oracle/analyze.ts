@@ -157,8 +157,15 @@ export function analyzeQuestion(text: string): AnalyzedQuestion {
     if (!/\.[A-Za-z0-9]{1,5}$/.test(d) && !/^https?:/.test(d)) addDir(d);
   }
   // "the bufio package", "package bufio", "the memory module".
-  for (const m of text.matchAll(/\b(?:the\s+)?`?([A-Za-z_][\w./-]*)`?\s+(?:package|module|folder|directory|crate)\b/gi)) if (!QUESTION_WORDS.has(m[1]!.toLowerCase())) addDir(m[1]!);
-  for (const m of text.matchAll(/\b(?:package|module|folder|directory|crate)\s+`?([A-Za-z_][\w./-]*)`?/gi)) if (!QUESTION_WORDS.has(m[1]!.toLowerCase())) addDir(m[1]!);
+  // A keyword that ends "the log package" does not also begin "package rotate" in "the log
+  // package rotate log files".
+  const named = new Set<number>();
+  for (const m of text.matchAll(/\b(?:the\s+)?`?([A-Za-z_][\w./-]*)`?\s+(package|module|folder|directory|crate)\b/gi)) {
+    if (QUESTION_WORDS.has(m[1]!.toLowerCase()) || isStopword(m[1]!.toLowerCase())) continue;
+    addDir(m[1]!);
+    named.add(m.index + m[0].length - m[2]!.length);
+  }
+  for (const m of text.matchAll(/\b(?:package|module|folder|directory|crate)\s+`?([A-Za-z_][\w./-]*)`?/gi)) if (!named.has(m.index) && !QUESTION_WORDS.has(m[1]!.toLowerCase())) addDir(m[1]!);
 
   return { text, type, typeReason, symbols, paths: q.paths, ...(dirs.length ? { dirs } : {}), languages, terms, isLong };
 }

@@ -35,7 +35,7 @@ import { LocateRetriever } from './locate-retriever';
 import type { Reranker } from './rerank-endpoint';
 import { CodeSearchRetriever, GraphRetriever, NavigationRetriever, NotesRetriever, ScopedSearchRetriever, StructureRetriever, TestsRetriever, ThreadsRetriever } from './retrievers';
 import { rewriteQuestion } from './rewrite';
-import { decideContext, MAX_ABSENT, MIN_COOCCURRENCE, MIN_COVERAGE, type ContextDecision } from './relevance';
+import { decideContext, MAX_ABSENT, MIN_COOCCURRENCE, MIN_COVERAGE, MIN_NAMED, type ContextDecision } from './relevance';
 import { noContextAnswer, synthesize } from './synthesize';
 import type { AnalyzedQuestion, AssembledContext, Citation, OracleAnswer, OracleEvent, OracleExplain, RankedEvidence, RetrievalResult, Retriever, RetrieverRun } from './types';
 
@@ -267,7 +267,7 @@ export class Oracle {
 
     // 6. Is there anything relevant at all?
     // Calibration and the held-out check: see relevance.ts and the README's no-context table.
-    const decision = decideContext(this.deps.engine, q, ranked);
+    const decision = decideContext(this.deps.engine, q, ranked, rewritten ? analyzeQuestion(asked) : q);
     const noContext = decision.noContext;
 
     // 7. Context.
@@ -539,7 +539,15 @@ function explainOf(q: AnalyzedQuestion, runs: readonly RetrieverRun[], ranked: r
       absent: Number(decision.absent.toFixed(3)),
       maxAbsent: MAX_ABSENT,
       unknownSymbols: decision.unknownSymbols,
-      ...(r ? { cooccurrence: { chunk: Number(r.chunk.toFixed(3)), file: Number(r.file.toFixed(3)), ...(r.where ? { where: r.where } : {}), concepts: r.concepts } } : {}),
+      ...(r
+        ? {
+            cooccurrence: { chunk: Number(r.chunk.toFixed(3)), file: Number(r.file.toFixed(3)), ...(r.where ? { where: r.where } : {}), concepts: r.concepts },
+            named: Number(r.named.toFixed(3)),
+            minNamed: MIN_NAMED,
+            ownAbsent: Number(r.ownAbsent.toFixed(3)),
+            ...(r.scoped !== undefined ? { scoped: Number(r.scoped.toFixed(3)) } : {}),
+          }
+        : {}),
     },
   };
 }

@@ -28,6 +28,7 @@
  */
 import type { Engine } from '../engine';
 import { identifierParts, tokenize } from '../search/tokenizer';
+import { inNamedDir } from './paths';
 import type { AnalyzedQuestion, RankedEvidence } from './types';
 
 /**
@@ -42,6 +43,17 @@ export const MIN_COOCCURRENCE = 0.55;
 export const MIN_COVERAGE = 0.1;
 /** At or above this share of the weight on concepts the index never mentions, no context. */
 export const MAX_ABSENT = 0.2;
+/**
+ * Even when what the question names was found: at least this many of the user's own words the
+ * index never mentions, carrying at least {@link MAX_OWN_ABSENT} of their weight, mean no context.
+ */
+const MIN_ABSENT_WORDS = 2;
+export const MAX_OWN_ABSENT = 0.5;
+/**
+ * Below this share of the known concepts' weight on words the code names things with (symbol
+ * names and paths), no context: see {@link namedShare}. Calibrated as {@link MIN_COOCCURRENCE}.
+ */
+export const MIN_NAMED = 0.4;
 /** A named symbol mentioned in at most this many chunks, none of them evidence, is unknown here. */
 const RARE_SYMBOL_DF = 2;
 /** Evidence items the coverage of a pasted report is measured over. */
@@ -50,6 +62,12 @@ const COVERAGE_TOP = 5;
 const EVIDENCE_CHUNKS = 5;
 /** Bit masks hold this many concepts; a longer question keeps its rarest ones. */
 const MAX_CONCEPTS = 32;
+/**
+ * The particles of phrasal verbs ("looked up", "runs out", "give up", "roll back"): the verb says
+ * what is asked, the particle only completes it. A rare word in code prose, a particle would
+ * otherwise weigh like a subject.
+ */
+const PARTICLES = new Set(['up', 'down', 'out', 'off', 'over', 'away', 'back']);
 /** Words that only say what a named directory is ("the auth module"). */
 const DIR_WORDS = new Set(['package', 'packages', 'module', 'modules', 'folder', 'folders', 'directory', 'directories', 'crate', 'crates']);
 
@@ -116,6 +134,14 @@ export interface Relevance {
   file: number;
   /** Share of the weight on concepts no chunk mentions in any form. */
   absent: number;
+  /** The same share over the user's own words (a rewritten follow-up adds the conversation's). */
+  ownAbsent: number;
+  /** How many of the user's own words no chunk mentions. */
+  ownAbsentWords: number;
+  /** Share of the known concepts' weight on words the code names things with (see {@link MIN_NAMED}). */
+  named: number;
+  /** Co-occurrence within the folders the question names, when it names one. */
+  scoped?: number;
   /** Where the best chunk is (for `--explain`). */
   where?: string;
   concepts: string[];
@@ -134,7 +160,8 @@ export function subjectWords(q: AnalyzedQuestion): string[] {
   for (const t of q.terms) {
     // A hexadecimal number or address (`0x4a2b31` reads as x4a2b31) is not a subject.
     if (/^(?:0?x)?[0-9a-f]*\d[0-9a-f]*$/i.test(t)) continue;
-    if (!(q.dirs?.length && DIR_WORDS.has(t.toLowerCase()))) add(t);
+    if (PARTICLES.has(t) || (q.dirs?.length && DIR_WORDS.has(t.toLowerCase()))) continue;
+    add(t);
   }
   for (const s of q.symbols) {
     const parts = s.split(/\.|::|->|#/);
@@ -145,8 +172,12 @@ export function subjectWords(q: AnalyzedQuestion): string[] {
   return words;
 }
 
-/** Co-occurrence of the question's concepts in the index and in the top evidence. */
-export function assessRelevance(engine: Engine, q: AnalyzedQuestion, ranked: readonly RankedEvidence[]): Relevance {
+/**
+ * Co-occurrence of the question's concepts in the index and in the top evidence. `own` is the
+ * analysis of the question as the user wrote it, when a follow-up was rewritten with the
+ * conversation's subjects: absence is also weighed over the user's own words.
+ */
+export function assessRelevance(engine: Engine, q: AnalyzedQuestion, ranked: readonly RankedEvidence[], own: AnalyzedQuestion = q): Relevance {
   // Each word: its whole token and plural stem (one group), or for a compound name the whole
   // name (one group) or all of its parts (a group each), every group with its inflections.
   const specs = subjectWords(q).flatMap((word) => {
@@ -184,11 +215,18 @@ export function assessRelevance(engine: Engine, q: AnalyzedQuestion, ranked: rea
   });
   // Co-occurrence is measured over the concepts the index knows: one it never mentions cannot
   // occur anywhere, and the absence test weighs it (the two measures stay apart).
-  const weightAll = concepts.reduce((sum, c) => sum + c.weight, 0);
-  const absentWeight = concepts.filter((c) => c.df === 0).reduce((sum, c) => sum + c.weight, 0);
+  const weightOf = (cs: readonly Concept[]) => cs.reduce((sum, c) => sum + c.weight, 0);
+  const weightAll = weightOf(concepts);
+  const absentWeight = weightOf(concepts.filter((c) => c.df === 0));
   const absent = weightAll > 0 ? absentWeight / weightAll : 0;
+  const ownWords = new Set(subjectWords(own).map((w) => w.toLowerCase()));
+  const owned = concepts.filter((c) => ownWords.has(c.word.toLowerCase()));
+  const ownAbsentList = owned.filter((c) => c.df === 0);
+  const ownAbsent = owned.length > 0 ? weightOf(ownAbsentList) / Math.max(weightOf(owned), Number.MIN_VALUE) : 0;
+  const absence = { absent, ownAbsent, ownAbsentWords: ownAbsentList.length };
   const total = weightAll - absentWeight;
-  if (total <= 0) return { cooccurrence: ranked.length > 0 && weightAll === 0 ? 1 : 0, chunk: 0, file: 0, absent, concepts: concepts.map((c) => c.word) };
+  if (total <= 0) return { cooccurrence: ranked.length > 0 && weightAll === 0 ? 1 : 0, chunk: 0, file: 0, ...absence, named: 0, concepts: concepts.map((c) => c.word) };
+  const named = namedShare(engine, concepts, groups, total);
   const share = (mask: number) => {
     let w = 0;
     for (const c of concepts) if (c.df > 0 && c.alternatives.some((alt) => alt.length > 0 && alt.every((g) => (mask & (1 << g)) !== 0))) w += c.weight;
@@ -206,7 +244,17 @@ export function assessRelevance(engine: Engine, q: AnalyzedQuestion, ranked: rea
     }
     files.set(path, (files.get(path) ?? 0) | mask);
   };
-  for (const { path, mask } of engine.termGroups(groups)) consider(path, mask);
+  // Within the folders the question names ("the log package"), when it names one.
+  const dirs = q.dirs ?? [];
+  let scopedChunk = 0;
+  const scopedFiles = new Map<string, number>();
+  for (const { path, mask } of engine.termGroups(groups)) {
+    consider(path, mask);
+    if (dirs.length > 0 && inNamedDir(path, dirs)) {
+      scopedChunk = Math.max(scopedChunk, share(mask));
+      scopedFiles.set(path, (scopedFiles.get(path) ?? 0) | mask);
+    }
+  }
   // Notes, threads and history are searched apart from the code index; their evidence counts as
   // chunks of its own, and code evidence re-read since indexing counts as it reads now.
   for (const e of ranked.slice(0, EVIDENCE_CHUNKS)) {
@@ -217,9 +265,34 @@ export function assessRelevance(engine: Engine, q: AnalyzedQuestion, ranked: rea
     });
     consider(`${e.result.path}#evidence`, mask);
   }
-  let file = 0;
-  for (const mask of files.values()) file = Math.max(file, share(mask));
-  return { cooccurrence: (chunk + file) / 2, chunk, file, absent, ...(where ? { where } : {}), concepts: concepts.map((c) => c.word) };
+  const bestFile = (m: ReadonlyMap<string, number>) => Math.max(0, ...[...m.values()].map(share));
+  const file = bestFile(files);
+  const scoped = dirs.length > 0 ? { scoped: (scopedChunk + bestFile(scopedFiles)) / 2 } : {};
+  return { cooccurrence: (chunk + file) / 2, chunk, file, ...absence, named, ...scoped, ...(where ? { where } : {}), concepts: concepts.map((c) => c.word) };
+}
+
+/**
+ * The share of the known concepts' weight on words the code names things with: a word that some
+ * symbol's name or some path uses, in any inflected form or, for an agent noun, its verb
+ * ("indexer" → `index`, "parser" → `parse`). A question about the project is asked at least in
+ * part in the words its code is written in; one whose weight lies on words only the project's
+ * prose, test data and tables use ("meaning" and "life" in a comment, "Australia" in a time-zone
+ * table) is about something else.
+ */
+function namedShare(engine: Engine, concepts: readonly Concept[], groups: readonly (readonly string[])[], total: number): number {
+  const termsOf = (c: Concept) => {
+    const terms = c.alternatives.flat().flatMap((g) => groups[g] ?? []);
+    const agent = /^([a-z]{3,})(?:er|or)$/.exec(inflectionKey(terms[0] ?? ''));
+    if (agent) {
+      const verb = agent[1]!;
+      terms.push(verb, `${verb}e`, ...inflections(`${verb}e`), ...inflections(verb));
+    }
+    return terms;
+  };
+  const known = concepts.filter((c) => c.df > 0);
+  const freq = engine.nameFrequency([...new Set(known.flatMap(termsOf))]);
+  const namedWeight = known.filter((c) => termsOf(c).some((t) => (freq.get(t) ?? 0) > 0)).reduce((sum, c) => sum + c.weight, 0);
+  return total > 0 ? namedWeight / total : 0;
 }
 
 /** The no-context decision and its measures (`--explain` shows them). */
@@ -237,21 +310,37 @@ export interface ContextDecision {
  * Whether the workspace has context for the question: none when nothing was found, when the
  * question names as code something no chunk mentions, when too much of its weight is on concepts
  * the index never mentions, or when its concepts do not occur together (see the module comment).
+ * `asked` is the question as the user wrote it when `q` is its rewrite with the conversation's
+ * subjects.
  */
-export function decideContext(engine: Engine, q: AnalyzedQuestion, ranked: readonly RankedEvidence[]): ContextDecision {
+export function decideContext(engine: Engine, q: AnalyzedQuestion, ranked: readonly RankedEvidence[], asked: AnalyzedQuestion = q): ContextDecision {
   if (q.isLong) {
     const c = reportCoverage(engine, q, ranked);
     return { ...c, noContext: ranked.length === 0 || c.covered < MIN_COVERAGE || c.absent >= MAX_ABSENT || c.unknownSymbols.length > 0 };
   }
-  const relevance = assessRelevance(engine, q, ranked);
+  const relevance = assessRelevance(engine, q, ranked, asked);
   // When the evidence holds the named symbol's definition or lies in the path the question names,
   // what it asks about was found: a word the index lacks is then how the question is put
   // ("constructed" of a constructor), not a subject it lacks. The words the index knows must
-  // still occur together.
+  // still occur together, and within the folder the question names, if it names one.
   const found = namedFound(ranked);
   const unknownSymbols = found ? [] : unknownNames(engine, q, evidenceTerms(ranked));
-  const noContext = ranked.length === 0 || unknownSymbols.length > 0 || (!found && relevance.absent >= MAX_ABSENT) || relevance.cooccurrence < MIN_COOCCURRENCE;
+  const noContext =
+    ranked.length === 0 ||
+    unknownSymbols.length > 0 ||
+    (!found && relevance.absent >= MAX_ABSENT) ||
+    // Most of what the user asked is words the index never mentions ("Spring Boot" of a found
+    // `DataSource`, "newsletter" and "subscriber" of a found mail package): not a wording.
+    (relevance.ownAbsentWords >= MIN_ABSENT_WORDS && relevance.ownAbsent >= MAX_OWN_ABSENT) ||
+    relevance.cooccurrence < MIN_COOCCURRENCE ||
+    (relevance.scoped !== undefined && foundByDir(ranked) && q.type !== 'structural' && relevance.scoped < MIN_COOCCURRENCE) ||
+    (!found && relevance.named < MIN_NAMED);
   return { noContext, covered: relevance.cooccurrence, absent: relevance.absent, unknownSymbols, relevance };
+}
+
+/** Whether the top evidence lies in the folder the question names. */
+function foundByDir(ranked: readonly RankedEvidence[]): boolean {
+  return ranked.slice(0, COVERAGE_TOP).some((e) => e.features.namedDir !== undefined);
 }
 
 /** Whether the top evidence is the named symbol's definition, or lies in the path or folder the question names. */

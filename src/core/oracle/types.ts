@@ -200,5 +200,12 @@ export interface OracleExplain {
     maxAbsent: number;
     unknownSymbols: string[];
     cooccurrence?: { chunk: number; file: number; where?: string; concepts: string[] };
+    /** Share of the known concepts' weight on words the code names things with, against `minNamed`. */
+    named?: number;
+    minNamed?: number;
+    /** Share of the user's own words' weight on words the index never mentions. */
+    ownAbsent?: number;
+    /** Co-occurrence within the folders the question names. */
+    scoped?: number;
   };
 }

@@ -380,17 +380,23 @@ export class SearchIndex {
     return Math.max(t.docFrequency(term, 'body'), t.docFrequency(term, 'name'));
   }
 
+  /** Chunks that hold `term` in a symbol name they define or in their path: the code's own names. */
+  nameFrequency(term: string): number {
+    const t = this.store.text;
+    return Math.max(t.docFrequency(term, 'name'), t.docFrequency(term, 'path'));
+  }
+
   /**
    * For each indexed chunk holding a term of at least one group, its path and the bit mask of
    * the groups it holds (see {@link CodeTextIndex.groupMasks}).
    */
-  groupMasks(groups: readonly (readonly string[])[]): Array<{ path: string; mask: number }> {
+  groupMasks(groups: readonly (readonly string[])[]): Array<{ id: number; path: string; mask: number }> {
     const ids = this.parts.internalIdToId;
-    const out: Array<{ path: string; mask: number }> = [];
+    const out: Array<{ id: number; path: string; mask: number }> = [];
     for (const [slot, mask] of this.store.text.groupMasks(groups)) {
       const id = ids[slot - 1];
       const path = id === undefined ? undefined : this.getDoc(Number(id))?.path;
-      if (path !== undefined) out.push({ path, mask });
+      if (path !== undefined) out.push({ id: Number(id), path, mask });
     }
     return out;
   }

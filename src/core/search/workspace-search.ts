@@ -267,8 +267,18 @@ export class WorkspaceSearch {
     return { docs: this.index().size, df };
   }
 
+  /**
+   * For each term, the number of chunks that use it in a name they define or in their path: the
+   * words the code itself names things with, as against words only its prose and data use.
+   */
+  nameFrequency(terms: readonly string[]): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const t of terms) out.set(t, this.index().nameFrequency(t));
+    return out;
+  }
+
   /** Which groups of terms each chunk holds, with its path (see {@link SearchIndex.groupMasks}). */
-  termGroups(groups: readonly (readonly string[])[]): Array<{ path: string; mask: number }> {
+  termGroups(groups: readonly (readonly string[])[]): Array<{ id: number; path: string; mask: number }> {
     return this.index().groupMasks(groups);
   }
 }

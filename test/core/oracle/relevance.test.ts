@@ -9,7 +9,8 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../../src/core/engine';
 import { analyzeQuestion } from '../../../src/core/oracle/analyze';
-import { assessRelevance, inflectionKey, inflections, MIN_COOCCURRENCE, subjectWords } from '../../../src/core/oracle/relevance';
+import { assessRelevance, decideContext, inflectionKey, inflections, MIN_COOCCURRENCE, MIN_NAMED, subjectWords } from '../../../src/core/oracle/relevance';
+import type { RankedEvidence } from '../../../src/core/oracle/types';
 import { nodeWorkspaceFs } from '../../../src/node/fs';
 
 let dir: string;
@@ -24,7 +25,25 @@ const files: Record<string, string> = {
   'src/http/cookies.ts': 'export function parseCookies(header: string) { return header.split(";"); }\n',
   'src/text/recipe.ts': 'export function recipeTitle(s: string) { return s.trim(); }\n',
   'src/util/misc.ts': 'export function identity<T>(x: T): T { return x; }\nexport function give() {}\n',
+  // Words only data uses: a table of place names, never a name the code gives anything.
+  'src/data/places.ts': 'export const PLACES = [\n  "Canberra is the capital of Australia",\n  "Ottawa is the capital of Canada",\n];\n',
+  // A folder the question names, and the subject it asks about in another folder.
+  'src/log/logger.ts': 'export function writeLog(line: string) {\n  // Writes one line to the log.\n  process.stderr.write(line);\n}\n',
+  'src/archive/rotate.ts': 'export function rotateFiles(files: string[], maxSize: number) {\n  // Rotate the files once they grow too large.\n  return files.filter((f) => f.length > maxSize);\n}\n',
+  'src/parse/tokens.ts': 'export function parseTokens(s: string) {\n  // The parser splits the input into tokens.\n  return s.split(" ");\n}\n',
+  'src/mail/send.ts': 'export function sendMessage(to: string) {\n  // Sends one message.\n  return to;\n}\n',
 };
+
+/** Evidence as the oracle ranks it: a code chunk at `rel`, with the reranker features that fired. */
+function evidence(rel: string, features: Record<string, number> = {}, metadata: Record<string, unknown> = {}): RankedEvidence {
+  return {
+    result: { key: `code:${rel}:1-3`, source: 'code', path: rel, startLine: 1, endLine: 3, content: files[rel] ?? '', score: 1, method: 'bm25', citation: `[${rel}:1]`, metadata },
+    fused: 1,
+    score: 1,
+    ranks: { bm25: 1 },
+    features,
+  };
+}
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'vlt-relevance-'));
@@ -78,5 +97,72 @@ describe('co-occurrence', () => {
     const r = assessRelevance(engine, analyzeQuestion('How is a failed request retried with exponential jitter?'), []);
     expect(r.absent).toBeGreaterThan(0);
     expect(r.chunk).toBeGreaterThan(0.9);
+  });
+});
+
+describe('the code\'s own names', () => {
+  it('finds no context when the question\'s words occur together only where no name uses them', () => {
+    const q = analyzeQuestion('What is the capital of Australia?');
+    const r = assessRelevance(engine, q, [evidence('src/data/places.ts')]);
+    // Both words are in one chunk: co-occurrence alone would call it context.
+    expect(r.cooccurrence).toBeGreaterThanOrEqual(MIN_COOCCURRENCE);
+    expect(r.named).toBeLessThan(MIN_NAMED);
+    expect(decideContext(engine, q, [evidence('src/data/places.ts')]).noContext).toBe(true);
+  });
+
+  it('has context when the words name the code, an agent noun by its verb', () => {
+    // "parser" is only in a comment; the code's names say `parse`.
+    const q = analyzeQuestion('How does the parser split the input into tokens?');
+    const r = assessRelevance(engine, q, [evidence('src/parse/tokens.ts')]);
+    expect(r.named).toBeGreaterThanOrEqual(MIN_NAMED);
+    expect(decideContext(engine, q, [evidence('src/parse/tokens.ts')]).noContext).toBe(false);
+  });
+});
+
+describe('a named folder', () => {
+  it('is the word before "package" or after it, not the verb that follows "the X package"', () => {
+    expect(analyzeQuestion('How does the log package rotate log files?').dirs).toEqual(['log']);
+    expect(analyzeQuestion('What is in package bufio?').dirs).toEqual(['bufio']);
+    expect(analyzeQuestion('Compare the bufio package and package strings').dirs).toEqual(['bufio', 'strings']);
+  });
+
+  it('finds no context when the subject occurs elsewhere but not in the folder the question names', () => {
+    const q = analyzeQuestion('How does the log module rotate files once they grow too large?');
+    expect(q.dirs).toContain('log');
+    const ranked = [evidence('src/log/logger.ts', { namedDir: 0.5 }), evidence('src/archive/rotate.ts')];
+    const r = assessRelevance(engine, q, ranked);
+    expect(r.cooccurrence).toBeGreaterThanOrEqual(MIN_COOCCURRENCE);
+    expect(r.scoped).toBeLessThan(MIN_COOCCURRENCE);
+    expect(decideContext(engine, q, ranked).noContext).toBe(true);
+  });
+
+  it('has context when the subject is in the folder, and for a question about the folder itself', () => {
+    const ranked = [evidence('src/log/logger.ts', { namedDir: 0.5 })];
+    const q = analyzeQuestion('How does the log module write a line?');
+    expect(assessRelevance(engine, q, ranked).scoped).toBeGreaterThanOrEqual(MIN_COOCCURRENCE);
+    expect(decideContext(engine, q, ranked).noContext).toBe(false);
+    expect(decideContext(engine, analyzeQuestion('What does the log module consist of?'), ranked).noContext).toBe(false);
+  });
+});
+
+describe('words the index never mentions', () => {
+  it('finds no context when most of what the user asked is absent, even where the named folder was found', () => {
+    const q = analyzeQuestion('How does the mail module send a newsletter to every subscriber?');
+    const ranked = [evidence('src/mail/send.ts', { namedDir: 0.5 })];
+    const r = assessRelevance(engine, q, ranked);
+    expect(r.ownAbsentWords).toBeGreaterThanOrEqual(2);
+    expect(r.ownAbsent).toBeGreaterThanOrEqual(0.5);
+    expect(decideContext(engine, q, ranked).noContext).toBe(true);
+  });
+
+  it('weighs only the user\'s own words when a follow-up was rewritten with the conversation\'s', () => {
+    const asked = analyzeQuestion('How is sendMessage constructed?');
+    const rewritten = analyzeQuestion('How is sendMessage constructed? (after find_references zqxjk_quux on src/mail/send.ts)');
+    const ranked = [evidence('src/mail/send.ts', { exactSymbol: 1 }, { definition: true })];
+    const own = assessRelevance(engine, rewritten, ranked, asked);
+    expect(own.ownAbsentWords).toBeLessThan(2);
+    expect(decideContext(engine, rewritten, ranked, asked).noContext).toBe(false);
+    // Without the user's words apart, the rewrite's additions read as absent subjects.
+    expect(assessRelevance(engine, rewritten, ranked).ownAbsentWords).toBeGreaterThanOrEqual(2);
   });
 });
