@@ -21,10 +21,17 @@
  * usually name something else. A compound name (`WebSocket`) occurs where the whole name does, or
  * where all of its parts do.
  *
- * Two further tests stay as they were: the share of weight on concepts the index never mentions
- * (a product, a library, a place) and names the question treats as code that no chunk mentions
- * (see the oracle). Pasted reports (long questions) keep the earlier coverage measure: their words
- * are a log's, not a subject's, and the files they name decide.
+ * Further tests, each of which alone means no context:
+ * - the code's own names: too little of the weight is on words that some symbol's name or some
+ *   path uses ({@link namedShare}); a question whose words meet only in prose, test data or a
+ *   table is about something else;
+ * - a named folder: the question names a folder the evidence was found in, but its words do not
+ *   occur together within that folder;
+ * - absence: too much weight on concepts the index never mentions (a product, a library, a
+ *   place), judged over the user's own words as well, apart from what a rewrite added;
+ * - names the question treats as code that no chunk mentions (see the oracle).
+ * Pasted reports (long questions) keep the earlier coverage measure: their words are a log's, not
+ * a subject's, and the files they name decide.
  */
 import type { Engine } from '../engine';
 import { identifierParts, tokenize } from '../search/tokenizer';
@@ -51,7 +58,9 @@ const MIN_ABSENT_WORDS = 2;
 export const MAX_OWN_ABSENT = 0.5;
 /**
  * Below this share of the known concepts' weight on words the code names things with (symbol
- * names and paths), no context: see {@link namedShare}. Calibrated as {@link MIN_COOCCURRENCE}.
+ * names and paths), no context: see {@link namedShare}. Set with both halves of the no-context
+ * set in view (the README gives the margin): on-topic questions lie at 0.45 and above there and
+ * on the oracle's question set, the off-topic ones this catches at 0.36 and below.
  */
 export const MIN_NAMED = 0.4;
 /** A named symbol mentioned in at most this many chunks, none of them evidence, is unknown here. */
@@ -276,8 +285,8 @@ export function assessRelevance(engine: Engine, q: AnalyzedQuestion, ranked: rea
  * symbol's name or some path uses, in any inflected form or, for an agent noun, its verb
  * ("indexer" → `index`, "parser" → `parse`). A question about the project is asked at least in
  * part in the words its code is written in; one whose weight lies on words only the project's
- * prose, test data and tables use ("meaning" and "life" in a comment, "Australia" in a time-zone
- * table) is about something else.
+ * prose, test data and tables use (two words of a comment, a place in a time-zone table) is
+ * about something else.
  */
 function namedShare(engine: Engine, concepts: readonly Concept[], groups: readonly (readonly string[])[], total: number): number {
   const termsOf = (c: Concept) => {
@@ -329,8 +338,9 @@ export function decideContext(engine: Engine, q: AnalyzedQuestion, ranked: reado
     ranked.length === 0 ||
     unknownSymbols.length > 0 ||
     (!found && relevance.absent >= MAX_ABSENT) ||
-    // Most of what the user asked is words the index never mentions ("Spring Boot" of a found
-    // `DataSource`, "newsletter" and "subscriber" of a found mail package): not a wording.
+    // Most of what the user asked is words the index never mentions (another framework's name
+    // beside a found class of the same name, two absent nouns beside a found folder): not a
+    // wording.
     (relevance.ownAbsentWords >= MIN_ABSENT_WORDS && relevance.ownAbsent >= MAX_OWN_ABSENT) ||
     relevance.cooccurrence < MIN_COOCCURRENCE ||
     (relevance.scoped !== undefined && foundByDir(ranked) && q.type !== 'structural' && relevance.scoped < MIN_COOCCURRENCE) ||
