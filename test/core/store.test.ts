@@ -563,15 +563,26 @@ describe('large blobs beside index.db', () => {
     // Damaged in place, its identity kept (a disk's fault, not a writer's): opened unchecked,
     // as the trade-off says.
     const bytes = fs.readFileSync(db);
+    // The damage is to the root page of a table that opening never reads (`skipped`), so that
+    // only the page-by-page check can see it.
+    const SQL = await loadSqlJs();
+    const probe = new SQL.Database(bytes);
+    const pageSize = Number(probe.exec('PRAGMA page_size')[0]!.values[0]![0]);
+    const root = Number(probe.exec("SELECT rootpage FROM sqlite_master WHERE name = 'skipped'")[0]!.values[0]![0]);
+    probe.close();
     const damaged = Uint8Array.from(bytes);
-    for (let i = 8192; i < 8192 * 2; i++) damaged[i] = (i * 31) & 0xff;
+    for (let i = (root - 1) * pageSize; i < root * pageSize; i++) damaged[i] = (i * 31) & 0xff;
     const fd = fs.openSync(db, 'r+');
     fs.writeSync(fd, damaged, 0, damaged.length, 0);
     fs.closeSync(fd);
     fs.utimesSync(db, st.atimeMs / 1000, st.mtimeMs / 1000);
     if (fs.statSync(db).mtimeMs === st.mtimeMs) await expect(open(ws, 'read')).resolves.toBeDefined();
-    // The same bytes as a file the writer did not write: checked, and refused.
-    fs.writeFileSync(db, damaged);
+    // The same bytes as a file the writer did not write (put in its place: another inode, and a
+    // time of its own even on a file system whose clock ticks coarser than this test runs):
+    // checked, and refused.
+    fs.writeFileSync(`${db}.other`, damaged);
+    fs.utimesSync(`${db}.other`, st.atimeMs / 1000 + 5, st.mtimeMs / 1000 + 5);
+    fs.renameSync(`${db}.other`, db);
     await expect(open(ws, 'read')).rejects.toThrow(/is corrupt/);
     // No record at all: checked.
     fs.writeFileSync(db, bytes);
