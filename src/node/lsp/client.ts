@@ -8,7 +8,7 @@
  * validated; converting them to the engine's positions is the caller's job (see ./index.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -52,37 +52,10 @@ import type { LanguageServerInfo, LspAnswer, LspCallOptions, LspFailure } from '
 import { languageForPath } from '../../core/parse/languages';
 import type { Logger } from '../../core/ports';
 import type { LanguageId } from '../../core/types';
+import { ABORTED, CallScope, delay, elapsed, EXPIRED, withTimeout } from './deadline';
+import { FramingWatchdog, ProcessGroup } from './process';
 import { lspLanguageId, type ServerSpec } from './servers';
-
-// ---------------------------------------------------------------------------------------------
-// Validated LSP shapes. A server that answers with anything else answers `error`, not a crash.
-
-const Position = z.object({ line: z.number().int().min(0), character: z.number().int().min(0) });
-const Range = z.object({ start: Position, end: Position });
-const Location = z.object({ uri: z.string(), range: Range });
-const LocationLink = z.object({ targetUri: z.string(), targetRange: Range, targetSelectionRange: Range });
-const LocationsResult = z.union([z.null(), Location, z.array(z.union([Location, LocationLink]))]);
-const MarkedString = z.union([z.string(), z.object({ language: z.string(), value: z.string() })]);
-const HoverResult = z.union([
-  z.null(),
-  z.object({ contents: z.union([MarkedString, z.object({ kind: z.string(), value: z.string() }), z.array(MarkedString)]) }),
-]);
-const Diagnostic = z.object({
-  range: Range,
-  severity: z.number().int().min(1).max(4).nullish(),
-  code: z.union([z.string(), z.number()]).nullish(),
-  source: z.string().nullish(),
-  message: z.string(),
-});
-const DiagnosticReport = z.union([
-  z.object({ kind: z.literal('full'), items: z.array(Diagnostic) }),
-  z.object({ kind: z.literal('unchanged') }),
-]);
-
-export type LspPosition = z.infer<typeof Position>;
-export type LspRange = z.infer<typeof Range>;
-export type LspLocation = z.infer<typeof Location>;
-export type LspDiagnostic = z.infer<typeof Diagnostic>;
+import { Diagnostic, DiagnosticReport, HoverResult, hoverMarkdown, LocationsResult, toLocations, type LspDiagnostic, type LspLocation, type LspPosition } from './shapes';
 
 // ---------------------------------------------------------------------------------------------
 
@@ -763,188 +736,6 @@ const CLIENT_CAPABILITIES: ClientCapabilities = {
   },
 };
 
-const EXPIRED = Symbol('expired');
-const ABORTED = Symbol('aborted');
-
-/**
- * The time a call has: `wait` races a promise against the deadline and the caller's signal;
- * `signal` aborts when the call ends for any reason, so waiters can clean up.
- */
-class CallScope {
-  private readonly deadline: number;
-  private readonly controller = new AbortController();
-  private readonly stop: Promise<never>;
-  private timer: NodeJS.Timeout | undefined;
-  private readonly onAbort: () => void;
-
-  constructor(
-    timeoutMs: number,
-    private readonly callerSignal: AbortSignal | undefined,
-  ) {
-    const ms = Number.isFinite(timeoutMs) ? Math.max(0, timeoutMs) : 0;
-    this.deadline = Date.now() + ms;
-    let reject!: (e: symbol) => void;
-    this.stop = new Promise<never>((_, r) => (reject = r));
-    this.stop.catch(() => {});
-    this.onAbort = () => reject(ABORTED);
-    if (callerSignal?.aborted) reject(ABORTED);
-    else callerSignal?.addEventListener('abort', this.onAbort, { once: true });
-    this.timer = setTimeout(() => reject(EXPIRED), ms);
-  }
-
-  get signal(): AbortSignal {
-    return this.controller.signal;
-  }
-
-  remaining(): number {
-    return this.deadline - Date.now();
-  }
-
-  wait<T>(p: Promise<T>): Promise<T> {
-    return Promise.race([p, this.stop]);
-  }
-
-  close(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    this.callerSignal?.removeEventListener('abort', this.onAbort);
-    this.controller.abort();
-  }
-}
-
-/**
- * Checks that a server's stdout is LSP base-protocol framing (`Header: value\r\n` lines, a
- * blank line, then Content-Length bytes) without parsing bodies. The JSON-RPC reader alone
- * would buffer unframed output forever, waiting for a header that never ends; this turns
- * a server that prints to stdout into an immediate, explained failure.
- */
-export class FramingWatchdog {
-  private line = '';
-  private headers: string[] = [];
-  private bodyLeft = 0;
-  private sawCR = false;
-
-  /** Feeds one chunk; returns a description of the first framing violation, if any. */
-  feed(chunk: Buffer): string | undefined {
-    let i = 0;
-    while (i < chunk.length) {
-      if (this.bodyLeft > 0) {
-        const n = Math.min(this.bodyLeft, chunk.length - i);
-        this.bodyLeft -= n;
-        i += n;
-        continue;
-      }
-      const lineSoFar = this.line;
-      const bad = this.headerByte(chunk[i]!);
-      if (bad) return `${bad}: ${JSON.stringify((lineSoFar + chunk.subarray(i, i + 60).toString('latin1')).slice(0, 80))}`;
-      i++;
-    }
-    return undefined;
-  }
-
-  private headerByte(b: number): string | undefined {
-    if (this.sawCR) {
-      this.sawCR = false;
-      if (b !== 0x0a) return 'CR not followed by LF in a header';
-      if (this.line === '') return this.endHeaders();
-      this.headers.push(this.line);
-      this.line = '';
-      return undefined;
-    }
-    if (b === 0x0d) {
-      this.sawCR = true;
-      return undefined;
-    }
-    const ch = String.fromCharCode(b);
-    const inName = !this.line.includes(':');
-    // A header name is an RFC 7230 token; its value is printable text.
-    if (inName ? !/[!#$%&'*+\-.^_`|~0-9A-Za-z:]/.test(ch) : b < 0x20 && b !== 0x09) return 'not an LSP header';
-    if (b > 0x7e) return 'not an LSP header';
-    this.line += ch;
-    if (this.line.length > 1024 || this.headers.length > 32) return 'header too long';
-    return undefined;
-  }
-
-  private endHeaders(): string | undefined {
-    const lengthHeader = this.headers.find((h) => /^content-length:/i.test(h));
-    this.headers = [];
-    const length = lengthHeader ? Number(lengthHeader.slice(lengthHeader.indexOf(':') + 1).trim()) : NaN;
-    if (!Number.isInteger(length) || length < 0) return 'header without a valid Content-Length';
-    this.bodyLeft = length;
-    return undefined;
-  }
-}
-
-/**
- * Process groups of the servers started by this process, killed when it exits so that no
- * server outlives it. A group is forgotten once nothing in it is left.
- */
-class ProcessGroup {
-  private static readonly live = new Set<ProcessGroup>();
-  private static hooked = false;
-
-  private constructor(private readonly pid: number) {}
-
-  static track(pid: number): ProcessGroup {
-    const g = new ProcessGroup(pid);
-    ProcessGroup.live.add(g);
-    if (!ProcessGroup.hooked) {
-      ProcessGroup.hooked = true;
-      // 'exit' handlers must be synchronous; SIGKILL is the only signal that needs no waiting.
-      process.on('exit', () => {
-        for (const group of ProcessGroup.live) group.signal('SIGKILL');
-      });
-    }
-    return g;
-  }
-
-  /** Signals the whole group (the leader and what it spawned); false when none is left. */
-  signal(sig: NodeJS.Signals | 0): boolean {
-    try {
-      process.kill(process.platform === 'win32' ? this.pid : -this.pid, sig);
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
-  /** Terminates whatever is left of the group, waiting up to `graceMs` before SIGKILL. */
-  async reap(graceMs: number): Promise<void> {
-    if (this.alive()) {
-      this.signal('SIGTERM');
-      const until = Date.now() + graceMs;
-      while (this.alive() && Date.now() < until) await delay(25);
-      if (this.alive()) this.signal('SIGKILL');
-    }
-    ProcessGroup.live.delete(this);
-  }
-
-  /**
-   * Whether a live member is left. On Linux zombies do not count: an orphan's zombie lingers
-   * until init reaps it, and some container inits never do.
-   */
-  private alive(): boolean {
-    if (process.platform !== 'linux') return this.signal(0);
-    let pids: string[];
-    try {
-      pids = readdirSync('/proc').filter((n) => /^\d+$/.test(n));
-    } catch {
-      return this.signal(0);
-    }
-    for (const pid of pids) {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-        // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
-        const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        if (Number(pgrp) === this.pid && state !== 'Z' && state !== 'X') return true;
-      } catch {
-        // The process ended while we looked.
-      }
-    }
-    return false;
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 
 function parse<T>(schema: z.ZodType<T>, raw: unknown, what: string): T {
@@ -952,23 +743,6 @@ function parse<T>(schema: z.ZodType<T>, raw: unknown, what: string): T {
   if (r.success) return r.data;
   const issue = r.error.issues[0];
   throw new CallFailure('error', `invalid ${what} result${issue ? ` at ${issue.path.join('.') || '(root)'}: ${issue.message}` : ''}`);
-}
-
-function toLocations(result: z.infer<typeof LocationsResult>): LspLocation[] {
-  if (result === null) return [];
-  const list = Array.isArray(result) ? result : [result];
-  // A link's selection range is the name itself: the line an agent wants to read.
-  return list.map((l) => ('targetUri' in l ? { uri: l.targetUri, range: l.targetSelectionRange } : l));
-}
-
-function hoverMarkdown(result: z.infer<typeof HoverResult>): string | null {
-  if (result === null) return null;
-  const parts = Array.isArray(result.contents) ? result.contents : [result.contents];
-  const text = parts
-    .map((p) => (typeof p === 'string' ? p : 'language' in p ? `\`\`\`${p.language}\n${p.value}\n\`\`\`` : p.value))
-    .filter((s) => s.trim() !== '')
-    .join('\n\n');
-  return text.trim() === '' ? null : text;
 }
 
 function lookupSection(settings: Record<string, unknown> | undefined, section: string | undefined): unknown {
@@ -997,17 +771,3 @@ function missingExecutable(command: string): string | undefined {
   return path.isAbsolute(command) && !existsSync(command) ? `${command} does not exist` : undefined;
 }
 
-function elapsed(t0: number): number {
-  return Math.round(performance.now() - t0);
-}
-
-// These timers keep the process alive on purpose: `await dispose()` must run to its end.
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const expiry = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), ms)));
-  return Promise.race([p, expiry]).finally(() => clearTimeout(timer));
-}

@@ -18,7 +18,8 @@ import type {
 import { languageForPath } from '../../core/parse/languages';
 import type { Logger } from '../../core/ports';
 import type { LanguageId } from '../../core/types';
-import { LspClient, uriToPath, type LspClientOptions, type LspDiagnostic, type LspLocation, type LspPosition } from './client';
+import { LspClient, uriToPath, type LspClientOptions } from './client';
+import type { LspDiagnostic, LspLocation, LspPosition } from './shapes';
 import { defaultServerSpecs, type ServerSpec } from './servers';
 
 export { defaultServerSpecs, findExecutable, lspLanguageId, type ServerSpec } from './servers';

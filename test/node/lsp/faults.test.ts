@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { LspAnswer } from '../../../src/core/intel/lsp';
 import { silentLogger } from '../../../src/core/ports';
 import { createLanguageServers, type LanguageServersOptions, type ServerSpec } from '../../../src/node/lsp';
-import { FramingWatchdog } from '../../../src/node/lsp/client';
+import { FramingWatchdog } from '../../../src/node/lsp/process';
 
 const FAKE = path.resolve(__dirname, '../../fixtures/lsp/fake-lsp.mjs');
 /** Scheduling slack on top of a call's timeout (2-core CI machines under load). */
