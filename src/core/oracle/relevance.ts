@@ -235,7 +235,9 @@ export function assessRelevance(engine: Engine, q: AnalyzedQuestion, ranked: rea
   const absence = { absent, ownAbsent, ownAbsentWords: ownAbsentList.length };
   const total = weightAll - absentWeight;
   if (total <= 0) return { cooccurrence: ranked.length > 0 && weightAll === 0 ? 1 : 0, chunk: 0, file: 0, ...absence, named: 0, concepts: concepts.map((c) => c.word) };
-  const named = namedShare(engine, concepts, groups, total);
+  // Notes, threads and commit messages are the project's own words as much as its names are.
+  const memoryWords = new Set(ranked.slice(0, EVIDENCE_CHUNKS).flatMap((e) => (e.result.source === 'note' || e.result.source === 'thread' || e.result.source === 'git' ? tokenize(`${e.result.path}\n${e.result.content}`) : [])));
+  const named = namedShare(engine, concepts, groups, total, memoryWords);
   const share = (mask: number) => {
     let w = 0;
     for (const c of concepts) if (c.df > 0 && c.alternatives.some((alt) => alt.length > 0 && alt.every((g) => (mask & (1 << g)) !== 0))) w += c.weight;
@@ -286,9 +288,10 @@ export function assessRelevance(engine: Engine, q: AnalyzedQuestion, ranked: rea
  * ("indexer" → `index`, "parser" → `parse`). A question about the project is asked at least in
  * part in the words its code is written in; one whose weight lies on words only the project's
  * prose, test data and tables use (two words of a comment, a place in a time-zone table) is
- * about something else.
+ * about something else. The words of the notes, threads and commits among the evidence count as
+ * the project's own.
  */
-function namedShare(engine: Engine, concepts: readonly Concept[], groups: readonly (readonly string[])[], total: number): number {
+function namedShare(engine: Engine, concepts: readonly Concept[], groups: readonly (readonly string[])[], total: number, memoryWords: ReadonlySet<string>): number {
   const termsOf = (c: Concept) => {
     const terms = c.alternatives.flat().flatMap((g) => groups[g] ?? []);
     const agent = /^([a-z]{3,})(?:er|or)$/.exec(inflectionKey(terms[0] ?? ''));
@@ -300,7 +303,7 @@ function namedShare(engine: Engine, concepts: readonly Concept[], groups: readon
   };
   const known = concepts.filter((c) => c.df > 0);
   const freq = engine.nameFrequency([...new Set(known.flatMap(termsOf))]);
-  const namedWeight = known.filter((c) => termsOf(c).some((t) => (freq.get(t) ?? 0) > 0)).reduce((sum, c) => sum + c.weight, 0);
+  const namedWeight = known.filter((c) => termsOf(c).some((t) => (freq.get(t) ?? 0) > 0 || memoryWords.has(t))).reduce((sum, c) => sum + c.weight, 0);
   return total > 0 ? namedWeight / total : 0;
 }
 

@@ -110,6 +110,13 @@ describe('the code\'s own names', () => {
     expect(decideContext(engine, q, [evidence('src/data/places.ts')]).noContext).toBe(true);
   });
 
+  it('counts the words of notes and threads among the evidence as the project\'s own', () => {
+    const q = analyzeQuestion('What is the capital of Australia?');
+    const note: RankedEvidence = { ...evidence('src/data/places.ts'), result: { ...evidence('src/data/places.ts').result, key: 'note:places.md', source: 'note', path: 'places.md', content: 'The capital of Australia, for the tests of PLACES.', citation: '[note:places.md]' } };
+    expect(assessRelevance(engine, q, [note]).named).toBeGreaterThanOrEqual(MIN_NAMED);
+    expect(decideContext(engine, q, [note]).noContext).toBe(false);
+  });
+
   it('has context when the words name the code, an agent noun by its verb', () => {
     // "parser" is only in a comment; the code's names say `parse`.
     const q = analyzeQuestion('How does the parser split the input into tokens?');
