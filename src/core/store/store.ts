@@ -29,7 +29,7 @@ import { identityOf, moveAside, openChecked, readForReader, readIfExists, record
 import { EmbeddingStore } from './embedding-store';
 import * as files from './file-queries';
 import * as writes from './file-writes';
-import { tryLock, type FileLock } from './lock';
+import type { FileLock } from './lock';
 import { RefPostings } from './postings';
 import { bytesOnDisk as totalBytes } from '../status';
 import { Blobs } from './blobs';
@@ -39,6 +39,7 @@ import type { ChunkRow, FileInfo, FileRow, IndexableChunk, RefLocation, SkippedR
 import { ADDED_INDEXES, EMBEDDINGS_FILE, INDEX_FILE, LOCK_FILE, PAGE_SIZE, REQUIRED_TABLES, SCHEMA_SQL, SCHEMA_VERSION, VLT_DIR, WRITTEN_FILE } from './schema';
 import { Connection, loadSqlJs, num, str } from './sqlite';
 import * as symbols from './symbol-queries';
+import { takeWriterLock } from './writer-lock';
 
 export { memorySource, readRange, type ByteSource } from './byte-source';
 export { offerEarlyRead, type EarlyRead } from './db-file';
@@ -83,47 +84,15 @@ export interface OpenOptions {
 // Writer lock
 // ---------------------------------------------------------------------------------------------
 
-/**
- * Takes the writer lock, failing at once while another live process holds it (lock.ts). A
- * lock from another host cannot be checked, so the error says which file to delete if that
- * process is gone.
- */
-function takeWriterLock(lockPath: string, logger: Logger, first: boolean): Promise<FileLock> {
-  return tryLock(lockPath, {
-    onTakeOver: (stale) =>
-      logger.warn(stale.kind === 'unreadable' ? `taking over an unreadable lock file ${lockPath}` : `taking over a stale index lock of pid ${stale.holder.pid} (no such process)`),
-    busyError: (holder, why) => {
-      switch (why) {
-        case 'other-host':
-          return new VltError(
-            'INDEX_LOCKED',
-            `another vlt process (pid ${holder?.pid} on host ${holder?.hostname}) is writing the index; readers keep working. If that process no longer runs, delete ${lockPath}`,
-            { pid: holder?.pid, hostname: holder?.hostname, lockPath },
-          );
-        case 'held':
-          // No index yet: there is nothing to read until that process has built it.
-          if (first) return new VltError('INDEX_LOCKED', `another vlt process (pid ${holder?.pid}) is building this workspace's first index; run the command again when it has finished`, { pid: holder?.pid, lockPath });
-          return new VltError('INDEX_LOCKED', `another vlt process (pid ${holder?.pid}) is writing the index; readers keep working`, { pid: holder?.pid, lockPath });
-        case 'unreadable':
-          return new VltError('INDEX_LOCKED', 'another vlt process is writing the index; readers keep working', { lockPath });
-        case 'raced':
-          return new VltError('INDEX_LOCKED', 'another vlt process took over the index lock; readers keep working', { lockPath });
-        case 'timeout':
-          return new VltError('INDEX_LOCKED', `could not take the index lock ${lockPath}; readers keep working`, { lockPath });
-      }
-    },
-  });
-}
-
 // ---------------------------------------------------------------------------------------------
 // Index store
 // ---------------------------------------------------------------------------------------------
 
-/** Meta keys the store maintains itself; `setMeta` refuses them. */
 /** The persisted symbol table's blob, and the meta key holding the generation it describes. */
 export const SYMBOLS_BLOB = 'symbols';
 const SYMBOLS_GENERATION_META = 'symbols_generation';
 
+/** Meta keys the store maintains itself; `setMeta` refuses them. */
 const RESERVED_META = new Set(['schema_version', 'generation', 'created_at', 'updated_at', 'next_file_id', 'next_chunk_id', SYMBOLS_GENERATION_META]);
 
 /**
