@@ -126,6 +126,16 @@ describe('vlt oracle', () => {
     expect(ans.explain?.runs.map((x) => x.name)).toContain('navigation');
   }, 90_000);
 
+  it('--explain says which test found no relevant context, and that an answerable question has it', async () => {
+    const off = await vlt(['-C', ws, 'oracle', '--explain', 'How does the payroll service calculate overtime pay?'], { timeoutMs: 60_000 });
+    expect(off.code, off.stderr).toBe(0);
+    expect(off.stdout).toMatch(/^decision: no relevant context: .+$/m);
+    const on = await vlt(['-C', ws, 'oracle', '--explain', 'How are tokens signed?'], { timeoutMs: 60_000 });
+    expect(on.code, on.stderr).toBe(0);
+    expect(on.stdout).toMatch(/^weight on words the code names things with [\d.]+ \(no-context below 0\.4\)/m);
+    expect(on.stdout).toMatch(/^decision: context found$/m);
+  }, 90_000);
+
   it('reads a pasted report from stdin with -', async () => {
     const report = path.join(ws, 'report.txt');
     writeFileSync(report, 'requireAuth rejects every bearer token after the refresh change; verifyToken returns null\n');

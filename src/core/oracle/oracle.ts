@@ -539,6 +539,7 @@ function explainOf(q: AnalyzedQuestion, runs: readonly RetrieverRun[], ranked: r
       absent: Number(decision.absent.toFixed(3)),
       maxAbsent: MAX_ABSENT,
       unknownSymbols: decision.unknownSymbols,
+      ...(decision.why ? { why: decision.why } : {}),
       ...(r
         ? {
             cooccurrence: { chunk: Number(r.chunk.toFixed(3)), file: Number(r.file.toFixed(3)), ...(r.where ? { where: r.where } : {}), concepts: r.concepts },

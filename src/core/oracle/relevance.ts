@@ -310,6 +310,8 @@ function namedShare(engine: Engine, concepts: readonly Concept[], groups: readon
 /** The no-context decision and its measures (`--explain` shows them). */
 export interface ContextDecision {
   noContext: boolean;
+  /** Which test found no context, in words (`--explain`); absent when there is context. */
+  why?: string;
   /** Share of the weight the top evidence covers (pasted reports; 1 for other questions decided by co-occurrence). */
   covered: number;
   absent: number;
@@ -328,27 +330,46 @@ export interface ContextDecision {
 export function decideContext(engine: Engine, q: AnalyzedQuestion, ranked: readonly RankedEvidence[], asked: AnalyzedQuestion = q): ContextDecision {
   if (q.isLong) {
     const c = reportCoverage(engine, q, ranked);
-    return { ...c, noContext: ranked.length === 0 || c.covered < MIN_COVERAGE || c.absent >= MAX_ABSENT || c.unknownSymbols.length > 0 };
+    const why = firstReason([
+      [ranked.length === 0, () => 'nothing was found'],
+      [c.unknownSymbols.length > 0, () => `no chunk mentions ${c.unknownSymbols.join(', ')}`],
+      [c.absent >= MAX_ABSENT, () => `${pct(c.absent)} of the weight is on words the index never mentions; no context from ${pct(MAX_ABSENT)}`],
+      [c.covered < MIN_COVERAGE, () => `the evidence covers ${pct(c.covered)} of the report's weight; no context below ${pct(MIN_COVERAGE)}`],
+    ]);
+    return { ...c, noContext: why !== undefined, ...(why ? { why } : {}) };
   }
-  const relevance = assessRelevance(engine, q, ranked, asked);
+  const r = assessRelevance(engine, q, ranked, asked);
   // When the evidence holds the named symbol's definition or lies in the path the question names,
   // what it asks about was found: a word the index lacks is then how the question is put
   // ("constructed" of a constructor), not a subject it lacks. The words the index knows must
   // still occur together, and within the folder the question names, if it names one.
   const found = namedFound(ranked);
   const unknownSymbols = found ? [] : unknownNames(engine, q, evidenceTerms(ranked));
-  const noContext =
-    ranked.length === 0 ||
-    unknownSymbols.length > 0 ||
-    (!found && relevance.absent >= MAX_ABSENT) ||
+  const why = firstReason([
+    [ranked.length === 0, () => 'nothing was found'],
+    [unknownSymbols.length > 0, () => `no chunk mentions ${unknownSymbols.join(', ')}`],
+    [!found && r.absent >= MAX_ABSENT, () => `${pct(r.absent)} of the weight is on words the index never mentions; no context from ${pct(MAX_ABSENT)}`],
     // Most of what the user asked is words the index never mentions (another framework's name
     // beside a found class of the same name, two absent nouns beside a found folder): not a
     // wording.
-    (relevance.ownAbsentWords >= MIN_ABSENT_WORDS && relevance.ownAbsent >= MAX_OWN_ABSENT) ||
-    relevance.cooccurrence < MIN_COOCCURRENCE ||
-    (relevance.scoped !== undefined && foundByDir(ranked) && q.type !== 'structural' && relevance.scoped < MIN_COOCCURRENCE) ||
-    (!found && relevance.named < MIN_NAMED);
-  return { noContext, covered: relevance.cooccurrence, absent: relevance.absent, unknownSymbols, relevance };
+    [r.ownAbsentWords >= MIN_ABSENT_WORDS && r.ownAbsent >= MAX_OWN_ABSENT, () => `${r.ownAbsentWords} of the question's words, ${pct(r.ownAbsent)} of its weight, are nowhere in the index`],
+    [r.cooccurrence < MIN_COOCCURRENCE, () => `its words do not occur together: co-occurrence ${r.cooccurrence.toFixed(2)}, no context below ${MIN_COOCCURRENCE}`],
+    [
+      r.scoped !== undefined && foundByDir(ranked) && q.type !== 'structural' && r.scoped < MIN_COOCCURRENCE,
+      () => `its words do not occur together in the folder it names: ${(r.scoped ?? 0).toFixed(2)}, no context below ${MIN_COOCCURRENCE}`,
+    ],
+    [!found && r.named < MIN_NAMED, () => `only ${pct(r.named)} of the weight is on words the code names things with; no context below ${pct(MIN_NAMED)}`],
+  ]);
+  return { noContext: why !== undefined, ...(why ? { why } : {}), covered: r.cooccurrence, absent: r.absent, unknownSymbols, relevance: r };
+}
+
+/** The reason of the first test that fires, in the order given. */
+function firstReason(tests: ReadonlyArray<readonly [boolean, () => string]>): string | undefined {
+  return tests.find(([fires]) => fires)?.[1]();
+}
+
+function pct(share: number): string {
+  return `${Math.round(share * 100)}%`;
 }
 
 /** Whether the top evidence lies in the folder the question names. */

@@ -199,6 +199,8 @@ export interface OracleExplain {
     absent: number;
     maxAbsent: number;
     unknownSymbols: string[];
+    /** Which test found no context, in words; absent when there is context. */
+    why?: string;
     cooccurrence?: { chunk: number; file: number; where?: string; concepts: string[] };
     /** Share of the known concepts' weight on words the code names things with, against `minNamed`. */
     named?: number;

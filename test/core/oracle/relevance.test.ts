@@ -107,7 +107,9 @@ describe('the code\'s own names', () => {
     // Both words are in one chunk: co-occurrence alone would call it context.
     expect(r.cooccurrence).toBeGreaterThanOrEqual(MIN_COOCCURRENCE);
     expect(r.named).toBeLessThan(MIN_NAMED);
-    expect(decideContext(engine, q, [evidence('src/data/places.ts')]).noContext).toBe(true);
+    const d = decideContext(engine, q, [evidence('src/data/places.ts')]);
+    expect(d.noContext).toBe(true);
+    expect(d.why).toMatch(/^only \d+% of the weight is on words the code names things with; no context below 40%$/);
   });
 
   it('counts the words of notes and threads among the evidence as the project\'s own', () => {
@@ -140,7 +142,7 @@ describe('a named folder', () => {
     const r = assessRelevance(engine, q, ranked);
     expect(r.cooccurrence).toBeGreaterThanOrEqual(MIN_COOCCURRENCE);
     expect(r.scoped).toBeLessThan(MIN_COOCCURRENCE);
-    expect(decideContext(engine, q, ranked).noContext).toBe(true);
+    expect(decideContext(engine, q, ranked).why).toMatch(/^its words do not occur together in the folder it names/);
   });
 
   it('has context when the subject is in the folder, and for a question about the folder itself', () => {
@@ -159,7 +161,9 @@ describe('words the index never mentions', () => {
     const r = assessRelevance(engine, q, ranked);
     expect(r.ownAbsentWords).toBeGreaterThanOrEqual(2);
     expect(r.ownAbsent).toBeGreaterThanOrEqual(0.5);
-    expect(decideContext(engine, q, ranked).noContext).toBe(true);
+    const d = decideContext(engine, q, ranked);
+    expect(d.noContext).toBe(true);
+    expect(d.why).toMatch(/of the question's words, \d+% of its weight, are nowhere in the index$/);
   });
 
   it('weighs only the user\'s own words when a follow-up was rewritten with the conversation\'s', () => {
