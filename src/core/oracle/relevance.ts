@@ -35,6 +35,7 @@
  */
 import type { Engine } from '../engine';
 import { identifierParts, tokenize } from '../search/tokenizer';
+import { abbreviationsOf } from './abbreviations';
 import { inNamedDir } from './paths';
 import type { AnalyzedQuestion, RankedEvidence } from './types';
 
@@ -284,8 +285,9 @@ export function assessRelevance(engine: Engine, q: AnalyzedQuestion, ranked: rea
 
 /**
  * The share of the known concepts' weight on words the code names things with: a word that some
- * symbol's name or some path uses, in any inflected form or, for an agent noun, its verb
- * ("indexer" → `index`, "parser" → `parse`). A question about the project is asked at least in
+ * symbol's name or some path uses, in any inflected form, in the abbreviation code writes it
+ * with ("buffer" → `buf`, see abbreviations.ts) or, for an agent noun, its verb ("indexer" →
+ * `index`, "parser" → `parse`). A question about the project is asked at least in
  * part in the words its code is written in; one whose weight lies on words only the project's
  * prose, test data and tables use (two words of a comment, a place in a time-zone table) is
  * about something else. The words of the notes, threads and commits among the evidence count as
@@ -293,7 +295,7 @@ export function assessRelevance(engine: Engine, q: AnalyzedQuestion, ranked: rea
  */
 function namedShare(engine: Engine, concepts: readonly Concept[], groups: readonly (readonly string[])[], total: number, memoryWords: ReadonlySet<string>): number {
   const termsOf = (c: Concept) => {
-    const terms = c.alternatives.flat().flatMap((g) => groups[g] ?? []);
+    const terms = [...c.alternatives.flat().flatMap((g) => groups[g] ?? []), ...abbreviationsOf(c.word)];
     const agent = /^([a-z]{3,})(?:er|or)$/.exec(inflectionKey(terms[0] ?? ''));
     if (agent) {
       const verb = agent[1]!;

@@ -11,6 +11,7 @@ import { Engine } from '../../../src/core/engine';
 import { analyzeQuestion } from '../../../src/core/oracle/analyze';
 import { assessRelevance, decideContext, inflectionKey, inflections, MIN_COOCCURRENCE, MIN_NAMED, subjectWords } from '../../../src/core/oracle/relevance';
 import type { RankedEvidence } from '../../../src/core/oracle/types';
+import { abbreviationsOf } from '../../../src/core/oracle/abbreviations';
 import { nodeWorkspaceFs } from '../../../src/node/fs';
 
 let dir: string;
@@ -31,6 +32,8 @@ const files: Record<string, string> = {
   'src/log/logger.ts': 'export function writeLog(line: string) {\n  // Writes one line to the log.\n  process.stderr.write(line);\n}\n',
   'src/archive/rotate.ts': 'export function rotateFiles(files: string[], maxSize: number) {\n  // Rotate the files once they grow too large.\n  return files.filter((f) => f.length > maxSize);\n}\n',
   'src/parse/tokens.ts': 'export function parseTokens(s: string) {\n  // The parser splits the input into tokens.\n  return s.split(" ");\n}\n',
+  // A codebase that abbreviates: its names say `buf` and `len`, only its comment the whole words.
+  'src/ring/ring.ts': 'export interface RingBuf { len: number }\nexport function ringBufLen(rb: RingBuf): number {\n  // The length of the buffer, counted in slots.\n  return rb.len;\n}\n',
   'src/mail/send.ts': 'export function sendMessage(to: string) {\n  // Sends one message.\n  return to;\n}\n',
 };
 
@@ -117,6 +120,16 @@ describe('the code\'s own names', () => {
     const note: RankedEvidence = { ...evidence('src/data/places.ts'), result: { ...evidence('src/data/places.ts').result, key: 'note:places.md', source: 'note', path: 'places.md', content: 'The capital of Australia, for the tests of PLACES.', citation: '[note:places.md]' } };
     expect(assessRelevance(engine, q, [note]).named).toBeGreaterThanOrEqual(MIN_NAMED);
     expect(decideContext(engine, q, [note]).noContext).toBe(false);
+  });
+
+  it('counts a word by the abbreviation code writes it with', () => {
+    expect(abbreviationsOf('buffers')).toContain('buf');
+    expect(abbreviationsOf('Messages')).toContain('msg');
+    expect(abbreviationsOf('constructor')).toEqual([]);
+    const q = analyzeQuestion('How is the length of the buffer counted?');
+    const r = assessRelevance(engine, q, [evidence('src/ring/ring.ts')]);
+    expect(r.named).toBeGreaterThanOrEqual(MIN_NAMED);
+    expect(decideContext(engine, q, [evidence('src/ring/ring.ts')]).noContext).toBe(false);
   });
 
   it('has context when the words name the code, an agent noun by its verb', () => {
