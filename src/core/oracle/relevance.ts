@@ -34,6 +34,7 @@
  * a subject's, and the files they name decide.
  */
 import type { Engine } from '../engine';
+import { derivations } from '../search/stem';
 import { identifierParts, tokenize } from '../search/tokenizer';
 import { abbreviationsOf } from './abbreviations';
 import { inNamedDir } from './paths';
@@ -285,9 +286,9 @@ export function assessRelevance(engine: Engine, q: AnalyzedQuestion, ranked: rea
 
 /**
  * The share of the known concepts' weight on words the code names things with: a word that some
- * symbol's name or some path uses, in any inflected form, in the abbreviation code writes it
- * with ("buffer" → `buf`, see abbreviations.ts) or, for an agent noun, its verb ("indexer" →
- * `index`, "parser" → `parse`). A question about the project is asked at least in
+ * symbol's name or some path uses, in any inflected or derived form ("localized" → `locales`,
+ * by the Porter stem), in the abbreviation code writes it with ("buffer" → `buf`, see
+ * abbreviations.ts) or, for an agent noun, its verb ("parser" → `parse`). A question about the project is asked at least in
  * part in the words its code is written in; one whose weight lies on words only the project's
  * prose, test data and tables use (two words of a comment, a place in a time-zone table) is
  * about something else. The words of the notes, threads and commits among the evidence count as
@@ -296,6 +297,7 @@ export function assessRelevance(engine: Engine, q: AnalyzedQuestion, ranked: rea
 function namedShare(engine: Engine, concepts: readonly Concept[], groups: readonly (readonly string[])[], total: number, memoryWords: ReadonlySet<string>): number {
   const termsOf = (c: Concept) => {
     const terms = [...c.alternatives.flat().flatMap((g) => groups[g] ?? []), ...abbreviationsOf(c.word)];
+    terms.push(...derivations(terms[0] ?? ''));
     const agent = /^([a-z]{3,})(?:er|or)$/.exec(inflectionKey(terms[0] ?? ''));
     if (agent) {
       const verb = agent[1]!;
@@ -303,9 +305,9 @@ function namedShare(engine: Engine, concepts: readonly Concept[], groups: readon
     }
     return terms;
   };
-  const known = concepts.filter((c) => c.df > 0);
-  const freq = engine.nameFrequency([...new Set(known.flatMap(termsOf))]);
-  const namedWeight = known.filter((c) => termsOf(c).some((t) => (freq.get(t) ?? 0) > 0 || memoryWords.has(t))).reduce((sum, c) => sum + c.weight, 0);
+  const known = concepts.filter((c) => c.df > 0).map((c) => ({ weight: c.weight, terms: termsOf(c) }));
+  const freq = engine.nameFrequency([...new Set(known.flatMap((c) => c.terms))]);
+  const namedWeight = known.filter((c) => c.terms.some((t) => (freq.get(t) ?? 0) > 0 || memoryWords.has(t))).reduce((sum, c) => sum + c.weight, 0);
   return total > 0 ? namedWeight / total : 0;
 }
 

@@ -12,6 +12,7 @@ import { analyzeQuestion } from '../../../src/core/oracle/analyze';
 import { assessRelevance, decideContext, inflectionKey, inflections, MIN_COOCCURRENCE, MIN_NAMED, subjectWords } from '../../../src/core/oracle/relevance';
 import type { RankedEvidence } from '../../../src/core/oracle/types';
 import { abbreviationsOf } from '../../../src/core/oracle/abbreviations';
+import { derivations } from '../../../src/core/search/stem';
 import { nodeWorkspaceFs } from '../../../src/node/fs';
 
 let dir: string;
@@ -34,6 +35,9 @@ const files: Record<string, string> = {
   'src/parse/tokens.ts': 'export function parseTokens(s: string) {\n  // The parser splits the input into tokens.\n  return s.split(" ");\n}\n',
   // A codebase that abbreviates: its names say `buf` and `len`, only its comment the whole words.
   'src/ring/ring.ts': 'export interface RingBuf { len: number }\nexport function ringBufLen(rb: RingBuf): number {\n  // The length of the buffer, counted in slots.\n  return rb.len;\n}\n',
+  // Names that say `locales` where a question says "localized".
+  'src/locales/en.ts': 'export const en = { required: "is required" };\n',
+  'src/errors/text.ts': 'export function errorText(code: string, messages: Record<string, string>) {\n  // Error messages, localized by the caller.\n  return messages[code] ?? code;\n}\n',
   'src/mail/send.ts': 'export function sendMessage(to: string) {\n  // Sends one message.\n  return to;\n}\n',
 };
 
@@ -130,6 +134,16 @@ describe('the code\'s own names', () => {
     const r = assessRelevance(engine, q, [evidence('src/ring/ring.ts')]);
     expect(r.named).toBeGreaterThanOrEqual(MIN_NAMED);
     expect(decideContext(engine, q, [evidence('src/ring/ring.ts')]).noContext).toBe(false);
+  });
+
+  it('counts a word by its derivations: "localized" by `locales`', () => {
+    expect(derivations('localized')).toEqual(expect.arrayContaining(['locale', 'locales']));
+    expect(derivations('capital')).not.toContain('capacity');
+    const q = analyzeQuestion('How is it localized?');
+    expect(subjectWords(q)).toEqual(['localized']);
+    const r = assessRelevance(engine, q, [evidence('src/errors/text.ts')]);
+    expect(r.named).toBeGreaterThanOrEqual(MIN_NAMED);
+    expect(decideContext(engine, q, [evidence('src/errors/text.ts')]).noContext).toBe(false);
   });
 
   it('has context when the words name the code, an agent noun by its verb', () => {
