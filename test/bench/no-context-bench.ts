@@ -1,7 +1,8 @@
 /**
  * No-context benchmark: the oracle's "no relevant context" decision on questions it was not
- * calibrated on, test/bench/oracle/no-context.json (see test/bench/oracle/README.md), over three
- * corpora: the Go standard library (`go`), Django (`django`) and this repository (`self`).
+ * calibrated on, test/bench/oracle/no-context.json (see test/bench/oracle/README.md), over four
+ * corpora: the Go standard library (`go`), Django (`django`), this repository (`self`), and
+ * zod's sources (`zod`), whose questions were written after every threshold was set.
  *
  * Every question is asked once through `Oracle.ask` without a model (`noLlm: true`, as
  * `vlt oracle --no-llm --json` answers), after one warm-up ask per corpus. Per corpus:
@@ -18,7 +19,7 @@
  * Run through `npm run bench -- nocontext` (test/bench/run.mjs), or alone from the repository root:
  *   npx esbuild test/bench/no-context-bench.ts --bundle --platform=node --format=cjs --target=node20 \
  *     --outfile=.bench/no-context-bench.cjs && node .bench/no-context-bench.cjs \
- *     [--corpus go|django|self] [--go-dir DIR] [--django-dir DIR]
+ *     [--corpus go|django|self|zod] [--go-dir DIR] [--django-dir DIR] [--zod-dir DIR]
  * `VLT_BENCH_SELFTEST=1 node .bench/no-context-bench.cjs` checks the loader and the scoring instead.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -31,7 +32,7 @@ import { silentLogger } from '../../src/core/ports';
 import { nodeWorkspaceFs } from '../../src/node/fs';
 import { ask, firstLine, latency, normalizePath, openCorpus, type BenchCorpus, type CorpusOptions, type Latency } from './oracle-bench';
 
-export const NO_CONTEXT_CORPORA: readonly BenchCorpus[] = ['go', 'django', 'self'];
+export const NO_CONTEXT_CORPORA: readonly BenchCorpus[] = ['go', 'django', 'self', 'zod'];
 export const OFF_TOPIC_CATEGORIES = ['other-product', 'other-framework', 'general-knowledge', 'near-miss'] as const;
 export const ON_TOPIC_CATEGORIES = ['definition', 'references', 'conceptual', 'behavioural', 'structural'] as const;
 export type QuestionKind = 'off-topic' | 'on-topic';
@@ -296,6 +297,7 @@ if (process.argv[1]?.endsWith('no-context-bench.cjs')) {
           repoRoot: path.resolve(arg('--repo') ?? process.cwd()),
           ...(arg('--go-dir') ? { goDir: arg('--go-dir') } : {}),
           ...(arg('--django-dir') ? { djangoDir: arg('--django-dir') } : {}),
+          ...(arg('--zod-dir') ? { zodDir: arg('--zod-dir') } : {}),
           ...(corpus ? { corpora: [corpus as BenchCorpus] } : {}),
         });
   run

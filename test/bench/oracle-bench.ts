@@ -42,8 +42,8 @@ import { startFakeOpenAI, type FakeChatRequest, type FakeChatReply } from '../he
 
 export type CorpusName = 'go' | 'self';
 export const CORPUS_NAMES: readonly CorpusName[] = ['go', 'self'];
-/** Every corpus {@link openCorpus} can open: the question set's two, and Django for the no-context set. */
-export type BenchCorpus = CorpusName | 'django';
+/** Every corpus {@link openCorpus} can open: the question set's two, and Django and zod for the no-context set. */
+export type BenchCorpus = CorpusName | 'django' | 'zod';
 
 export interface OracleQuestion {
   id: string;
@@ -149,6 +149,10 @@ export interface CorpusOptions {
    * `npm run bench` makes; default `<repoRoot>/.bench/django`.
    */
   djangoDir?: string;
+  /** zod's sources to copy when `zodDir` holds no copy yet; default `<repoRoot>/node_modules/zod/src`. */
+  zodSrc?: string;
+  /** Where the indexed zod copy lives; default `<repoRoot>/.bench/zod`. */
+  zodDir?: string;
 }
 
 export interface OracleBenchOptions extends CorpusOptions {
@@ -403,8 +407,8 @@ function copyOnce(src: string, dest: string): void {
 }
 
 /**
- * Opens a corpus in write mode and brings its index up to date: the Go and Django copies are
- * made once and their indexes reused, the `self` copy is made afresh (and removed by `cleanup`).
+ * Opens a corpus in write mode and brings its index up to date: the Go, Django and zod copies
+ * are made once and their indexes reused, the `self` copy is made afresh (and removed by `cleanup`).
  */
 export async function openCorpus(name: BenchCorpus, opts: CorpusOptions): Promise<{ engine: Engine; root: string; indexMs: number; reused: boolean; cleanup: () => void }> {
   let root: string;
@@ -418,6 +422,11 @@ export async function openCorpus(name: BenchCorpus, opts: CorpusOptions): Promis
     root = path.resolve(opts.djangoDir ?? path.join(opts.repoRoot, '.bench', 'django'));
     reused = existsSync(path.join(root, '.vlt', 'index.db'));
     copyOnce(opts.djangoSrc ?? '/usr/lib/python3/dist-packages/django', path.join(root, 'django'));
+  } else if (name === 'zod') {
+    // zod's TypeScript sources as its npm package ships them (a corpus no threshold was set on).
+    root = path.resolve(opts.zodDir ?? path.join(opts.repoRoot, '.bench', 'zod'));
+    reused = existsSync(path.join(root, '.vlt', 'index.db'));
+    copyOnce(opts.zodSrc ?? path.join(opts.repoRoot, 'node_modules', 'zod', 'src'), root);
   } else {
     root = copySelf(opts.repoRoot);
     const dir = root;

@@ -132,7 +132,7 @@ describe('vlt oracle', () => {
     expect(off.stdout).toMatch(/^decision: no relevant context: .+$/m);
     const on = await vlt(['-C', ws, 'oracle', '--explain', 'How are tokens signed?'], { timeoutMs: 60_000 });
     expect(on.code, on.stderr).toBe(0);
-    expect(on.stdout).toMatch(/^weight on words the code names things with [\d.]+ \(no-context below 0\.4\)/m);
+    expect(on.stdout).toMatch(/^weight on words the code names things with [\d.]+, \d+ of its words \(no-context below 0\.4 with at most one\)/m);
     expect(on.stdout).toMatch(/^decision: context found$/m);
   }, 90_000);
 

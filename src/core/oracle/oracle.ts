@@ -544,6 +544,7 @@ function explainOf(q: AnalyzedQuestion, runs: readonly RetrieverRun[], ranked: r
         ? {
             cooccurrence: { chunk: Number(r.chunk.toFixed(3)), file: Number(r.file.toFixed(3)), ...(r.where ? { where: r.where } : {}), concepts: r.concepts },
             named: Number(r.named.toFixed(3)),
+            namedWords: r.namedWords,
             minNamed: MIN_NAMED,
             ownAbsent: Number(r.ownAbsent.toFixed(3)),
             ...(r.scoped !== undefined ? { scoped: Number(r.scoped.toFixed(3)) } : {}),

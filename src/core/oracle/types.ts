@@ -204,6 +204,8 @@ export interface OracleExplain {
     cooccurrence?: { chunk: number; file: number; where?: string; concepts: string[] };
     /** Share of the known concepts' weight on words the code names things with, against `minNamed`. */
     named?: number;
+    /** How many of its words the code names things with (the test needs at most one). */
+    namedWords?: number;
     minNamed?: number;
     /** Share of the user's own words' weight on words the index never mentions. */
     ownAbsent?: number;

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../../src/core/engine';
 import { analyzeQuestion } from '../../../src/core/oracle/analyze';
-import { assessRelevance, decideContext, inflectionKey, inflections, MIN_COOCCURRENCE, MIN_NAMED, subjectWords } from '../../../src/core/oracle/relevance';
+import { assessRelevance, decideContext, inflectionKey, inflections, MAX_NAMED_WORDS, MIN_COOCCURRENCE, MIN_NAMED, subjectWords } from '../../../src/core/oracle/relevance';
 import type { RankedEvidence } from '../../../src/core/oracle/types';
 import { abbreviationsOf } from '../../../src/core/oracle/abbreviations';
 import { derivations } from '../../../src/core/search/stem';
@@ -38,6 +38,9 @@ const files: Record<string, string> = {
   // Names that say `locales` where a question says "localized".
   'src/locales/en.ts': 'export const en = { required: "is required" };\n',
   'src/errors/text.ts': 'export function errorText(code: string, messages: Record<string, string>) {\n  // Error messages, localized by the caller.\n  return messages[code] ?? code;\n}\n',
+  // Code words common across the project, and one prose word only a comment uses.
+  'src/schema/record.ts': 'export function parseRecord(key: unknown, value: unknown) {\n  // When the key schema is asynchronous, parsing waits for it.\n  return [key, value];\n}\n',
+  ...Object.fromEntries([...'abcdefghijklmnop'].map((c) => [`src/schema/${c}.ts`, `export function recordKeySchemaFor_${c}() { return '${c}'; }\n`])),
   'src/mail/send.ts': 'export function sendMessage(to: string) {\n  // Sends one message.\n  return to;\n}\n',
 };
 
@@ -74,6 +77,8 @@ describe('inflections', () => {
     expect(inflectionKey('stopped')).toBe(inflectionKey('stop'));
     expect(inflectionKey('entries')).toBe(inflectionKey('entry'));
     expect(inflectionKey('compactly')).toBe(inflectionKey('compact'));
+    expect(inflectionKey('flavour')).toBe(inflectionKey('flavors'));
+    expect(inflectionKey('colours')).toBe(inflectionKey('color'));
     expect(inflectionKey('reader')).not.toBe(inflectionKey('read'));
     expect(inflections('recognise')).toEqual(expect.arrayContaining(['recognized', 'recognizes', 'recognised']));
     // A three-letter stem is another word.
@@ -116,7 +121,15 @@ describe('the code\'s own names', () => {
     expect(r.named).toBeLessThan(MIN_NAMED);
     const d = decideContext(engine, q, [evidence('src/data/places.ts')]);
     expect(d.noContext).toBe(true);
-    expect(d.why).toMatch(/^only \d+% of the weight is on words the code names things with; no context below 40%$/);
+    expect(d.why).toMatch(/^no word of it, \d+% of the weight, is a word the code names things with; no context below 40%$/);
+  });
+
+  it('has context when two or more of its words name the code, however much weight a prose word carries', () => {
+    const q = analyzeQuestion('What happens if the key schema of a record is asynchronous?');
+    const r = assessRelevance(engine, q, [evidence('src/schema/record.ts')]);
+    expect(r.named).toBeLessThan(MIN_NAMED);
+    expect(r.namedWords).toBeGreaterThan(MAX_NAMED_WORDS);
+    expect(decideContext(engine, q, [evidence('src/schema/record.ts')]).noContext).toBe(false);
   });
 
   it('counts the words of notes and threads among the evidence as the project\'s own', () => {
