@@ -29,7 +29,8 @@
  *   occur together within that folder;
  * - absence: too much weight on concepts the index never mentions (a product, a library, a
  *   place), judged over the user's own words as well, apart from what a rewrite added;
- * - names the question treats as code that no chunk mentions (see the oracle).
+ * - names the question treats as code that no chunk mentions (see the oracle), and proper names
+ *   of several words that no chunk writes whole ("Unreal Engine"; see proper-names.ts).
  * Pasted reports (long questions) keep the earlier coverage measure: their words are a log's, not
  * a subject's, and the files they name decide.
  */
@@ -38,6 +39,7 @@ import { derivations } from '../search/stem';
 import { identifierParts, tokenize } from '../search/tokenizer';
 import { abbreviationsOf } from './abbreviations';
 import { inNamedDir } from './paths';
+import { unwrittenNames } from './proper-names';
 import type { AnalyzedQuestion, RankedEvidence } from './types';
 
 /**
@@ -360,9 +362,11 @@ export function decideContext(engine: Engine, q: AnalyzedQuestion, ranked: reado
   // still occur together, and within the folder the question names, if it names one.
   const found = namedFound(ranked);
   const unknownSymbols = found ? [] : unknownNames(engine, q, evidenceTerms(ranked));
+  const unwritten = found || ranked.length === 0 || unknownSymbols.length > 0 ? [] : unwrittenNames(engine, asked.text, ranked.slice(0, EVIDENCE_CHUNKS));
   const why = firstReason([
     [ranked.length === 0, () => 'nothing was found'],
     [unknownSymbols.length > 0, () => `no chunk mentions ${unknownSymbols.join(', ')}`],
+    [unwritten.length > 0, () => `no chunk writes ${unwritten.join(', ')}, though each of its words occurs`],
     [!found && r.absent >= MAX_ABSENT, () => `${pct(r.absent)} of the weight is on words the index never mentions; no context from ${pct(MAX_ABSENT)}`],
     // Most of what the user asked is words the index never mentions (another framework's name
     // beside a found class of the same name, two absent nouns beside a found folder): not a

@@ -13,6 +13,7 @@ import { assessRelevance, decideContext, inflectionKey, inflections, MAX_NAMED_W
 import type { RankedEvidence } from '../../../src/core/oracle/types';
 import { abbreviationsOf } from '../../../src/core/oracle/abbreviations';
 import { derivations } from '../../../src/core/search/stem';
+import { properNames } from '../../../src/core/oracle/proper-names';
 import { nodeWorkspaceFs } from '../../../src/node/fs';
 
 let dir: string;
@@ -41,6 +42,10 @@ const files: Record<string, string> = {
   // Code words common across the project, and one prose word only a comment uses.
   'src/schema/record.ts': 'export function parseRecord(key: unknown, value: unknown) {\n  // When the key schema is asynchronous, parsing waits for it.\n  return [key, value];\n}\n',
   ...Object.fromEntries([...'abcdefghijklmnop'].map((c) => [`src/schema/${c}.ts`, `export function recordKeySchemaFor_${c}() { return '${c}'; }\n`])),
+  // A name's words apart, and a name written whole.
+  'src/game/unreal.ts': 'export const unrealNumbers = [1, 2];\n',
+  'src/game/engine.ts': 'export function engineStart() {\n  // Starts the game engine.\n}\n',
+  'src/editor/host.ts': 'export function startHost() {\n  // Starts the VS Code extension host.\n}\n',
   'src/mail/send.ts': 'export function sendMessage(to: string) {\n  // Sends one message.\n  return to;\n}\n',
 };
 
@@ -215,5 +220,33 @@ describe('words the index never mentions', () => {
     expect(decideContext(engine, rewritten, ranked, asked).noContext).toBe(false);
     // Without the user's words apart, the rewrite's additions read as absent subjects.
     expect(assessRelevance(engine, rewritten, ranked).ownAbsentWords).toBeGreaterThanOrEqual(2);
+  });
+});
+
+describe('proper names', () => {
+  it('finds the names of several words or with a dot, not title case or the first word', () => {
+    expect(properNames('How does Unreal Engine start?')).toEqual([['Unreal', 'Engine']]);
+    expect(properNames('How does the VS Code extension host start?')).toEqual([['VS', 'Code']]);
+    expect(properNames('How does Ember.js render a component?')).toEqual([['Ember', 'js']]);
+    expect(properNames("How does Unity's Editor load scenes?")).toEqual([]);
+    expect(properNames('How Does The Game Engine Start?')).toEqual([]);
+    expect(properNames('Unreal Engine: how does it start?')).toEqual([]);
+    // A status line or a title is not a product's name.
+    expect(properNames('What happens when the endpoint answers 429 Too Many Requests?')).toEqual([]);
+    expect(properNames('What happens on an Internal Server Error?')).toEqual([]);
+  });
+
+  it('finds no context when no chunk writes a name whole, though each word occurs', () => {
+    const q = analyzeQuestion('How does Unreal Engine start?');
+    const ranked = [evidence('src/game/engine.ts'), evidence('src/game/unreal.ts')];
+    const d = decideContext(engine, q, ranked);
+    expect(d.noContext).toBe(true);
+    expect(d.why).toBe('no chunk writes Unreal Engine, though each of its words occurs');
+  });
+
+  it('has context when a chunk writes the name', () => {
+    const q = analyzeQuestion('How does the VS Code extension host start?');
+    const d = decideContext(engine, q, [evidence('src/editor/host.ts')]);
+    expect(d.why).toBeUndefined();
   });
 });
