@@ -20,8 +20,12 @@ const NOT_NAME = new Set(['how', 'what', 'where', 'which', 'who', 'why', 'when',
  * Found", "Bad Request"), not a product's name: such phrases are often written only as a number.
  */
 const COMMON = new Set(['too', 'many', 'much', 'more', 'most', 'very', 'all', 'any', 'some', 'no', 'not', 'bad', 'good', 'new', 'old', 'first', 'last', 'other', 'same', 'each', 'every', 'own', 'only', 'unknown', 'invalid']);
-/** Chunks read at most, per name, before the name is taken as written somewhere. */
-const MAX_SCANNED = 2000;
+/**
+ * Above this many chunks holding all of a name's words, the name is taken as written without
+ * reading them: words that often meet are the project's own pairing, and reading more chunks
+ * costs more than the answer is worth (a few hundred milliseconds in a cold process).
+ */
+const MAX_SCANNED = 256;
 
 /** The proper names of `text`, each as its words; none in a question written in title case. */
 export function properNames(text: string): string[][] {
@@ -83,8 +87,9 @@ function written(engine: Engine, name: readonly string[], ranked: readonly Ranke
     .termGroups(groups)
     .filter((m) => m.mask === all)
     .map((m) => m.id);
-  for (let i = 0; i < ids.length && i < MAX_SCANNED; i += 64) {
+  if (ids.length > MAX_SCANNED) return true;
+  for (let i = 0; i < ids.length; i += 64) {
     for (const row of engine.store.getChunks(ids.slice(i, i + 64))) if (phrase.test(row.text) || phrase.test(row.path)) return true;
   }
-  return ids.length > MAX_SCANNED;
+  return false;
 }
