@@ -250,8 +250,9 @@ export function assessRelevance(engine: Engine, q: AnalyzedQuestion, ranked: rea
   const absence = { absent, ownAbsent, ownAbsentWords: ownAbsentList.length };
   const total = weightAll - absentWeight;
   if (total <= 0) return { cooccurrence: ranked.length > 0 && weightAll === 0 ? 1 : 0, chunk: 0, file: 0, ...absence, named: 0, namedWords: 0, concepts: concepts.map((c) => c.word) };
+  const evidence = ranked.slice(0, EVIDENCE_CHUNKS).map((e) => ({ path: e.result.path, source: e.result.source, tokens: new Set(tokenize(`${e.result.path}\n${e.result.content}`)) }));
   // Notes, threads and commit messages are the project's own words as much as its names are.
-  const memoryWords = new Set(ranked.slice(0, EVIDENCE_CHUNKS).flatMap((e) => (e.result.source === 'note' || e.result.source === 'thread' || e.result.source === 'git' ? tokenize(`${e.result.path}\n${e.result.content}`) : [])));
+  const memoryWords = new Set(evidence.flatMap((e) => (e.source === 'note' || e.source === 'thread' || e.source === 'git' ? [...e.tokens] : [])));
   const { share: named, count: namedWords } = namedShare(engine, concepts, groups, total, memoryWords);
   const share = (mask: number) => {
     let w = 0;
@@ -283,13 +284,12 @@ export function assessRelevance(engine: Engine, q: AnalyzedQuestion, ranked: rea
   }
   // Notes, threads and history are searched apart from the code index; their evidence counts as
   // chunks of its own, and code evidence re-read since indexing counts as it reads now.
-  for (const e of ranked.slice(0, EVIDENCE_CHUNKS)) {
-    const tokens = new Set(tokenize(`${e.result.path}\n${e.result.content}`));
+  for (const e of evidence) {
     let mask = 0;
     groups.forEach((g, i) => {
-      if (g.some((t) => tokens.has(t))) mask |= 1 << i;
+      if (g.some((t) => e.tokens.has(t))) mask |= 1 << i;
     });
-    consider(`${e.result.path}#evidence`, mask);
+    consider(`${e.path}#evidence`, mask);
   }
   const bestFile = (m: ReadonlyMap<string, number>) => Math.max(0, ...[...m.values()].map(share));
   const file = bestFile(files);
@@ -298,14 +298,14 @@ export function assessRelevance(engine: Engine, q: AnalyzedQuestion, ranked: rea
 }
 
 /**
- * The share of the known concepts' weight on words the code names things with: a word that some
- * symbol's name or some path uses, in any inflected or derived form ("localized" → `locales`,
- * by the Porter stem), in the abbreviation code writes it with ("buffer" → `buf`, see
- * abbreviations.ts) or, for an agent noun, its verb ("parser" → `parse`). A question about the project is asked at least in
- * part in the words its code is written in; one whose weight lies on words only the project's
- * prose, test data and tables use (two words of a comment, a place in a time-zone table) is
- * about something else. The words of the notes, threads and commits among the evidence count as
- * the project's own.
+ * The share of the known concepts' weight on words the code names things with, and how many
+ * concepts those are. A word counts when some symbol's name or some path uses it in any inflected
+ * or derived form ("localized" → `locales`, by the Porter stem), in the abbreviation code writes
+ * it with ("buffer" → `buf`, see abbreviations.ts) or, for an agent noun, as its verb ("parser"
+ * → `parse`); the words of the notes, threads and commits among the evidence count as the
+ * project's own. A question about the project is asked at least in part in the words its code is
+ * written in; one whose weight lies on words only the project's prose, test data and tables use
+ * (two words of a comment, a place in a time-zone table) is about something else.
  */
 function namedShare(engine: Engine, concepts: readonly Concept[], groups: readonly (readonly string[])[], total: number, memoryWords: ReadonlySet<string>): { share: number; count: number } {
   const termsOf = (c: Concept) => {

@@ -20,7 +20,7 @@ export function stem(word: string): string {
 }
 
 /** Endings a derivation adds to a stem. */
-const ENDINGS = ['', 'e', 's', 'es', 'ed', 'ing', 'er', 'ers', 'or', 'ors', 'ion', 'ions', 'ation', 'ations', 'ate', 'ates', 'ize', 'izes', 'ized', 'izer', 'ise', 'ises', 'ised', 'al', 'ally', 'ity', 'ities', 'ic', 'ics', 'ive', 'ment', 'ments', 'ness', 'y', 'ies', 'ing', 'able', 'ible', 'ance', 'ence'];
+const ENDINGS = ['', 'e', 's', 'es', 'ed', 'ing', 'er', 'ers', 'or', 'ors', 'ion', 'ions', 'ation', 'ations', 'ate', 'ates', 'ize', 'izes', 'ized', 'izer', 'ise', 'ises', 'ised', 'al', 'ally', 'ity', 'ities', 'ic', 'ics', 'ive', 'ment', 'ments', 'ness', 'y', 'ies', 'able', 'ible', 'ance', 'ence'];
 
 /**
  * Words of the same Porter stem as `word` (lower case, letters only), made by adding common
