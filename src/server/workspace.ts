@@ -17,6 +17,7 @@
 import * as path from 'node:path';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { version as packageVersion } from '../../package.json';
+import { cancelledError, raceAbort } from '../core/abort';
 import { loadConfig } from '../core/config';
 import { changedLineCount, DeltaQueue, type DeltaQueueState } from '../core/delta-queue';
 import { Engine, type EngineDeps, type StatusReport } from '../core/engine';
@@ -463,10 +464,18 @@ export class WorkspaceServer {
 
   /** A full incremental index run over the whole workspace, committed at the end. */
   async reindex(opts: { signal?: AbortSignal; onProgress?: ProgressSink } = {}): Promise<IndexReport> {
-    const engine = await this.getEngine();
+    const { signal } = opts;
+    // A cancel stops the run at once, also while it waits: for the engine to open, for the
+    // watcher's queued edits to be indexed, or for its turn at the gate. What it waited for is
+    // the server's own work and goes on; only this run is given up.
+    const engine = await raceAbort(this.getEngine(), signal, 'indexing');
     if (engine.mode !== 'write') throw new VltError('USAGE', 'this server reads the index; run `vlt coderag sync` to update it');
-    await this.queue?.applyPending();
-    return this.gate.exclusive(async () => {
+    await raceAbort(this.queue?.applyPending() ?? Promise.resolve(), signal, 'indexing');
+    let admit!: () => void;
+    const admitted = new Promise<void>((resolve) => (admit = resolve));
+    const run = this.gate.exclusive(async () => {
+      admit();
+      if (signal?.aborted) throw cancelledError('indexing', signal.reason);
       await engine.acquireWriteLock();
       this.phase = 'indexing';
       this.stateChanged();
@@ -481,6 +490,15 @@ export class WorkspaceServer {
         this.stateChanged();
       }
     });
+    // Once admitted, the run answers for itself: the indexer stops at its next file, and a
+    // commit under way finishes (the answer then says what it committed).
+    try {
+      await raceAbort(admitted, signal, 'indexing');
+    } catch (e) {
+      run.catch(() => undefined);
+      throw e;
+    }
+    return run;
   }
 
   status(): WorkspaceStatus {

@@ -150,6 +150,33 @@ describe('a long-lived writer and its lock', () => {
       await long.close();
     }
   });
+
+  it('gives up a re-index on cancel while it waits for queued edits and its turn, and indexes later', async () => {
+    const dir = workspace();
+    const ws = await WorkspaceServer.open({ workspace: dir, logger: silentLogger, deps, writer: true, headlessLanguageServers: false, restricted: true });
+    try {
+      await ws.getEngine();
+      // A request in flight holds the gate; an edit queued behind it waits for it too.
+      let release!: () => void;
+      const held = ws.read(() => new Promise<void>((r) => (release = r)));
+      await new Promise((r) => setTimeout(r, 20));
+      writeFileSync(path.join(dir, 'queued.ts'), 'export function queuedWhileHeld(): number { return 4; }\n');
+      ws.enqueue(['queued.ts']);
+      const abort = new AbortController();
+      const cancelled = ws.reindex({ signal: abort.signal });
+      await new Promise((r) => setTimeout(r, 20));
+      abort.abort();
+      // Answered while the request still holds the gate: the cancel did not wait for it.
+      await expect(cancelled).rejects.toMatchObject({ code: 'CANCELLED' });
+      release();
+      await held;
+      const report = await ws.reindex();
+      expect(report.filesParsed + report.filesUnchanged).toBeGreaterThan(0);
+      expect(await ws.read(async (e) => (await e.search('queuedWhileHeld')).hits[0]?.path)).toBe('queued.ts');
+    } finally {
+      await ws.close();
+    }
+  });
 });
 
 describe('the warm-up of a long-lived host', () => {
