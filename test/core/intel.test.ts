@@ -170,6 +170,14 @@ describe('definitions and references without a language server', () => {
     expect(a.notes.join(' ')).toMatch(/2 definitions are named run/);
   });
 
+  it("takes a TypeScript function's overload signatures and implementation for one definition", async () => {
+    const a = await ts.navigator().definition('pick', { noLsp: true });
+    expect(a.ambiguous).toBe(false);
+    expect(where(a)).toEqual(['src/lib/overloads.ts:2:17', 'src/lib/overloads.ts:3:17', 'src/lib/overloads.ts:4:17']);
+    expect(a.locations.every((l) => l.confidence === 'medium')).toBe(true);
+    expect(a.notes.join(' ')).toMatch(/pick is one function declared 3 times in src\/lib\/overloads\.ts/);
+  });
+
   it('suggests names for a symbol that does not exist, never an empty silence', async () => {
     const a = await ts.navigator().definition('helpr', { noLsp: true });
     expect(a.locations).toEqual([]);

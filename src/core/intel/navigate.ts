@@ -443,12 +443,15 @@ export class Navigator {
     else tags = await this.ctagsStep(name.split(/[.:#]/).pop() ?? name, providers);
     const merged = await this.atNames(this.mergeCandidates(ranked, tags ?? []), qualified?.name ?? name);
     if (merged.length > 0) {
-      const unique = merged.length === 1;
-      if (!unique) notes.push(`${merged.length} definitions are named ${name}; all are listed, most likely first (types and functions before variables, non-test files first)`);
+      const overloaded = overloadSignatures(merged);
+      const unique = merged.length === 1 || overloaded;
+      if (overloaded) notes.push(`${name} is one function declared ${merged.length} times in ${merged[0]!.path}: its overload signatures and its implementation`);
+      else if (!unique) notes.push(`${merged.length} definitions are named ${name}; all are listed, most likely first (types and functions before variables, non-test files first)`);
+      const how = overloaded ? `a signature of the only function named ${name}` : unique ? `the only definition named ${name}` : 'one of several definitions with this name';
       return {
         query,
         symbol: name,
-        locations: merged.map((c) => ({ ...c, col: c.col, confidence: unique ? 'medium' : 'low', how: unique ? `the only definition named ${name}` : 'one of several definitions with this name' })),
+        locations: merged.map((c) => ({ ...c, col: c.col, confidence: unique ? 'medium' : 'low', how })),
         ambiguous: !unique,
         notes,
         providers,
@@ -695,4 +698,13 @@ export class Navigator {
     }
     return false;
   }
+}
+
+/**
+ * Whether the candidates are one TypeScript function's overload signatures and implementation:
+ * all functions of that name in one file. They are one definition, not an ambiguous name.
+ */
+function overloadSignatures(cands: readonly NavLocation[]): boolean {
+  const first = cands[0];
+  return cands.length > 1 && first !== undefined && /\.[cm]?tsx?$/.test(first.path) && cands.every((c) => c.path === first.path && c.kind === 'function' && c.provenance !== 'ctags');
 }

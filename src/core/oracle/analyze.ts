@@ -14,7 +14,7 @@ import type { AnalyzedQuestion, QuestionType } from './types';
 
 /** Words that carry the question's form, not its subject; they are not search terms. */
 const QUESTION_WORDS = new Set(
-  'go golang python typescript javascript consist consists they them their before after how what where which who whom whose why when does do did is are was were can could should would will the a an this that these those it its of in on for to from with by about into between explain describe tell me show find work works working happen happens happening there any some get gets used use uses using called call calls defined define definition implemented implement please code project repo repository codebase'.split(
+  'go golang python typescript javascript consist consists they them their before after how what where which who whom whose why when does do did is are was were can could should would will the a an this that these those it its of in on for to from with by about into between explain describe tell me show find work works working happen happens happening there any some get gets used use uses using called call calls defined define definition declared declare declaration located implemented implement please code project repo repository codebase'.split(
     ' ',
   ),
 );
@@ -48,6 +48,11 @@ const RULES: Rule[] = [
   { type: 'definition', re: new RegExp(String.raw`\bwhat\s+(?:does|do)\s+` + SUBJECT + String.raw`\s+return\b`, 'i'), why: 'asks for a signature', subject: true },
   // Structure.
   { type: 'structural', re: /\b(?:structure|architecture|layout|organi[sz](?:ed|ation)|overview|consists? of|made up of|components|layers|entry ?points?|high[- ]level|map of|which (?:files|packages|modules)|what (?:files|packages|modules))\b/i, why: 'asks how the code is organised' },
+  {
+    type: 'structural',
+    re: /\bwhat(?:'s|\s+is|\s+are)\s+(?:inside|in)\s+(?:the\s+)?[\w.-]*\/[\w./-]*|\b(?:contents?|files)\s+of\s+(?:the\s+)?[\w.-]*\/|\bwhat\s+(?:are|is)\s+(?:the\s+)?.{0,60}\b(?:folders?|director(?:y|ies))\s+for\b/i,
+    why: 'asks what a folder holds',
+  },
   // Behaviour: what should happen, edge cases, errors, tests.
   { type: 'behavioural', re: /\b(?:should|expected|expect|behaviou?r|behaves?|edge cases?|what happens|happen when|when .{1,40} (?:fails?|is (?:empty|nil|null|invalid|missing))|invalid|malformed|tests?|tested|assert|panics?|throws?|raises?|errors? (?:when|if|on))\b/i, why: 'asks how something should behave' },
 ];
@@ -115,6 +120,8 @@ export function analyzeQuestion(text: string): AnalyzedQuestion {
   if (subject) addSymbol(subject);
   for (const m of text.matchAll(/`([^`\s]{2,80})`/g)) if (/^[A-Za-z_$][\w$.:#]*(?:\(\))?$/.test(m[1]!)) addSymbol(m[1]!);
   for (const id of q.identifiers) if (!/^\d+$/.test(id)) addSymbol(id);
+  // Call syntax marks code: "when timeout() fires".
+  for (const m of text.matchAll(/(?:^|[^\w$.])([A-Za-z_$][\w$]*)\(\)/g)) addSymbol(m[1]!);
   // Capitalised words inside a sentence ("the Server type") are likely type names; the first
   // word of the question is capitalised for grammar, not because it is code.
   if (!isLong) {

@@ -50,6 +50,12 @@ import type { AnalyzedQuestion, RankedEvidence } from './types';
  * README's no-context table).
  */
 export const MIN_COOCCURRENCE = 0.55;
+/**
+ * The same when the question names a symbol whose definition leads the evidence, or a folder or
+ * file it lies in: what it asks about exists, and a question about it put in everyday words
+ * ("a late subscriber still gets the latest value") has words no comment beside the code uses.
+ */
+export const MIN_COOCCURRENCE_FOUND = 0.45;
 /** For pasted reports: below this share of the weight covered by the top evidence, no context. */
 export const MIN_COVERAGE = 0.1;
 /** At or above this share of the weight on concepts the index never mentions, no context. */
@@ -87,6 +93,19 @@ const MAX_CONCEPTS = 32;
  * otherwise weigh like a subject.
  */
 const PARTICLES = new Set(['up', 'down', 'out', 'off', 'over', 'away', 'back']);
+/**
+ * Fixed phrases that say how something is asked, not what about: "make sure it runs", "right
+ * away", "instead of a macrotask", "built on top of", "in order to". Their words are not subjects.
+ */
+const IDIOMS: ReadonlyArray<readonly [RegExp, readonly string[]]> = [
+  [/\bmakes?\s+sure\b|\bmaking\s+sure\b/i, ['make', 'makes', 'making', 'sure']],
+  [/\bright\s+away\b/i, ['right']],
+  [/\binstead\s+of\b/i, ['instead']],
+  [/\bon\s+top\s+of\b/i, ['top']],
+  [/\bin\s+order\s+to\b/i, ['order']],
+  [/\bas\s+well\s+as\b/i, ['well']],
+  [/\btop[- ]level\b/i, ['top', 'level']],
+];
 /** Words that only say what a named directory is ("the auth module"). */
 const DIR_WORDS = new Set(['package', 'packages', 'module', 'modules', 'folder', 'folders', 'directory', 'directories', 'crate', 'crates']);
 
@@ -175,6 +194,10 @@ export interface Relevance {
 export function subjectWords(q: AnalyzedQuestion): string[] {
   const words: string[] = [];
   const seen = new Set<string>();
+  const idiomatic = new Set(IDIOMS.flatMap(([re, ws]) => (re.test(q.text) ? ws : [])));
+  // What a folder is called says where to look, not what about: "the auth module", "what are
+  // the top-level folders for".
+  const dirWords = Boolean(q.dirs?.length) || q.type === 'structural';
   const add = (w: string) => {
     const lower = w.toLowerCase();
     if (seen.has(lower)) return;
@@ -184,7 +207,7 @@ export function subjectWords(q: AnalyzedQuestion): string[] {
   for (const t of q.terms) {
     // A hexadecimal number or address (`0x4a2b31` reads as x4a2b31) is not a subject.
     if (/^(?:0?x)?[0-9a-f]*\d[0-9a-f]*$/i.test(t)) continue;
-    if (PARTICLES.has(t) || (q.dirs?.length && DIR_WORDS.has(t.toLowerCase()))) continue;
+    if (PARTICLES.has(t) || idiomatic.has(t.toLowerCase()) || (dirWords && DIR_WORDS.has(t.toLowerCase()))) continue;
     add(t);
   }
   for (const s of q.symbols) {
@@ -362,6 +385,7 @@ export function decideContext(engine: Engine, q: AnalyzedQuestion, ranked: reado
   // still occur together, and within the folder the question names, if it names one.
   const found = namedFound(ranked);
   const unknownSymbols = found ? [] : unknownNames(engine, q, evidenceTerms(ranked));
+  const minCooccurrence = found ? MIN_COOCCURRENCE_FOUND : MIN_COOCCURRENCE;
   const unwritten = found || ranked.length === 0 || unknownSymbols.length > 0 ? [] : unwrittenNames(engine, asked.text, ranked.slice(0, EVIDENCE_CHUNKS));
   const why = firstReason([
     [ranked.length === 0, () => 'nothing was found'],
@@ -372,7 +396,7 @@ export function decideContext(engine: Engine, q: AnalyzedQuestion, ranked: reado
     // beside a found class of the same name, two absent nouns beside a found folder): not a
     // wording.
     [r.ownAbsentWords >= MIN_ABSENT_WORDS && r.ownAbsent >= MAX_OWN_ABSENT, () => `${r.ownAbsentWords} of the question's words, ${pct(r.ownAbsent)} of its weight, are nowhere in the index`],
-    [r.cooccurrence < MIN_COOCCURRENCE, () => `its words do not occur together: co-occurrence ${r.cooccurrence.toFixed(2)}, no context below ${MIN_COOCCURRENCE}`],
+    [r.cooccurrence < minCooccurrence, () => `its words do not occur together: co-occurrence ${r.cooccurrence.toFixed(2)}, no context below ${minCooccurrence}`],
     [
       r.scoped !== undefined && foundByDir(ranked) && q.type !== 'structural' && r.scoped < MIN_COOCCURRENCE,
       () => `its words do not occur together in the folder it names: ${(r.scoped ?? 0).toFixed(2)}, no context below ${MIN_COOCCURRENCE}`,

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../../src/core/engine';
 import { analyzeQuestion } from '../../../src/core/oracle/analyze';
-import { assessRelevance, decideContext, inflectionKey, inflections, MAX_NAMED_WORDS, MIN_COOCCURRENCE, MIN_NAMED, subjectWords } from '../../../src/core/oracle/relevance';
+import { assessRelevance, decideContext, inflectionKey, inflections, MAX_NAMED_WORDS, MIN_COOCCURRENCE, MIN_COOCCURRENCE_FOUND, MIN_NAMED, subjectWords } from '../../../src/core/oracle/relevance';
 import type { RankedEvidence } from '../../../src/core/oracle/types';
 import { abbreviationsOf } from '../../../src/core/oracle/abbreviations';
 import { derivations } from '../../../src/core/search/stem';
@@ -93,6 +93,21 @@ describe('inflections', () => {
   it('keeps a question word written as code, and drops the word that only names a folder', () => {
     expect(analyzeQuestion('What happens when get() finds more than one object?').terms).toContain('get');
     expect(subjectWords(analyzeQuestion('What does the retry module consist of?'))).toEqual(['retry']);
+  });
+
+  it('drops the words of fixed phrases and of how a question asks for a place', () => {
+    expect(subjectWords(analyzeQuestion('How does retryWithBackoff make sure a request is retried right away instead of later?'))).toEqual(['retryWithBackoff', 'request', 'retried', 'later']);
+    expect(subjectWords(analyzeQuestion('Which helpers are built on top of retryWithBackoff?'))).toEqual(['helpers', 'built', 'retryWithBackoff']);
+    expect(analyzeQuestion('Where is RetryPolicy declared?').terms).toEqual(['RetryPolicy']);
+    // A folder's contents are a structural question, and "folders" or "top-level" no subject.
+    expect(analyzeQuestion("What's inside src/retry?").type).toBe('structural');
+    const top = analyzeQuestion('What are the top-level retry and log folders for?');
+    expect(top.type).toBe('structural');
+    expect(subjectWords(top)).toEqual(['retry', 'log']);
+  });
+
+  it('takes a word written as a call for code', () => {
+    expect(analyzeQuestion('When timeout() fires, what does the subscriber receive?').symbols).toContain('timeout');
   });
 });
 
@@ -248,5 +263,40 @@ describe('proper names', () => {
     const q = analyzeQuestion('How does the VS Code extension host start?');
     const d = decideContext(engine, q, [evidence('src/editor/host.ts')]);
     expect(d.why).toBeUndefined();
+  });
+});
+
+describe('a question about a symbol that was found', () => {
+  let foundDir: string;
+  let small: Engine;
+  beforeAll(async () => {
+    foundDir = mkdtempSync(path.join(os.tmpdir(), 'vlt-relevance-found-'));
+    const project: Record<string, string> = {
+      'src/cache/lru.ts': 'export class LruCache {\n  // Evicts the least recently used entry once the cache is full.\n  evict() {}\n}\n',
+      'src/misc/a.ts': 'export function lateBinding() {\n  // A subscriber that arrives late.\n}\n',
+      'src/misc/b.ts': 'export function stillWaiting() {\n  // Still waiting for someone.\n}\n',
+      ...Object.fromEntries([...'abcdefghij'].map((c) => [`src/pad/${c}.ts`, `export function pad_${c}() { return 'entry ${c}'; }\n`])),
+    };
+    for (const [rel, text] of Object.entries(project)) {
+      mkdirSync(path.dirname(path.join(foundDir, rel)), { recursive: true });
+      writeFileSync(path.join(foundDir, rel), text);
+    }
+    small = await Engine.open(foundDir, { fs: nodeWorkspaceFs, embeddingProvider: null }, 'write');
+    await small.index();
+  });
+  afterAll(async () => {
+    await small?.close();
+    rmSync(foundDir, { recursive: true, force: true });
+  });
+
+  it('asks less co-occurrence of its everyday words when the definition leads the evidence', () => {
+    const q = analyzeQuestion('How does LruCache evict an entry for someone who arrives?');
+    const lru = (metadata: Record<string, unknown>, features: Record<string, number>): RankedEvidence => ({ ...evidence('src/cache/lru.ts', features, metadata), result: { ...evidence('src/cache/lru.ts').result, content: 'export class LruCache {', metadata } });
+    const r = assessRelevance(small, q, []);
+    expect(r.cooccurrence).toBeGreaterThanOrEqual(MIN_COOCCURRENCE_FOUND);
+    expect(r.cooccurrence).toBeLessThan(MIN_COOCCURRENCE);
+    expect(decideContext(small, q, [lru({ definition: true }, { exactSymbol: 0.6 })]).noContext).toBe(false);
+    // Found by its words alone, the same question is held to the full measure.
+    expect(decideContext(small, q, [lru({}, {})]).why).toMatch(/^its words do not occur together/);
   });
 });
