@@ -27,7 +27,7 @@
  * baseline on a tiny fake instead.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { Engine } from '../../src/core/engine';
@@ -43,7 +43,29 @@ import { startFakeOpenAI, type FakeChatRequest, type FakeChatReply } from '../he
 export type CorpusName = 'go' | 'self';
 export const CORPUS_NAMES: readonly CorpusName[] = ['go', 'self'];
 /** Every corpus {@link openCorpus} can open: the question set's two, and Django and zod for the no-context set. */
-export type BenchCorpus = CorpusName | 'django' | 'zod';
+export type BenchCorpus = CorpusName | 'django' | 'zod' | CopiedCorpus;
+
+/**
+ * Corpora copied from sources this machine has installed, indexed once under `.bench/<name>` and
+ * reused: no threshold was set on them; their no-context questions were written blind, after.
+ */
+export const COPIED_CORPORA = {
+  /** RxJS's TypeScript sources, as its npm package ships them. */
+  rxjs: { src: (repoRoot: string) => path.join(repoRoot, 'node_modules', 'rxjs', 'src'), prune: [] as string[] },
+  /** Python's standard library (Debian's python3), without its test suite, IDLE and lib2to3. */
+  pystd: { src: () => pythonStdlib(), prune: ['test', 'idlelib', 'lib2to3', 'site-packages', 'dist-packages', 'lib-dynload', '__pycache__', 'tests'] },
+  /** The Rust standard library's `std` crate (Debian's rust-src). */
+  ruststd: { src: () => '/usr/lib/rustlib/src/rust/library/std/src', prune: [] as string[] },
+} as const;
+export type CopiedCorpus = keyof typeof COPIED_CORPORA;
+
+function pythonStdlib(): string {
+  const base = '/usr/lib';
+  const found = existsSync(base) ? readdirSync(base).filter((d) => /^python3\.\d+$/.test(d) && existsSync(path.join(base, d, 'os.py'))).sort() : [];
+  const last = found[found.length - 1];
+  if (!last) throw new Error('no Python 3 standard library under /usr/lib (install python3)');
+  return path.join(base, last);
+}
 
 export interface OracleQuestion {
   id: string;
@@ -153,6 +175,8 @@ export interface CorpusOptions {
   zodSrc?: string;
   /** Where the indexed zod copy lives; default `<repoRoot>/.bench/zod`. */
   zodDir?: string;
+  /** Where each copied corpus lives; default `<repoRoot>/.bench/<name>`. */
+  corpusDirs?: Partial<Record<CopiedCorpus, string>>;
 }
 
 export interface OracleBenchOptions extends CorpusOptions {
@@ -399,11 +423,13 @@ function copySelf(repoRoot: string): string {
 }
 
 /** Copies `src` to `dest` unless `dest` exists. */
-function copyOnce(src: string, dest: string): void {
+function copyOnce(src: string, dest: string, prune: readonly string[] = []): void {
   if (existsSync(dest)) return;
+  if (!existsSync(src)) throw new Error(`${src} is missing: install the package that ships it (see the README's benchmarks)`);
   process.stderr.write(`[oracle] copying ${src} → ${dest}\n`);
   mkdirSync(path.dirname(dest), { recursive: true });
-  cpSync(src, dest, { recursive: true, dereference: true });
+  // Pruned folder names are left out wherever they occur.
+  cpSync(src, dest, { recursive: true, dereference: true, filter: (from) => !prune.includes(path.basename(from)) || from === src });
 }
 
 /**
@@ -427,6 +453,11 @@ export async function openCorpus(name: BenchCorpus, opts: CorpusOptions): Promis
     root = path.resolve(opts.zodDir ?? path.join(opts.repoRoot, '.bench', 'zod'));
     reused = existsSync(path.join(root, '.vlt', 'index.db'));
     copyOnce(opts.zodSrc ?? path.join(opts.repoRoot, 'node_modules', 'zod', 'src'), root);
+  } else if (name in COPIED_CORPORA) {
+    const spec = COPIED_CORPORA[name as CopiedCorpus];
+    root = path.resolve(opts.corpusDirs?.[name as CopiedCorpus] ?? path.join(opts.repoRoot, '.bench', name));
+    reused = existsSync(path.join(root, '.vlt', 'index.db'));
+    copyOnce(spec.src(opts.repoRoot), root, spec.prune);
   } else {
     root = copySelf(opts.repoRoot);
     const dir = root;

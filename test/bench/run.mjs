@@ -217,8 +217,8 @@ if (want('oracle')) {
 // library, Django and this repository, on the copies (and indexes) the go and django corpora made.
 if (want('nocontext')) {
   ensureDebian(['golang-1.19-src', 'python3-django']);
-  console.error('[nocontext] off-topic and on-topic questions on the Go standard library, Django, this repository and zod…');
-  results.nocontext = await runBench('no-context-bench', ['--go-dir', path.join(work, 'go'), '--django-dir', path.join(work, 'django'), '--zod-dir', path.join(work, 'zod')]);
+  console.error('[nocontext] off-topic and on-topic questions on the Go standard library, Django, this repository, zod, RxJS, Python\'s and Rust\'s standard libraries…');
+  results.nocontext = await runBench('no-context-bench', ['--go-dir', path.join(work, 'go'), '--django-dir', path.join(work, 'django'), '--zod-dir', path.join(work, 'zod'), '--bench-dir', work]);
 }
 
 // File localization: the frozen history set (test/bench/locate/history-set.json) on the clones
