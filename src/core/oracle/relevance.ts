@@ -384,12 +384,17 @@ export function decideContext(engine: Engine, q: AnalyzedQuestion, ranked: reado
   // ("constructed" of a constructor), not a subject it lacks. The words the index knows must
   // still occur together, and within the folder the question names, if it names one.
   const found = namedFound(ranked);
-  const unknownSymbols = found ? [] : unknownNames(engine, q, evidenceTerms(ranked));
+  // A folder that was found does not vouch for a class the question places in it ("the
+  // JSONFormatter class in the logging package"); a definition found vouches for its name.
+  const defined = definitionFound(ranked);
+  const unknownSymbols = defined ? [] : unknownNames(engine, q, evidenceTerms(ranked));
+  const undefinedNames = defined || unknownSymbols.length > 0 ? [] : undefinedMembers(engine, q);
   const minCooccurrence = found ? MIN_COOCCURRENCE_FOUND : MIN_COOCCURRENCE;
-  const unwritten = found || ranked.length === 0 || unknownSymbols.length > 0 ? [] : unwrittenNames(engine, asked.text, ranked.slice(0, EVIDENCE_CHUNKS));
+  const unwritten = found || ranked.length === 0 || unknownSymbols.length > 0 || undefinedNames.length > 0 ? [] : unwrittenNames(engine, asked.text, ranked.slice(0, EVIDENCE_CHUNKS));
   const why = firstReason([
     [ranked.length === 0, () => 'nothing was found'],
     [unknownSymbols.length > 0, () => `no chunk mentions ${unknownSymbols.join(', ')}`],
+    [undefinedNames.length > 0, () => `nothing in the project defines ${undefinedNames.join(', ')}`],
     [unwritten.length > 0, () => `no chunk writes ${unwritten.join(', ')}, though each of its words occurs`],
     [!found && r.absent >= MAX_ABSENT, () => `${pct(r.absent)} of the weight is on words the index never mentions; no context from ${pct(MAX_ABSENT)}`],
     // Most of what the user asked is words the index never mentions (another framework's name
@@ -406,7 +411,7 @@ export function decideContext(engine: Engine, q: AnalyzedQuestion, ranked: reado
       () => `${r.namedWords === 0 ? 'no word' : 'one word'} of it, ${pct(r.named)} of the weight, is a word the code names things with; no context below ${pct(MIN_NAMED)}`,
     ],
   ]);
-  return { noContext: why !== undefined, ...(why ? { why } : {}), covered: r.cooccurrence, absent: r.absent, unknownSymbols, relevance: r };
+  return { noContext: why !== undefined, ...(why ? { why } : {}), covered: r.cooccurrence, absent: r.absent, unknownSymbols: [...unknownSymbols, ...undefinedNames], relevance: r };
 }
 
 /** The reason of the first test that fires, in the order given. */
@@ -428,6 +433,40 @@ function namedFound(ranked: readonly RankedEvidence[]): boolean {
   return ranked
     .slice(0, COVERAGE_TOP)
     .some((e) => (e.features.exactSymbol !== undefined && e.result.metadata.definition === true) || e.features.namedPath !== undefined || e.features.namedDir !== undefined);
+}
+
+/** Whether the top evidence is the definition of a symbol the question names. */
+function definitionFound(ranked: readonly RankedEvidence[]): boolean {
+  return ranked.slice(0, COVERAGE_TOP).some((e) => e.features.exactSymbol !== undefined && e.result.metadata.definition === true);
+}
+
+/**
+ * Qualified names whose qualifier is this project's (a folder, a file or a symbol of it) but
+ * whose last part nothing defines: `std::sync::Semaphore` in a `std` whose `sync` has none.
+ * A comment that mentions it does not make it code of the project.
+ */
+function undefinedMembers(engine: Engine, q: AnalyzedQuestion): string[] {
+  const segments = pathSegments(engine);
+  const known = (name: string) => segments.has(name.toLowerCase()) || engine.store.findSymbols(name, { limit: 1 }).some((s) => s.name === name);
+  return q.symbols.filter((sym) => {
+    if (/\//.test(sym)) return false;
+    const parts = sym.replace(/\(\)$/, '').split(/::|\.|#|->/).filter((p) => p !== '');
+    const last = parts.pop();
+    if (last === undefined || parts.length === 0 || !/^[A-Za-z_$][\w$]*$/.test(last)) return false;
+    return parts.some(known) && !known(last);
+  });
+}
+
+const segmentCache = new WeakMap<Engine, { generation: number; segments: Set<string> }>();
+
+/** Every folder name and file name (without its extension) in the index, lower-cased. */
+function pathSegments(engine: Engine): Set<string> {
+  const cached = segmentCache.get(engine);
+  if (cached && cached.generation === engine.store.generation) return cached.segments;
+  const segments = new Set<string>();
+  for (const f of engine.store.listFiles()) for (const part of f.path.split('/')) segments.add(part.replace(/\.[^.]*$/, '').toLowerCase());
+  segmentCache.set(engine, { generation: engine.store.generation, segments });
+  return segments;
 }
 
 function evidenceTerms(ranked: readonly RankedEvidence[]): Set<string> {

@@ -47,6 +47,8 @@ const files: Record<string, string> = {
   'src/game/engine.ts': 'export function engineStart() {\n  // Starts the game engine.\n}\n',
   'src/editor/host.ts': 'export function startHost() {\n  // Starts the VS Code extension host.\n}\n',
   'src/mail/send.ts': 'export function sendMessage(to: string) {\n  // Sends one message.\n  return to;\n}\n',
+  // A type a comment mentions and nothing defines.
+  'src/ring/notes.ts': '// A Semaphore could bound the ring one day.\nexport const ringNotes = 1;\n',
 };
 
 /** Evidence as the oracle ranks it: a code chunk at `rel`, with the reranker features that fired. */
@@ -235,6 +237,26 @@ describe('words the index never mentions', () => {
     expect(decideContext(engine, rewritten, ranked, asked).noContext).toBe(false);
     // Without the user's words apart, the rewrite's additions read as absent subjects.
     expect(assessRelevance(engine, rewritten, ranked).ownAbsentWords).toBeGreaterThanOrEqual(2);
+  });
+});
+
+describe('names the project does not have', () => {
+  it('finds no context for a class placed in a folder that was found, when no chunk mentions it', () => {
+    const q = analyzeQuestion('Where is the JsonLogFormatter class in the log package defined?');
+    const d = decideContext(engine, q, [evidence('src/log/logger.ts', { namedDir: 0.5 })]);
+    expect(d.why).toBe('no chunk mentions JsonLogFormatter');
+    // Its definition found, a name vouches for itself.
+    const found = decideContext(engine, analyzeQuestion('Where is the writeLog function in the log package defined?'), [evidence('src/log/logger.ts', { namedDir: 0.5, exactSymbol: 0.6 }, { definition: true })]);
+    expect(found.noContext).toBe(false);
+  });
+
+  it("finds no context for a member of the project's folder that only a comment mentions", () => {
+    const q = analyzeQuestion('How does ring.Semaphore work?');
+    const d = decideContext(engine, q, [evidence('src/ring/notes.ts'), evidence('src/ring/ring.ts')]);
+    expect(d.why).toBe('nothing in the project defines ring.Semaphore');
+    // A member that is defined, or a qualifier that is not the project's, is no such name.
+    expect(decideContext(engine, analyzeQuestion('How does ring.ringBufLen work?'), [evidence('src/ring/ring.ts')]).why).toBeUndefined();
+    expect(decideContext(engine, analyzeQuestion('How does Atomics.Semaphore relate to the ring?'), [evidence('src/ring/notes.ts')]).why ?? '').not.toMatch(/defines/);
   });
 });
 
