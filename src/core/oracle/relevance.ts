@@ -387,7 +387,9 @@ export function decideContext(engine: Engine, q: AnalyzedQuestion, ranked: reado
   // A folder that was found does not vouch for a class the question places in it ("the
   // JSONFormatter class in the logging package"); a definition found vouches for its name.
   const defined = definitionFound(ranked);
-  const unknownSymbols = defined ? [] : unknownNames(engine, q, evidenceTerms(ranked));
+  // A found definition vouches for its own name, not for another the index never mentions at
+  // all: "serialize a HashMap into a JSON string" where nothing says JSON.
+  const unknownSymbols = defined ? neverMentioned(engine, asked) : unknownNames(engine, q, evidenceTerms(ranked));
   const undefinedNames = defined || unknownSymbols.length > 0 ? [] : undefinedMembers(engine, q);
   const minCooccurrence = found ? MIN_COOCCURRENCE_FOUND : MIN_COOCCURRENCE;
   const unwritten = found || ranked.length === 0 || unknownSymbols.length > 0 || undefinedNames.length > 0 ? [] : unwrittenNames(engine, asked.text, ranked.slice(0, EVIDENCE_CHUNKS));
@@ -481,6 +483,16 @@ function evidenceTerms(ranked: readonly RankedEvidence[]): Set<string> {
  * string, a comment): the question is about something else. Its last part is judged whole
  * (`ActiveRecord`, not `record`).
  */
+/** The names the question treats as code that no chunk mentions in any inflected form. */
+function neverMentioned(engine: Engine, q: AnalyzedQuestion): string[] {
+  return q.symbols.filter((sym) => {
+    const whole = tokenize(sym.split(/[.:#]|->/).pop() ?? sym)[0];
+    if (!whole) return false;
+    const forms = [whole, ...inflections(whole)];
+    return [...engine.termRarity(forms).df.values()].every((d) => d === 0);
+  });
+}
+
 function unknownNames(engine: Engine, q: AnalyzedQuestion, present: ReadonlySet<string>): string[] {
   return q.symbols.filter((sym) => {
     const whole = tokenize(sym.split(/[.:#]|->/).pop() ?? sym)[0];

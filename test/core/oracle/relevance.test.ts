@@ -250,6 +250,14 @@ describe('names the project does not have', () => {
     expect(found.noContext).toBe(false);
   });
 
+  it('finds no context for a second name the index never mentions, beside a definition that was found', () => {
+    const ranked = [evidence('src/mail/send.ts', { exactSymbol: 0.6 }, { definition: true })];
+    const d = decideContext(engine, analyzeQuestion('How does sendMessage encode the message as Protobuf?'), ranked);
+    expect(d.why).toBe('no chunk mentions Protobuf');
+    // A plain word the index lacks is how the question is put, not a second subject.
+    expect(decideContext(engine, analyzeQuestion('How is sendMessage constructed?'), ranked).noContext).toBe(false);
+  });
+
   it("finds no context for a member of the project's folder that only a comment mentions", () => {
     const q = analyzeQuestion('How does ring.Semaphore work?');
     const d = decideContext(engine, q, [evidence('src/ring/notes.ts'), evidence('src/ring/ring.ts')]);
