@@ -384,15 +384,15 @@ export function decideContext(engine: Engine, q: AnalyzedQuestion, ranked: reado
   // ("constructed" of a constructor), not a subject it lacks. The words the index knows must
   // still occur together, and within the folder the question names, if it names one.
   const found = namedFound(ranked);
-  // A folder that was found does not vouch for a class the question places in it ("the
-  // JSONFormatter class in the logging package"); a definition found vouches for its name.
+  // A found definition vouches for its own name, not for another that the index never mentions
+  // ("serialize a HashMap into a JSON string" where nothing says JSON) or never writes whole
+  // ("Reactive Streams"); a found folder vouches for no name ("the JSONFormatter class in the
+  // logging package").
   const defined = definitionFound(ranked);
-  // A found definition vouches for its own name, not for another the index never mentions at
-  // all: "serialize a HashMap into a JSON string" where nothing says JSON.
   const unknownSymbols = defined ? neverMentioned(engine, asked) : unknownNames(engine, q, evidenceTerms(ranked));
   const undefinedNames = defined || unknownSymbols.length > 0 ? [] : undefinedMembers(engine, q);
   const minCooccurrence = found ? MIN_COOCCURRENCE_FOUND : MIN_COOCCURRENCE;
-  const unwritten = found || ranked.length === 0 || unknownSymbols.length > 0 || undefinedNames.length > 0 ? [] : unwrittenNames(engine, asked.text, ranked.slice(0, EVIDENCE_CHUNKS));
+  const unwritten = ranked.length === 0 || unknownSymbols.length > 0 || undefinedNames.length > 0 ? [] : unwrittenNames(engine, asked.text, ranked.slice(0, EVIDENCE_CHUNKS));
   const why = firstReason([
     [ranked.length === 0, () => 'nothing was found'],
     [unknownSymbols.length > 0, () => `no chunk mentions ${unknownSymbols.join(', ')}`],

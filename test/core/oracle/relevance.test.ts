@@ -250,10 +250,11 @@ describe('names the project does not have', () => {
     expect(found.noContext).toBe(false);
   });
 
-  it('finds no context for a second name the index never mentions, beside a definition that was found', () => {
+  it('finds no context for a second name the index never mentions or never writes whole, beside a definition that was found', () => {
     const ranked = [evidence('src/mail/send.ts', { exactSymbol: 0.6 }, { definition: true })];
     const d = decideContext(engine, analyzeQuestion('How does sendMessage encode the message as Protobuf?'), ranked);
     expect(d.why).toBe('no chunk mentions Protobuf');
+    expect(decideContext(engine, analyzeQuestion('Can sendMessage deliver its message to Unreal Engine?'), ranked).why).toBe('no chunk writes Unreal Engine, though each of its words occurs');
     // A plain word the index lacks is how the question is put, not a second subject.
     expect(decideContext(engine, analyzeQuestion('How is sendMessage constructed?'), ranked).noContext).toBe(false);
   });
