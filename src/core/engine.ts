@@ -292,6 +292,7 @@ export class Engine {
     // The symbol table as committed before this run: patched with the run's changes, it is the
     // table the run's commit persists, without reading every symbol row.
     const before = this.symbolTables.beforeRun();
+    const generationBefore = this.store.generation;
     const report = await runIndex({
       root: this.root,
       config: this.config,
@@ -318,7 +319,7 @@ export class Engine {
     if (this.store.rebuildReason) report.rebuildReason = this.store.rebuildReason;
     if (!patched) this.invalidateCaches(report.changed);
     if (report.changed.length > 0) {
-      this.contentVersion++;
+      this.stateChanged(generationBefore);
       this.searchUnsaved = true;
       if ((await this.compactSearchIndex()) && opts.persist !== false) await persistIndex(this.store, this.searchIndex);
     }
@@ -346,7 +347,18 @@ export class Engine {
     return `${this.store.generation}.${this.contentVersion}`;
   }
 
+  /**
+   * What the engine holds changed. Committed (the generation moved on since `generationBefore`
+   * and nothing is unsaved), it is that generation as any process opening the index sees it:
+   * the version restarts, so that a cursor from one process is good in another. Otherwise it
+   * is this engine's own uncommitted state.
+   */
+  private stateChanged(generationBefore: number): void {
+    this.contentVersion = this.store.generation !== generationBefore && !this.store.hasUnsavedChanges ? 0 : this.contentVersion + 1;
+  }
+
   async commit(): Promise<void> {
+    const generationBefore = this.store.generation;
     // A search index never loaded, or not changed since the last commit, has a current
     // snapshot in the store; writing it again would only cost time (and make every reader reload).
     if (this.loadedSearchIndex && this.searchUnsaved) {
@@ -354,6 +366,7 @@ export class Engine {
       await persistIndex(this.store, this.loadedSearchIndex);
     } else await this.store.commit();
     this.searchUnsaved = false;
+    if (this.store.generation !== generationBefore) this.stateChanged(generationBefore);
   }
 
   /**
@@ -365,8 +378,9 @@ export class Engine {
    */
   async refresh(): Promise<boolean> {
     if (this.mode === 'write' && (this.store.holdsLock || this.store.hasUnsavedChanges)) return false;
+    const generationBefore = this.store.generation;
     if (!(await this.store.reload())) return false;
-    await this.dropDerivedState();
+    await this.dropDerivedState(generationBefore);
     return true;
   }
 
@@ -403,14 +417,15 @@ export class Engine {
    * another process writes); when another writer committed meanwhile, its state is loaded first.
    */
   async acquireWriteLock(): Promise<void> {
-    if (await this.store.acquireLock()) await this.dropDerivedState();
+    const generationBefore = this.store.generation;
+    if (await this.store.acquireLock()) await this.dropDerivedState(generationBefore);
   }
 
-  private async dropDerivedState(): Promise<void> {
+  private async dropDerivedState(generationBefore: number): Promise<void> {
     this.loadedSearchIndex = undefined;
     this.symbolTables.drop();
     this.invalidateCaches([]);
-    this.contentVersion++;
+    this.stateChanged(generationBefore);
     if (this.embeddings && this.searchDims) await this.fillVectorsFromCache();
   }
 

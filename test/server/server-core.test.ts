@@ -151,6 +151,31 @@ describe('a long-lived writer and its lock', () => {
     }
   });
 
+  it('names a committed state alike in the process that wrote it and in one that opens it, an uncommitted one apart', async () => {
+    const dir = workspace();
+    const writer = await Engine.open(dir, deps, 'write');
+    try {
+      await writer.index();
+      const reader = await Engine.open(dir, deps, 'read');
+      try {
+        // A repository-map cursor carries this: one from a daemon is good in a CLI process.
+        expect(writer.stateVersion).toBe(reader.stateVersion);
+        writeFileSync(path.join(dir, 'later.ts'), 'export function addedLater(): number { return 5; }\n');
+        await writer.index({ paths: ['later.ts'], persist: false });
+        expect(writer.stateVersion).not.toBe(reader.stateVersion);
+        const uncommitted = writer.stateVersion;
+        await writer.commit();
+        expect(writer.stateVersion).not.toBe(uncommitted);
+        expect(await reader.refresh()).toBe(true);
+        expect(writer.stateVersion).toBe(reader.stateVersion);
+      } finally {
+        await reader.close();
+      }
+    } finally {
+      await writer.close();
+    }
+  });
+
   it('gives up a re-index on cancel while it waits for queued edits and its turn, and indexes later', async () => {
     const dir = workspace();
     const ws = await WorkspaceServer.open({ workspace: dir, logger: silentLogger, deps, writer: true, headlessLanguageServers: false, restricted: true });
