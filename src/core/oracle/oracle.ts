@@ -283,7 +283,7 @@ export class Oracle {
     let model: Pick<OracleAnswer, 'model' | 'usage'> = {};
     if (noContext) {
       const searched = searchedSummary(runs);
-      answer = this.deps.prompts ? noContextAnswer(asked, searched, this.deps.prompts) : fallbackNoContext(searched);
+      answer = this.deps.prompts ? noContextAnswer(asked, searched, this.deps.prompts, decision.why) : fallbackNoContext(searched, decision.why);
       citations = [];
     } else {
       const synthesized = useModel ? await this.synthesize(text, q, ctx, conversation, opts) : undefined;
@@ -515,8 +515,8 @@ function citationOf(r: RetrievalResult): Citation {
   return { citation: r.citation, source: r.source, path: r.path, ...(line !== undefined ? { line } : {}) };
 }
 
-function fallbackNoContext(searched: readonly string[]): string {
-  return `No relevant project context was found for this question. Searched: ${searched.join('; ')}.`;
+function fallbackNoContext(searched: readonly string[], why: string | undefined): string {
+  return `No relevant project context was found for this question${why ? ` (${why})` : ''}. Searched: ${searched.join('; ')}.`;
 }
 
 function explainOf(q: AnalyzedQuestion, runs: readonly RetrieverRun[], ranked: readonly RankedEvidence[], ctx: AssembledContext, decision: ContextDecision): OracleExplain {

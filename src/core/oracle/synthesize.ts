@@ -134,11 +134,13 @@ export async function synthesize(req: SynthesisRequest, deps: SynthesisDeps): Pr
  * a model to ground an answer in, and a model asked anyway would guess.
  *
  * @param searched what was searched, one entry per line (`code index: 0 results above threshold`).
+ * @param why the test of the no-context decision that fired (`no chunk mentions Kafka`).
  */
-export function noContextAnswer(question: string, searched: readonly string[], prompts: PromptLibrary): string {
+export function noContextAnswer(question: string, searched: readonly string[], prompts: PromptLibrary, why = 'nothing found scored high enough'): string {
   const list = searched.map((s) => s.trim()).filter(Boolean);
   return prompts.render('oracle-no-context', {
     question: question.trim().replace(/\s+/g, ' '),
+    why: why.replace(/\.$/, ''),
     searched: list.length ? list.map((s) => `- ${s}`).join('\n') : '- (no source could be searched)',
   });
 }

@@ -12,7 +12,7 @@ const prompts = new PromptLibrary(path.resolve(__dirname, '../../../prompts'));
 const PLACEHOLDERS: Partial<Record<PromptName, string[]>> = {
   'oracle-system': ['max_words'],
   'oracle-synthesis': ['question_type', 'conversation', 'repo_map', 'context', 'question'],
-  'oracle-no-context': ['question', 'searched'],
+  'oracle-no-context': ['question', 'why', 'searched'],
   'oracle-rewrite': ['focus_symbols', 'focus_files', 'conversation', 'question'],
   'oracle-agent': ['tools', 'max_turns', 'max_words', 'question_type', 'conversation', 'repo_map', 'context'],
   'oracle-rerank': ['question_type', 'question', 'documents'],
@@ -81,7 +81,8 @@ describe('oracle prompts', () => {
   });
 
   it('renders the no-context answer', () => {
-    const text = noContextAnswer('Where is the billing exporter?', ['code: bm25, symbols, paths (best score 0.08, needed 0.25)', 'notes: 0 results', 'threads: skipped (no memory)'], prompts);
+    const text = noContextAnswer('Where is the billing exporter?', ['code: bm25, symbols, paths (best score 0.08, needed 0.25)', 'notes: 0 results', 'threads: skipped (no memory)'], prompts, 'no chunk mentions billing');
+    expect(text).toContain('Why: no chunk mentions billing.');
     expect(text).not.toMatch(/\{\{|\}\}/);
     expect(text).toMatchSnapshot('oracle-no-context');
   });
