@@ -29,8 +29,11 @@
  *   occur together within that folder;
  * - absence: too much weight on concepts the index never mentions (a product, a library, a
  *   place), judged over the user's own words as well, apart from what a rewrite added;
- * - names the question treats as code that no chunk mentions (see the oracle), and proper names
- *   of several words that no chunk writes whole ("Unreal Engine"; see proper-names.ts).
+ * - names the question treats as code that no chunk mentions (see the oracle), members of the
+ *   project's folders or symbols that nothing defines (`std::sync::Semaphore`), and proper
+ *   names of several words that no chunk writes whole ("Unreal Engine"; see proper-names.ts).
+ *   A found definition vouches for its own name only, a found folder for none.
+ * The words of fixed phrases ("make sure", "on top of") are no subject words.
  * Pasted reports (long questions) keep the earlier coverage measure: their words are a log's, not
  * a subject's, and the files they name decide.
  */
@@ -382,7 +385,8 @@ export function decideContext(engine: Engine, q: AnalyzedQuestion, ranked: reado
   // When the evidence holds the named symbol's definition or lies in the path the question names,
   // what it asks about was found: a word the index lacks is then how the question is put
   // ("constructed" of a constructor), not a subject it lacks. The words the index knows must
-  // still occur together, and within the folder the question names, if it names one.
+  // still occur together, if less closely (MIN_COOCCURRENCE_FOUND), and within the folder the
+  // question names, if it names one.
   const found = namedFound(ranked);
   // A found definition vouches for its own name, not for another that the index never mentions
   // ("serialize a HashMap into a JSON string" where nothing says JSON) or never writes whole
