@@ -436,9 +436,7 @@ function foundByDir(ranked: readonly RankedEvidence[]): boolean {
 
 /** Whether the top evidence is the named symbol's definition, or lies in the path or folder the question names. */
 function namedFound(ranked: readonly RankedEvidence[]): boolean {
-  return ranked
-    .slice(0, COVERAGE_TOP)
-    .some((e) => (e.features.exactSymbol !== undefined && e.result.metadata.definition === true) || e.features.namedPath !== undefined || e.features.namedDir !== undefined);
+  return definitionFound(ranked) || ranked.slice(0, COVERAGE_TOP).some((e) => e.features.namedPath !== undefined || e.features.namedDir !== undefined);
 }
 
 /** Whether the top evidence is the definition of a symbol the question names. */
@@ -481,28 +479,29 @@ function evidenceTerms(ranked: readonly RankedEvidence[]): Set<string> {
   return present;
 }
 
-/**
- * A name the question treats as a thing of the project (`FooClient`, a product name) that the
- * index never mentions, or mentions in a chunk or two that are not among the evidence (a test
- * string, a comment): the question is about something else. Its last part is judged whole
- * (`ActiveRecord`, not `record`).
- */
+/** A qualified name's last part as one token (`ActiveRecord`, not `record`). */
+function lastNameToken(sym: string): string | undefined {
+  return tokenize(sym.split(/[.:#]|->/).pop() ?? sym)[0];
+}
+
 /** The names the question treats as code that no chunk mentions in any inflected form. */
 function neverMentioned(engine: Engine, q: AnalyzedQuestion): string[] {
   return q.symbols.filter((sym) => {
-    const whole = tokenize(sym.split(/[.:#]|->/).pop() ?? sym)[0];
-    if (!whole) return false;
-    const forms = [whole, ...inflections(whole)];
-    return [...engine.termRarity(forms).df.values()].every((d) => d === 0);
+    const whole = lastNameToken(sym);
+    return whole !== undefined && [...engine.termRarity([whole, ...inflections(whole)]).df.values()].every((d) => d === 0);
   });
 }
 
+/**
+ * A name the question treats as a thing of the project (`FooClient`, a product name) that the
+ * index never mentions, or mentions in a chunk or two that are not among the evidence (a test
+ * string, a comment): the question is about something else. Its last part is judged whole.
+ */
 function unknownNames(engine: Engine, q: AnalyzedQuestion, present: ReadonlySet<string>): string[] {
   return q.symbols.filter((sym) => {
-    const whole = tokenize(sym.split(/[.:#]|->/).pop() ?? sym)[0];
+    const whole = lastNameToken(sym);
     if (!whole || present.has(whole)) return false;
-    const d = engine.termRarity([whole]).df.get(whole) ?? 0;
-    return d <= RARE_SYMBOL_DF;
+    return (engine.termRarity([whole]).df.get(whole) ?? 0) <= RARE_SYMBOL_DF;
   });
 }
 

@@ -62,14 +62,20 @@ function evidence(rel: string, features: Record<string, number> = {}, metadata: 
   };
 }
 
-beforeAll(async () => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'vlt-relevance-'));
-  for (const [rel, text] of Object.entries(files)) {
-    mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
-    writeFileSync(path.join(dir, rel), text);
+/** Writes `project` into a new temporary folder and indexes it. */
+async function indexedProject(prefix: string, project: Record<string, string>): Promise<{ dir: string; engine: Engine }> {
+  const root = mkdtempSync(path.join(os.tmpdir(), prefix));
+  for (const [rel, text] of Object.entries(project)) {
+    mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+    writeFileSync(path.join(root, rel), text);
   }
-  engine = await Engine.open(dir, { fs: nodeWorkspaceFs, embeddingProvider: null }, 'write');
-  await engine.index();
+  const opened = await Engine.open(root, { fs: nodeWorkspaceFs, embeddingProvider: null }, 'write');
+  await opened.index();
+  return { dir: root, engine: opened };
+}
+
+beforeAll(async () => {
+  ({ dir, engine } = await indexedProject('vlt-relevance-', files));
 });
 
 afterAll(async () => {
@@ -301,19 +307,12 @@ describe('a question about a symbol that was found', () => {
   let foundDir: string;
   let small: Engine;
   beforeAll(async () => {
-    foundDir = mkdtempSync(path.join(os.tmpdir(), 'vlt-relevance-found-'));
-    const project: Record<string, string> = {
+    ({ dir: foundDir, engine: small } = await indexedProject('vlt-relevance-found-', {
       'src/cache/lru.ts': 'export class LruCache {\n  // Evicts the least recently used entry once the cache is full.\n  evict() {}\n}\n',
       'src/misc/a.ts': 'export function lateBinding() {\n  // A subscriber that arrives late.\n}\n',
       'src/misc/b.ts': 'export function stillWaiting() {\n  // Still waiting for someone.\n}\n',
       ...Object.fromEntries([...'abcdefghij'].map((c) => [`src/pad/${c}.ts`, `export function pad_${c}() { return 'entry ${c}'; }\n`])),
-    };
-    for (const [rel, text] of Object.entries(project)) {
-      mkdirSync(path.dirname(path.join(foundDir, rel)), { recursive: true });
-      writeFileSync(path.join(foundDir, rel), text);
-    }
-    small = await Engine.open(foundDir, { fs: nodeWorkspaceFs, embeddingProvider: null }, 'write');
-    await small.index();
+    }));
   });
   afterAll(async () => {
     await small?.close();
