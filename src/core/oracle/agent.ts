@@ -19,7 +19,7 @@ import { VltError, toVltError } from '../errors';
 import type { ChatMessage, ChatModel, ChatTool, ChatToolCall, ChatUsage } from '../llm/chat';
 import type { PromptLibrary } from '../llm/prompts';
 import { checkCitations, locationsInText, type CitableLocation } from './citations';
-import { ANSWER_MAX_WORDS, formatContext, repoMapText, type SynthesisRequest } from './synthesize';
+import { ANSWER_MAX_WORDS, NOT_FOUND, formatContext, repoMapText, type SynthesisRequest } from './synthesize';
 import type { Citation, OracleEvent } from './types';
 
 export const AGENT_MAX_TURNS = 10;
@@ -99,6 +99,7 @@ export function agentMessages(req: SynthesisRequest, tools: readonly AgentTool[]
         tools: toolList || '- (none: answer from the context)',
         max_turns: maxTurns,
         max_words: ANSWER_MAX_WORDS,
+        not_found: NOT_FOUND,
         question_type: req.analysis.type,
         conversation: req.conversation?.trim() || '(none)',
         repo_map: repoMapText(req.context),

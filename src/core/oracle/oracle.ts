@@ -6,7 +6,8 @@
  *   → expand (graph neighbours, git history of the best files) → fuse (RRF) → dedupe spans
  *   → rerank (features, then an endpoint or the model when configured) → "is there context?"
  *   → assemble (token budget by question type) → synthesize (model) or brief (extractive)
- *   → log the exchange and its sources.
+ *   → log the exchange and its sources. A model that reads the evidence and finds nothing in it
+ *   that answers turns the answer into a no-context one, in its words.
  *
  * Every stage that can fail without making the answer wrong degrades instead: a slow or
  * broken path is skipped and reported, a failing model turns the answer into the extractive
@@ -36,7 +37,7 @@ import type { Reranker } from './rerank-endpoint';
 import { CodeSearchRetriever, GraphRetriever, NavigationRetriever, NotesRetriever, ScopedSearchRetriever, StructureRetriever, TestsRetriever, ThreadsRetriever } from './retrievers';
 import { rewriteQuestion } from './rewrite';
 import { decideContext, MAX_ABSENT, MIN_COOCCURRENCE, MIN_COVERAGE, MIN_NAMED, type ContextDecision } from './relevance';
-import { noContextAnswer, synthesize } from './synthesize';
+import { declinesToAnswer, noContextAnswer, synthesize } from './synthesize';
 import type { AnalyzedQuestion, AssembledContext, Citation, OracleAnswer, OracleEvent, OracleExplain, RankedEvidence, RetrievalResult, Retriever, RetrieverRun } from './types';
 
 export type SourceFamily = Retriever['family'];
@@ -267,8 +268,8 @@ export class Oracle {
 
     // 6. Is there anything relevant at all?
     // Calibration and the held-out check: see relevance.ts and the README's no-context table.
-    const decision = decideContext(this.deps.engine, q, ranked, rewritten ? analyzeQuestion(asked) : q);
-    const noContext = decision.noContext;
+    let decision = decideContext(this.deps.engine, q, ranked, rewritten ? analyzeQuestion(asked) : q);
+    let noContext = decision.noContext;
 
     // 7. Context.
     const count = await loadTokenCounter();
@@ -292,6 +293,12 @@ export class Oracle {
         model = { model: synthesized.model, ...(synthesized.usage ? { usage: synthesized.usage } : {}) };
         answer = synthesized.text;
         citations = synthesized.citations;
+        // The model read the evidence and found nothing in it that answers: that is no context,
+        // in the model's own words (already streamed), not an uncited answer to replace.
+        if (synthesized.declined) {
+          noContext = true;
+          decision = { ...decision, noContext: true, why: `${synthesized.model} found nothing in the evidence that answers it` };
+        }
       } else {
         degraded = synthesized?.degraded ?? ((opts.chat ?? this.deps.chat) && opts.noLlm ? 'a model is configured but --no-llm was given' : undefined);
         answer = extractiveBrief({ question: q, context: ctx, runs, ...(degraded ? { degraded } : {}) });
@@ -399,7 +406,7 @@ export class Oracle {
     ctx: AssembledContext,
     conversation: string,
     opts: AskOptions,
-  ): Promise<{ text: string; citations: Citation[]; mode: 'llm' | 'agent'; model: string; usage?: { promptTokens: number; completionTokens: number } } | { degraded: string }> {
+  ): Promise<{ text: string; citations: Citation[]; declined: boolean; mode: 'llm' | 'agent'; model: string; usage?: { promptTokens: number; completionTokens: number } } | { degraded: string }> {
     const chat = (opts.chat ?? this.deps.chat)!;
     const prompts = this.deps.prompts!;
     const onEvent = opts.onEvent;
@@ -410,16 +417,18 @@ export class Oracle {
           { question: text, analysis: q, context: ctx, ...(conversation ? { conversation } : {}) },
           { chat, prompts, tools: await this.agentTools(opts), ...(opts.maxTurns ? { maxTurns: opts.maxTurns } : {}), ...(onEvent ? { onEvent } : {}), ...(opts.signal ? { signal: opts.signal } : {}) },
         );
-        if (r.citations.length === 0) return { degraded: `${chat.model} answered without citing the evidence or what its tools found; showing the evidence instead` };
-        return { text: r.text, citations: r.citations, mode: 'agent', model: r.model, ...usageOf(r.usage) };
+        const declined = declinesToAnswer(r);
+        if (r.citations.length === 0 && !declined) return { degraded: `${chat.model} answered without citing the evidence or what its tools found; showing the evidence instead` };
+        return { text: r.text, citations: r.citations, declined, mode: 'agent', model: r.model, ...usageOf(r.usage) };
       }
       opts.onEvent?.({ type: 'phase', phase: 'synthesize', message: `asking ${chat.model}` });
       const r = await synthesize(
         { question: text, analysis: q, context: ctx, ...(conversation ? { conversation } : {}) },
         { chat, prompts, ...(onEvent ? { onEvent } : {}), ...(opts.signal ? { signal: opts.signal } : {}) },
       );
-      if (r.citations.length === 0) return { degraded: `${chat.model} answered without citing the evidence; showing the evidence instead` };
-      return { text: r.text, citations: r.citations, mode: 'llm', model: r.model, ...usageOf(r.usage) };
+      const declined = declinesToAnswer(r);
+      if (r.citations.length === 0 && !declined) return { degraded: `${chat.model} answered without citing the evidence; showing the evidence instead` };
+      return { text: r.text, citations: r.citations, declined, mode: 'llm', model: r.model, ...usageOf(r.usage) };
     } catch (e) {
       const err = toVltError(e);
       if (err.code === 'CANCELLED') throw err;

@@ -15,6 +15,13 @@ import type { PromptLibrary } from '../llm/prompts';
 import { checkCitations } from './citations';
 import type { AnalyzedQuestion, AssembledContext, Citation, OracleEvent } from './types';
 
+/**
+ * The words the prompts ask a model to use for what the evidence does not answer. An answer
+ * that uses them and cites nothing is the model's verdict that nothing relevant was found
+ * ({@link declinesToAnswer}).
+ */
+export const NOT_FOUND = 'not found in the provided context';
+
 /** The answer length the prompts ask for; the model may exceed it when the question needs it. */
 export const ANSWER_MAX_WORDS = 250;
 
@@ -77,7 +84,7 @@ export function repoMapText(context: AssembledContext): string {
 /** The two messages of a synthesis call: `oracle-system`, then `oracle-synthesis`. */
 export function synthesisMessages(req: SynthesisRequest, prompts: PromptLibrary): ChatMessage[] {
   return [
-    { role: 'system', content: prompts.render('oracle-system', { max_words: ANSWER_MAX_WORDS }) },
+    { role: 'system', content: prompts.render('oracle-system', { max_words: ANSWER_MAX_WORDS, not_found: NOT_FOUND }) },
     {
       role: 'user',
       content: prompts.render('oracle-synthesis', {
@@ -126,6 +133,19 @@ export async function synthesize(req: SynthesisRequest, deps: SynthesisDeps): Pr
   const result: SynthesisResult = { text, citations: valid, unknownCitations: unknown, model: deps.chat.model, finishReason, ms: Date.now() - started };
   if (usage) result.usage = usage;
   return result;
+}
+
+/**
+ * Whether a model's answer says that the evidence does not answer the question: it uses the
+ * {@link NOT_FOUND} words and cites nothing, neither the context nor anything invented. This
+ * is the semantic half of the no-context decision, for the questions whose words the project
+ * does use, but not about this ("the HTTP server's WebSocket frames" in a project with HTTP/2
+ * frames): the lexical tests of relevance.ts cannot tell those apart, a model reading the
+ * evidence can. An answer that cites something, even while saying part of it was not found,
+ * answers.
+ */
+export function declinesToAnswer(r: { text: string; citations: readonly Citation[]; unknownCitations: readonly string[] }): boolean {
+  return r.citations.length === 0 && r.unknownCitations.length === 0 && r.text.toLowerCase().replace(/\s+/g, ' ').includes(NOT_FOUND);
 }
 
 /**

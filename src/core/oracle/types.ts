@@ -162,7 +162,11 @@ export interface OracleAnswer {
   mode: 'llm' | 'agent' | 'extractive';
   /** Markdown: the answer, or the evidence brief. Every claim cites its source. */
   answer: string;
-  /** True when the best evidence was below the threshold: the answer says so and no model was called. */
+  /**
+   * True when nothing relevant was found: either the evidence was below the threshold (the
+   * answer says so and no model was called), or the model, reading the evidence, found nothing
+   * in it that answers the question (the answer is its words, citing nothing).
+   */
   noContext: boolean;
   /** Citations in order of first use; for the extractive brief, the ranked evidence. */
   citations: Citation[];

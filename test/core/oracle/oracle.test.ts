@@ -272,6 +272,40 @@ describe('the oracle with a language model (scripted fake server)', () => {
     expect(ans.degraded).toContain('without citing');
     expect(ans.answer).not.toContain('src/oauth/provider.ts');
   });
+
+  // A near miss: every word is the project's (refreshSession, expiresAt), so the lexical tests
+  // find context; only a reader of the evidence sees that only a still-valid token is refreshed.
+  const NEAR_MISS = 'How are expired tokens refreshed by the session?';
+
+  it('finds context for a near miss without a model (the lexical tests cannot tell)', async () => {
+    const ans = await extractive().ask(NEAR_MISS, { noLog: true });
+    expect(ans.noContext).toBe(false);
+  });
+
+  it('answers no context, in the model\'s words, when the model finds nothing in the evidence that answers', async () => {
+    const said = 'Refreshing an expired token is not found in the provided context.';
+    fake.script.chat.push({ content: said });
+    const ans = await withModel().ask(NEAR_MISS, { noLog: true, explain: true });
+    expect(fake.counts.chat).toBe(1);
+    expect(ans).toMatchObject({ noContext: true, mode: 'llm', model: 'fake-model', answer: said, citations: [], files: [] });
+    expect(ans.degraded).toBeUndefined();
+    expect(ans.explain!.threshold.why).toBe('fake-model found nothing in the evidence that answers it');
+  });
+
+  it('keeps an answer that cites evidence while saying part of the question was not found', async () => {
+    fake.script.chat.push((req) => ({ content: `Only a still-valid token is refreshed ${citationsShown(req)[0]}; refreshing an expired one is not found in the provided context.` }));
+    const ans = await withModel().ask(NEAR_MISS, { noLog: true });
+    expect(ans.noContext).toBe(false);
+    expect(ans.citations.length).toBe(1);
+  });
+
+  it('shows the evidence, not a no-context answer, when the model says "not found" but cites what is not there', async () => {
+    fake.script.chat.push({ content: 'Refreshing an expired token is not found in the provided context, see [src/auth/expired.ts:3].' });
+    const ans = await withModel().ask(NEAR_MISS, { noLog: true });
+    expect(ans.noContext).toBe(false);
+    expect(ans.mode).toBe('extractive');
+    expect(ans.degraded).toContain('without citing');
+  });
 });
 
 describe('reranking by the model (llm_rerank)', () => {
@@ -330,6 +364,13 @@ describe('agent mode', () => {
     expect(call?.tool).toBe('read_file_range');
     expect(call?.author).toBe('oracle-agent');
     expect(events.find((e) => e.kind === 'tool_result')?.text).toContain('checkPassword');
+  });
+
+  it('answers no context when the model, with its tools, finds nothing that answers', async () => {
+    fake.script.chat.push({ content: 'Refreshing an expired token is Not Found in the provided\ncontext.' });
+    const ans = await withModel({ agentTools: () => [] }).ask('How are expired tokens refreshed by the session?', { agent: true, noLog: true });
+    expect(ans).toMatchObject({ noContext: true, mode: 'agent', citations: [] });
+    expect(ans.degraded).toBeUndefined();
   });
 });
 

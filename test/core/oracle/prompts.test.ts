@@ -10,11 +10,11 @@ const prompts = new PromptLibrary(path.resolve(__dirname, '../../../prompts'));
 
 /** What the engine fills in each oracle prompt: a placeholder added or dropped must show up here. */
 const PLACEHOLDERS: Partial<Record<PromptName, string[]>> = {
-  'oracle-system': ['max_words'],
+  'oracle-system': ['max_words', 'not_found'],
   'oracle-synthesis': ['question_type', 'conversation', 'repo_map', 'context', 'question'],
   'oracle-no-context': ['question', 'why', 'searched'],
   'oracle-rewrite': ['focus_symbols', 'focus_files', 'conversation', 'question'],
-  'oracle-agent': ['tools', 'max_turns', 'max_words', 'question_type', 'conversation', 'repo_map', 'context'],
+  'oracle-agent': ['tools', 'max_turns', 'max_words', 'not_found', 'question_type', 'conversation', 'repo_map', 'context'],
   'oracle-rerank': ['question_type', 'question', 'documents'],
 };
 
