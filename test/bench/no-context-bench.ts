@@ -5,7 +5,10 @@
  * zod's sources (`zod`), whose questions were written after every threshold was set.
  *
  * Every question is asked once through `Oracle.ask` without a model (`noLlm: true`, as
- * `vlt oracle --no-llm --json` answers), after one warm-up ask per corpus. Per corpus:
+ * `vlt oracle --no-llm --json` answers), after one warm-up ask per corpus. With `--model`, the
+ * model the user configured (`[llm]` in ~/.config/vlt/config.toml or VLT_LLM_*) answers
+ * instead, and its verdict "not found in the provided context" counts as no context too; the
+ * result then names the model and how many no-context answers were its verdict. Per corpus:
  * - off-topic questions answered `noContext: true`, as a share of the off-topic questions
  *   (target ≥ 95%), and by category;
  * - on-topic questions answered `noContext: true`, as a share of the on-topic questions
@@ -19,12 +22,15 @@
  * Run through `npm run bench -- nocontext` (test/bench/run.mjs), or alone from the repository root:
  *   npx esbuild test/bench/no-context-bench.ts --bundle --platform=node --format=cjs --target=node20 \
  *     --outfile=.bench/no-context-bench.cjs && node .bench/no-context-bench.cjs \
- *     [--corpus go|django|self|zod] [--go-dir DIR] [--django-dir DIR] [--zod-dir DIR]
+ *     [--corpus NAME] [--go-dir DIR] [--django-dir DIR] [--zod-dir DIR] [--bench-dir DIR] [--model]
  * `VLT_BENCH_SELFTEST=1 node .bench/no-context-bench.cjs` checks the loader and the scoring instead.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { loadConfig } from '../../src/core/config';
+import type { ChatModel } from '../../src/core/llm/chat';
+import { createChatModel } from '../../src/core/llm/openai-chat';
 import { PromptLibrary } from '../../src/core/llm/prompts';
 import { Oracle } from '../../src/core/oracle/oracle';
 import type { OracleAnswer, OracleExplain } from '../../src/core/oracle/types';
@@ -79,12 +85,16 @@ export interface NoContextCorpusResult {
   /** Off-topic questions answered with evidence, and on-topic ones answered "no context". */
   wrong: { offTopicWithContext: WrongAnswer[]; onTopicNoContext: WrongAnswer[] };
   errors: number;
+  /** With a model: the no-context answers that were its verdict, per kind (the rest were decided before it was asked). */
+  modelVerdicts?: { offTopic: number; onTopic: number };
   latency: Latency;
   met: { offTopic: boolean; onTopic: boolean };
 }
 
 export interface NoContextBenchResult {
   targets: typeof TARGETS;
+  /** The model that answered (`--model`), or null: extractive, the offline decision alone. */
+  model: string | null;
   questions: Record<string, { offTopic: number; onTopic: number }>;
   corpora: Partial<Record<BenchCorpus, NoContextCorpusResult>>;
   all: { offTopic: Tally & { rate: number }; onTopic: Tally & { rate: number } };
@@ -94,6 +104,8 @@ export interface NoContextBenchOptions extends CorpusOptions {
   corpora?: readonly BenchCorpus[];
   /** Questions file; default test/bench/oracle/no-context.json under repoRoot. */
   questionsFile?: string;
+  /** Answer with this model instead of extractively. */
+  chat?: ChatModel;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -164,16 +176,18 @@ export async function runNoContextBench(opts: NoContextBenchOptions): Promise<No
     if (qs.length === 0) continue;
     const c = await openCorpus(name, opts);
     try {
-      const oracle = new Oracle({ engine: c.engine, fs: nodeWorkspaceFs, logger: silentLogger, prompts });
+      const oracle = new Oracle({ engine: c.engine, fs: nodeWorkspaceFs, logger: silentLogger, prompts, ...(opts.chat ? { chat: opts.chat } : {}) });
+      const noLlm = !opts.chat;
       // Warm-up: the first ask loads the symbol table, grammars and the tokenizer; it is not a question.
       process.stderr.write(`[nocontext ${name}] warm-up…\n`);
-      await ask(oracle, 'Where is the main entry point defined?', true);
+      await ask(oracle, 'Where is the main entry point defined?', noLlm);
 
       process.stderr.write(`[nocontext ${name}] ${qs.length} questions…\n`);
       const answers = new Map<string, { ans?: OracleAnswer; error?: string }>();
       const ms: number[] = [];
       for (const q of qs) {
-        const r = await ask(oracle, q.question, true);
+        // With a model the measures come from this ask: a second model call could decide otherwise.
+        const r = await ask(oracle, q.question, noLlm, opts.chat ? { explain: true } : {});
         ms.push(r.ms);
         answers.set(q.id, r);
       }
@@ -182,14 +196,16 @@ export async function runNoContextBench(opts: NoContextBenchOptions): Promise<No
       const t = tally(qs, noContext);
       const wrong: NoContextCorpusResult['wrong'] = { offTopicWithContext: [], onTopicNoContext: [] };
       let errors = 0;
+      const modelVerdicts = { offTopic: 0, onTopic: 0 };
       for (const q of qs) {
         const r = answers.get(q.id)!;
         if (r.error) errors++;
         const nc = noContext.get(q.id) === true;
+        if (nc && r.ans?.mode !== 'extractive') modelVerdicts[q.kind === 'off-topic' ? 'offTopic' : 'onTopic']++;
         const isWrong = q.kind === 'off-topic' ? !nc : nc;
         if (!isWrong) continue;
         // Untimed: the same question again with `explain`, for the decision's measures.
-        const ex = await ask(oracle, q.question, true, { explain: true });
+        const ex = opts.chat ? r : await ask(oracle, q.question, true, { explain: true });
         const files = (r.ans?.files ?? []).map((f) => normalizePath(f, c.root)).slice(0, 3);
         const w: WrongAnswer = {
           id: q.id,
@@ -201,7 +217,7 @@ export async function runNoContextBench(opts: NoContextBenchOptions): Promise<No
         };
         (q.kind === 'off-topic' ? wrong.offTopicWithContext : wrong.onTopicNoContext).push(w);
         const th = w.threshold;
-        const measures = th ? `covered ${th.best}, absent ${th.absent}${th.unknownSymbols.length ? `, unknown ${th.unknownSymbols.join(' ')}` : ''}` : 'no explain';
+        const measures = th ? `${th.why ? `${th.why}; ` : ''}covered ${th.best}, absent ${th.absent}${th.unknownSymbols.length ? `, unknown ${th.unknownSymbols.join(' ')}` : ''}` : 'no explain';
         process.stderr.write(
           `[nocontext] ${q.id} (${q.category}) "${firstLine(q.question)}": ${r.error ? `ERROR ${r.error}` : q.kind === 'off-topic' ? `answered with context (${files.join(', ') || 'no files'})` : 'answered no-context'}; ${measures}\n`,
         );
@@ -221,6 +237,7 @@ export async function runNoContextBench(opts: NoContextBenchOptions): Promise<No
         onTopic: { n: on.n, noContext: on.noContext, rate: rate(on), perCategory: on.perCategory },
         wrong,
         errors,
+        ...(opts.chat ? { modelVerdicts } : {}),
         latency: latency(ms),
         met: { offTopic: rate(off) >= TARGETS.offTopicNoContext, onTopic: rate(on) <= TARGETS.onTopicFalseNoContext },
       };
@@ -231,6 +248,7 @@ export async function runNoContextBench(opts: NoContextBenchOptions): Promise<No
   }
   return {
     targets: TARGETS,
+    model: opts.chat?.model ?? null,
     questions,
     corpora,
     all: { offTopic: { ...overall.off, rate: rate(overall.off) }, onTopic: { ...overall.on, rate: rate(overall.on) } },
@@ -283,6 +301,15 @@ export function selfTest(): void {
   check(t['off-topic'].perCategory['other-product']?.noContext === 0, 'a failed ask is not a no-context answer');
 }
 
+/** The model the user configured, for `--model`; refused with the settings to set when there is none. */
+async function configuredModel(wanted: boolean): Promise<ChatModel | undefined> {
+  if (!wanted) return undefined;
+  const chat = createChatModel(await loadConfig(process.cwd(), process.env));
+  if (!chat) throw new Error('--model needs a configured model: set [llm] in ~/.config/vlt/config.toml, or VLT_LLM_BASE_URL, VLT_LLM_MODEL and its key (see the README)');
+  process.stderr.write(`[nocontext] answering with ${chat.model}\n`);
+  return chat;
+}
+
 if (process.argv[1]?.endsWith('no-context-bench.cjs')) {
   const args = process.argv.slice(2);
   const arg = (name: string): string | undefined => {
@@ -294,14 +321,15 @@ if (process.argv[1]?.endsWith('no-context-bench.cjs')) {
   const run =
     process.env.VLT_BENCH_SELFTEST === '1'
       ? Promise.resolve(selfTest()).then(() => undefined)
-      : runNoContextBench({
+      : configuredModel(args.includes('--model')).then((chat) => runNoContextBench({
+          ...(chat ? { chat } : {}),
           repoRoot: path.resolve(arg('--repo') ?? process.cwd()),
           ...(arg('--go-dir') ? { goDir: arg('--go-dir') } : {}),
           ...(arg('--django-dir') ? { djangoDir: arg('--django-dir') } : {}),
           ...(arg('--zod-dir') ? { zodDir: arg('--zod-dir') } : {}),
           ...(arg('--bench-dir') ? { corpusDirs: Object.fromEntries(Object.keys(COPIED_CORPORA).map((c) => [c, path.join(arg('--bench-dir')!, c)])) } : {}),
           ...(corpus ? { corpora: [corpus as BenchCorpus] } : {}),
-        });
+        }));
   run
     .then((r) => {
       if (r) process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);

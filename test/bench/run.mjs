@@ -13,7 +13,9 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const work = path.join(root, '.bench');
 mkdirSync(work, { recursive: true });
 // Suites: go, django (the corpus measurements), process, intel, repomap, memory, oracle, nocontext, locate, context, vscode, chat; none named = all.
-const only = process.argv.slice(2);
+// `--model`: the nocontext suite answers with the model the user configured (it calls it once per question).
+const only = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const withModel = process.argv.includes('--model');
 const want = (suite) => only.length === 0 || only.includes(suite);
 const GO_SRC = '/usr/share/go-1.19/src';
 // Every suite runs its commands in processes of their own; the process suite measures the
@@ -218,7 +220,7 @@ if (want('oracle')) {
 if (want('nocontext')) {
   ensureDebian(['golang-1.19-src', 'python3-django']);
   console.error('[nocontext] off-topic and on-topic questions on the Go standard library, Django, this repository, zod, RxJS, Python\'s and Rust\'s standard libraries…');
-  results.nocontext = await runBench('no-context-bench', ['--go-dir', path.join(work, 'go'), '--django-dir', path.join(work, 'django'), '--zod-dir', path.join(work, 'zod'), '--bench-dir', work]);
+  results.nocontext = await runBench('no-context-bench', ['--go-dir', path.join(work, 'go'), '--django-dir', path.join(work, 'django'), '--zod-dir', path.join(work, 'zod'), '--bench-dir', work, ...(withModel ? ['--model'] : [])]);
 }
 
 // File localization: the frozen history set (test/bench/locate/history-set.json) on the clones
@@ -410,7 +412,7 @@ if (results.nocontext) {
   const frac = (t) => `${t.noContext} / ${t.n} (${pc(t.n ? t.noContext / t.n : 0)})`;
   const met = (ok) => (ok ? 'met' : 'not met');
   lines.push('');
-  lines.push('The oracle\'s "no relevant context" on questions it was not calibrated on (test/bench/oracle/no-context.json), extractive:');
+  lines.push(`The oracle's "no relevant context" on questions it was not calibrated on (test/bench/oracle/no-context.json), ${n.model ? `answered by ${n.model}` : 'extractive'}:`);
   lines.push('');
   lines.push(`| | ${names.join(' | ')} | all |`);
   lines.push(`|---|${names.map(() => '---').join('|')}|---|`);
@@ -420,6 +422,7 @@ if (results.nocontext) {
     lines.push(`| …${cat} | ${cell((c) => (c.offTopic.perCategory[cat] ? frac(c.offTopic.perCategory[cat]) : '-'), '')} |`);
   }
   lines.push(`| on-topic answered "no context" (target ≤ ${pc(n.targets.onTopicFalseNoContext)}) | ${cell((c) => `${frac(c.onTopic)}, ${met(c.met.onTopic)}`, frac(n.all.onTopic))} |`);
+  if (n.model) lines.push(`| …of them the model's verdict (off-topic / on-topic) | ${cell((c) => `${c.modelVerdicts.offTopic} / ${c.modelVerdicts.onTopic}`, '')} |`);
   lines.push(`| latency p50 / p95 | ${cell((c) => `${ms(c.latency.p50)} / ${ms(c.latency.p95)}`, '')} |`);
   for (const [name, c] of Object.entries(n.corpora)) {
     for (const w of c.wrong.onTopicNoContext) lines.push(`- ${name}: on-topic ${w.id} answered "no context": "${w.question}"`);

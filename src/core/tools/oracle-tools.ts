@@ -48,7 +48,7 @@ export const askOracleTool: ToolDefinition<typeof askOracleInput, AskOracleResul
   description: [
     'Answer a question about this codebase in one call, instead of many searches and file reads: retrieval over code (BM25, symbols, navigation, embeddings when configured), tests, notes, threads and git history, fused, reranked and cut to a token budget.',
     'Returns a short markdown answer in which every claim cites its source as [path:line], [note:path], [thread:id#n] or [commit:hash]; `files` lists the cited files in order. Without a language model (or with no_llm) the answer is an extractive evidence brief: ranked snippets with citations and a repository-map slice.',
-    'When nothing relevant exists, noContext is true and the answer says what was searched; treat it as "not in this project", not as an error.',
+    'When nothing relevant exists, noContext is true and the answer says why: what was searched, or, with a model, that nothing in the evidence answers; treat it as "not in this project", not as an error.',
     'Follow-up questions may refer to earlier calls in this conversation ("what calls it?").',
   ].join(' '),
   inputSchema: askOracleInput,
