@@ -199,7 +199,8 @@ export class NavigationRetriever implements Retriever {
       const def = await nav.definition(symbol, opts);
       // A guess from plain text search is not a definition: the code path finds text anyway,
       // and calling it one would make an unknown name look like a known symbol.
-      const defs = def.locations.filter((l) => l.provenance !== 'search' && (l.exact || l.confidence !== 'low'));
+      const sure = def.locations.filter((l) => l.provenance !== 'search' && (l.exact || l.confidence !== 'low'));
+      const defs = sure.length > 0 || !def.ambiguous ? sure : oneDeclaration(def.locations);
       defs.slice(0, 5).forEach((l, i) => push(l, def.symbol || symbol, 'definition', i));
       if (q.type === 'references' && defs.length > 0) {
         // Resolving every use of a common name parses many files; past the budget the code
@@ -215,6 +216,21 @@ export class NavigationRetriever implements Retriever {
     }
     return out.slice(0, req.limit * 2);
   }
+}
+
+/** The kinds that declare something by itself, not a member or a value inside another definition. */
+const DECLARATION_KINDS: ReadonlySet<string> = new Set(['function', 'class', 'interface', 'struct', 'enum', 'trait', 'type', 'module']);
+
+/**
+ * Of an ambiguous name's candidates, the one declaration among fields, methods and locals of the
+ * same name: RxJS's `timeout` operator (its overload signatures in one file) beside the
+ * `timeout` fields of two config types. Several declarations in different files (Go's many
+ * `Reader` types) stay ambiguous: nothing chooses between them, so none is evidence.
+ */
+function oneDeclaration(candidates: readonly NavLocation[]): NavLocation[] {
+  const decls = candidates.filter((l) => l.provenance !== 'search' && l.kind !== undefined && DECLARATION_KINDS.has(l.kind));
+  const first = decls[0];
+  return first !== undefined && decls.every((l) => l.path === first.path) ? decls : [];
 }
 
 /** Memory is searched by words: a question of question words alone has nothing to look for. */
