@@ -1,8 +1,9 @@
 /**
  * No-context benchmark: the oracle's "no relevant context" decision on questions it was not
- * calibrated on, test/bench/oracle/no-context.json (see test/bench/oracle/README.md), over four
- * corpora: the Go standard library (`go`), Django (`django`), this repository (`self`), and
- * zod's sources (`zod`), whose questions were written after every threshold was set.
+ * calibrated on, test/bench/oracle/no-context.json (see test/bench/oracle/README.md), over the
+ * corpora of {@link NO_CONTEXT_CORPORA}: the Go standard library, Django and this repository,
+ * and the sources of zod, RxJS, Python's and Rust's standard libraries (`COPIED_CORPORA`), whose
+ * questions were written after the thresholds were set.
  *
  * Every question is asked once through `Oracle.ask` without a model (`noLlm: true`, as
  * `vlt oracle --no-llm --json` answers), after one warm-up ask per corpus. With `--model`, the
@@ -22,7 +23,7 @@
  * Run through `npm run bench -- nocontext` (test/bench/run.mjs), or alone from the repository root:
  *   npx esbuild test/bench/no-context-bench.ts --bundle --platform=node --format=cjs --target=node20 \
  *     --outfile=.bench/no-context-bench.cjs && node .bench/no-context-bench.cjs \
- *     [--corpus NAME] [--go-dir DIR] [--django-dir DIR] [--zod-dir DIR] [--bench-dir DIR] [--model]
+ *     [--corpus NAME] [--go-dir DIR] [--django-dir DIR] [--bench-dir DIR] [--model]
  * `VLT_BENCH_SELFTEST=1 node .bench/no-context-bench.cjs` checks the loader and the scoring instead.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -204,7 +205,8 @@ export async function runNoContextBench(opts: NoContextBenchOptions): Promise<No
         if (nc && r.ans?.mode !== 'extractive') modelVerdicts[q.kind === 'off-topic' ? 'offTopic' : 'onTopic']++;
         const isWrong = q.kind === 'off-topic' ? !nc : nc;
         if (!isWrong) continue;
-        // Untimed: the same question again with `explain`, for the decision's measures.
+        // Untimed: the same question again with `explain`, for the decision's measures (with a
+        // model, the timed ask already explained itself).
         const ex = opts.chat ? r : await ask(oracle, q.question, true, { explain: true });
         const files = (r.ans?.files ?? []).map((f) => normalizePath(f, c.root)).slice(0, 3);
         const w: WrongAnswer = {
@@ -326,7 +328,6 @@ if (process.argv[1]?.endsWith('no-context-bench.cjs')) {
           repoRoot: path.resolve(arg('--repo') ?? process.cwd()),
           ...(arg('--go-dir') ? { goDir: arg('--go-dir') } : {}),
           ...(arg('--django-dir') ? { djangoDir: arg('--django-dir') } : {}),
-          ...(arg('--zod-dir') ? { zodDir: arg('--zod-dir') } : {}),
           ...(arg('--bench-dir') ? { corpusDirs: Object.fromEntries(Object.keys(COPIED_CORPORA).map((c) => [c, path.join(arg('--bench-dir')!, c)])) } : {}),
           ...(corpus ? { corpora: [corpus as BenchCorpus] } : {}),
         }));

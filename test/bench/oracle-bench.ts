@@ -42,14 +42,16 @@ import { startFakeOpenAI, type FakeChatRequest, type FakeChatReply } from '../he
 
 export type CorpusName = 'go' | 'self';
 export const CORPUS_NAMES: readonly CorpusName[] = ['go', 'self'];
-/** Every corpus {@link openCorpus} can open: the question set's two, and Django and zod for the no-context set. */
-export type BenchCorpus = CorpusName | 'django' | 'zod' | CopiedCorpus;
+/** Every corpus {@link openCorpus} can open: the question set's two, and Django and the copied ones for the no-context set. */
+export type BenchCorpus = CorpusName | 'django' | CopiedCorpus;
 
 /**
  * Corpora copied from sources this machine has installed, indexed once under `.bench/<name>` and
- * reused: no threshold was set on them; their no-context questions were written blind, after.
+ * reused: no threshold was set on them; their no-context questions were written after.
  */
 export const COPIED_CORPORA = {
+  /** zod's TypeScript sources, as its npm package ships them. */
+  zod: { src: (repoRoot: string) => path.join(repoRoot, 'node_modules', 'zod', 'src'), prune: [] as string[] },
   /** RxJS's TypeScript sources, as its npm package ships them. */
   rxjs: { src: (repoRoot: string) => path.join(repoRoot, 'node_modules', 'rxjs', 'src'), prune: [] as string[] },
   /** Python's standard library (Debian's python3), without its test suite, IDLE and lib2to3. */
@@ -171,10 +173,6 @@ export interface CorpusOptions {
    * `npm run bench` makes; default `<repoRoot>/.bench/django`.
    */
   djangoDir?: string;
-  /** zod's sources to copy when `zodDir` holds no copy yet; default `<repoRoot>/node_modules/zod/src`. */
-  zodSrc?: string;
-  /** Where the indexed zod copy lives; default `<repoRoot>/.bench/zod`. */
-  zodDir?: string;
   /** Where each copied corpus lives; default `<repoRoot>/.bench/<name>`. */
   corpusDirs?: Partial<Record<CopiedCorpus, string>>;
 }
@@ -448,11 +446,6 @@ export async function openCorpus(name: BenchCorpus, opts: CorpusOptions): Promis
     root = path.resolve(opts.djangoDir ?? path.join(opts.repoRoot, '.bench', 'django'));
     reused = existsSync(path.join(root, '.vlt', 'index.db'));
     copyOnce(opts.djangoSrc ?? '/usr/lib/python3/dist-packages/django', path.join(root, 'django'));
-  } else if (name === 'zod') {
-    // zod's TypeScript sources as its npm package ships them (a corpus no threshold was set on).
-    root = path.resolve(opts.zodDir ?? path.join(opts.repoRoot, '.bench', 'zod'));
-    reused = existsSync(path.join(root, '.vlt', 'index.db'));
-    copyOnce(opts.zodSrc ?? path.join(opts.repoRoot, 'node_modules', 'zod', 'src'), root);
   } else if (name in COPIED_CORPORA) {
     const spec = COPIED_CORPORA[name as CopiedCorpus];
     root = path.resolve(opts.corpusDirs?.[name as CopiedCorpus] ?? path.join(opts.repoRoot, '.bench', name));

@@ -220,7 +220,7 @@ if (want('oracle')) {
 if (want('nocontext')) {
   ensureDebian(['golang-1.19-src', 'python3-django']);
   console.error('[nocontext] off-topic and on-topic questions on the Go standard library, Django, this repository, zod, RxJS, Python\'s and Rust\'s standard libraries…');
-  results.nocontext = await runBench('no-context-bench', ['--go-dir', path.join(work, 'go'), '--django-dir', path.join(work, 'django'), '--zod-dir', path.join(work, 'zod'), '--bench-dir', work, ...(withModel ? ['--model'] : [])]);
+  results.nocontext = await runBench('no-context-bench', ['--go-dir', path.join(work, 'go'), '--django-dir', path.join(work, 'django'), '--bench-dir', work, ...(withModel ? ['--model'] : [])]);
 }
 
 // File localization: the frozen history set (test/bench/locate/history-set.json) on the clones

@@ -411,24 +411,15 @@ export class Oracle {
     const prompts = this.deps.prompts!;
     const onEvent = opts.onEvent;
     try {
-      if (opts.agent && this.deps.agentTools) {
-        opts.onEvent?.({ type: 'phase', phase: 'agent', message: `asking ${chat.model} with tools` });
-        const r = await runAgent(
-          { question: text, analysis: q, context: ctx, ...(conversation ? { conversation } : {}) },
-          { chat, prompts, tools: await this.agentTools(opts), ...(opts.maxTurns ? { maxTurns: opts.maxTurns } : {}), ...(onEvent ? { onEvent } : {}), ...(opts.signal ? { signal: opts.signal } : {}) },
-        );
-        const declined = declinesToAnswer(r);
-        if (r.citations.length === 0 && !declined) return { degraded: `${chat.model} answered without citing the evidence or what its tools found; showing the evidence instead` };
-        return { text: r.text, citations: r.citations, declined, mode: 'agent', model: r.model, ...usageOf(r.usage) };
-      }
-      opts.onEvent?.({ type: 'phase', phase: 'synthesize', message: `asking ${chat.model}` });
-      const r = await synthesize(
-        { question: text, analysis: q, context: ctx, ...(conversation ? { conversation } : {}) },
-        { chat, prompts, ...(onEvent ? { onEvent } : {}), ...(opts.signal ? { signal: opts.signal } : {}) },
-      );
+      const agent = Boolean(opts.agent && this.deps.agentTools);
+      const req = { question: text, analysis: q, context: ctx, ...(conversation ? { conversation } : {}) };
+      opts.onEvent?.({ type: 'phase', phase: agent ? 'agent' : 'synthesize', message: agent ? `asking ${chat.model} with tools` : `asking ${chat.model}` });
+      const r = agent
+        ? await runAgent(req, { chat, prompts, tools: await this.agentTools(opts), ...(opts.maxTurns ? { maxTurns: opts.maxTurns } : {}), ...(onEvent ? { onEvent } : {}), ...(opts.signal ? { signal: opts.signal } : {}) })
+        : await synthesize(req, { chat, prompts, ...(onEvent ? { onEvent } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
       const declined = declinesToAnswer(r);
-      if (r.citations.length === 0 && !declined) return { degraded: `${chat.model} answered without citing the evidence; showing the evidence instead` };
-      return { text: r.text, citations: r.citations, declined, mode: 'llm', model: r.model, ...usageOf(r.usage) };
+      if (r.citations.length === 0 && !declined) return { degraded: `${chat.model} answered without citing the evidence${agent ? ' or what its tools found' : ''}; showing the evidence instead` };
+      return { text: r.text, citations: r.citations, declined, mode: agent ? 'agent' : 'llm', model: r.model, ...usageOf(r.usage) };
     } catch (e) {
       const err = toVltError(e);
       if (err.code === 'CANCELLED') throw err;
