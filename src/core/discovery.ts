@@ -19,7 +19,7 @@
  * never throw: they become skip reasons. Only a root that is missing, not a directory or
  * unreadable throws, as a VltError.
  */
-import { join, resolve, sep } from 'node:path';
+import { join, relative, resolve, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 import picomatch from 'picomatch';
 import type { VltConfig } from './config';
@@ -427,27 +427,32 @@ export async function discoverFiles(
     }
   };
 
+  const denied = (rel: string, link?: { target?: string }): string | undefined =>
+    deniedBy(rel, config.security.deny) ?? (link?.target !== undefined ? deniedBy(link.target, config.security.deny) : undefined);
+
   /**
    * Considers one file. `link` is set for a symlinked file: its target was already
-   * stat'ed, and `outside` says whether it leads out of the workspace.
+   * stat'ed, `outside` says whether it leads out of the workspace, and `target` is its real
+   * path relative to the workspace root when it stays inside: a link is denied when either its
+   * own path or its target's matches the deny list (`notes/cert.md` → `prod.pem`).
    */
   const visitFile = async (
     rel: string,
     abs: string,
     name: string,
     ignores: readonly IgnoreLevel[],
-    link?: { stat: FileStat; outside: boolean },
+    link?: { stat: FileStat; outside: boolean; target?: string },
     goVendor = false,
   ): Promise<void> => {
     const language = languageForPath(name);
     if (language === undefined) {
       unsupportedCount++;
-      if (opts.alsoList?.test(name) && !link?.outside && !isIgnored(ignores, rel, false) && !exclude.match(rel) && !deniedBy(rel, config.security.deny)) listed.push(rel);
+      if (opts.alsoList?.test(name) && !link?.outside && !isIgnored(ignores, rel, false) && !exclude.match(rel) && !denied(rel, link)) listed.push(rel);
       return;
     }
     if (isIgnored(ignores, rel, false)) return skipFile(rel, 'gitignored');
     if (exclude.match(rel)) return skipFile(rel, 'excluded');
-    const secret = deniedBy(rel, config.security.deny);
+    const secret = denied(rel, link);
     if (secret) return skipFile(rel, 'denied', secret);
     if (hasInclude && !include.match(rel)) return skipFile(rel, 'excluded', 'not included');
     if (link?.outside) return skipFile(rel, 'excluded', 'outside workspace');
@@ -564,7 +569,11 @@ export async function discoverFiles(
             const target = await resolveLink(rel, abs);
             if (!target) return;
             if (target.stat.kind === 'dir') await enterDir(entry.name, rel, abs, target.real);
-            else await visitFile(rel, abs, entry.name, ignores, { stat: target.stat, outside: !isInside(realRoot, target.real) }, here.goVendor === true);
+            else {
+              const outside = !isInside(realRoot, target.real);
+              const to = outside ? undefined : relative(realRoot, target.real).split(sep).join('/');
+              await visitFile(rel, abs, entry.name, ignores, { stat: target.stat, outside, ...(to ? { target: to } : {}) }, here.goVendor === true);
+            }
           })(),
         );
       } else if (languageForPath(entry.name) !== undefined) {

@@ -9,6 +9,7 @@
  * Invariant: the socket is a Unix socket (a named pipe on Windows) created with mode 0600,
  * never a TCP port.
  */
+import { ensurePrivateDirSync } from '../core/store/state-dir';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
@@ -61,7 +62,7 @@ export interface DaemonOptions {
 export async function runDaemon(opts: DaemonOptions): Promise<void> {
   const root = fs.realpathSync(path.resolve(opts.workspace));
   const paths = daemonPaths(root);
-  fs.mkdirSync(paths.dir, { recursive: true });
+  ensurePrivateDirSync(paths.dir);
   if (!ensureSocketDir(paths.socket)) throw new VltError('ACCESS_DENIED', `${path.dirname(paths.socket)} is not a private folder of this user`);
   const idleMinutes = opts.idleMinutes ?? envMinutes(process.env.VLT_DAEMON_IDLE_MINUTES) ?? DEFAULT_IDLE_MINUTES;
   const { logger } = opts;

@@ -147,6 +147,16 @@ function sendError(res: http.ServerResponse, status: number, code: number, messa
   res.end(body);
 }
 
+/**
+ * A request's path for a log line, without its query string: a query may carry a secret (the
+ * browser chat's one-time login code) and logs are kept and shared.
+ */
+export function pathOnly(url: string | undefined): string {
+  const raw = url ?? '/';
+  const q = raw.search(/[?#]/);
+  return quote(q < 0 ? raw : `${raw.slice(0, q)}?…`).slice(1, -1);
+}
+
 /** An untrusted header value for a log line or a message: short, and with control characters escaped. */
 function quote(value: string): string {
   return JSON.stringify(value.length > 100 ? `${value.slice(0, 100)}…` : value);
@@ -304,7 +314,7 @@ export async function startMcpHttpServer(opts: McpHttpServerOptions): Promise<Mc
 
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
     const t0 = performance.now();
-    res.once('finish', () => logger.debug(`mcp: ${req.method} ${req.url} ${res.statusCode} in ${(performance.now() - t0).toFixed(1)} ms`));
+    res.once('finish', () => logger.debug(`mcp: ${req.method} ${pathOnly(req.url)} ${res.statusCode} in ${(performance.now() - t0).toFixed(1)} ms`));
     if (closing) return sendError(res, 503, SERVER_ERROR, 'the server is shutting down', { Connection: 'close' });
 
     // 1-2. DNS rebinding and cross-site requests.
@@ -383,7 +393,7 @@ export async function startMcpHttpServer(opts: McpHttpServerOptions): Promise<Mc
 
   const server = http.createServer((req, res) => {
     handle(req, res).catch((e: unknown) => {
-      logger.error(`mcp: ${req.method} ${req.url} failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+      logger.error(`mcp: ${req.method} ${pathOnly(req.url)} failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
       sendError(res, 500, SERVER_ERROR, 'Internal error');
     });
   });

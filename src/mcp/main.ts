@@ -91,6 +91,7 @@ export async function startMcpEndpoint(
     if (allowRemote) {
       logger.warn(`mcp: WARNING: listening on ${bindHost}, not only on this machine (--allow-remote).`);
       logger.warn('mcp: WARNING: anyone who can reach this port and holds the token can read the indexed code, over plain HTTP.');
+      if (chat) logger.warn('mcp: WARNING: the browser chat at /chat/ is exposed too: whoever opens its one-time login link first, from any machine, can read the code through it; pass --no-chat to turn it off.');
     }
     await writeServerRecord(ws.root, { pid: process.pid, url: http.url, host: http.host, port: http.port, started: new Date().toISOString() });
   } catch (e) {

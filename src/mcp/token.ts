@@ -8,6 +8,7 @@
  * read (a checkout or a copy: vlt creates it 0600) or that git tracks with this very content
  * (anyone with the repository knows it) is replaced by a new one, with a warning.
  */
+import { ensurePrivateDir } from '../core/store/state-dir';
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
@@ -55,7 +56,7 @@ export async function loadOrCreateToken(root: string, logger: Logger, env: NodeJ
   const file = tokenFilePath(root);
   const existing = await readTokenFile(file, logger);
   if (existing !== undefined && !(await isCommittedToken(root, file, existing, logger))) return { token: existing, source: { kind: 'file', path: file } };
-  await fsp.mkdir(path.dirname(file), { recursive: true });
+  await ensurePrivateDir(path.dirname(file));
   await ignoreVltDir(path.dirname(file));
   const token = randomBytes(TOKEN_BYTES).toString('base64url');
   // Written whole to a private temporary file, then linked into place: a link fails when the
@@ -172,7 +173,7 @@ export function serverFilePath(root: string): string {
 }
 
 export async function writeServerRecord(root: string, rec: ServerRecord): Promise<void> {
-  await fsp.mkdir(path.join(root, VLT_DIR), { recursive: true });
+  await ensurePrivateDir(path.join(root, VLT_DIR));
   await writeFileAtomic(serverFilePath(root), new TextEncoder().encode(`${JSON.stringify(rec, null, 2)}\n`));
 }
 

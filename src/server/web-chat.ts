@@ -5,25 +5,42 @@
  *
  * Authentication. The bearer token never appears in a URL (URLs end up in logs and browser
  * history). `vlt serve` prints a one-time link `/chat/login?code=…`: the code is random, valid
- * for ten minutes and for one use, and is exchanged for an `HttpOnly; SameSite=Strict` session
- * cookie. Every other chat request needs that cookie. The HTTP server has already refused
- * foreign `Host` and `Origin` headers (DNS rebinding, cross-site pages) before these routes run.
+ * for ten minutes and for one use. Opening it starts a browser session with two secrets:
+ *
+ * - an `HttpOnly; SameSite=Strict` cookie, which lets the page and its assets load;
+ * - a session key, written once into the login page (never into a URL) and kept by the page in
+ *   `sessionStorage`, which every `/chat/api/*` request must send in {@link KEY_HEADER}.
+ *
+ * The cookie alone is not enough because browsers do not separate cookies by port: any page
+ * served from another port of 127.0.0.1 receives it, and any local process can replay it.
+ * `sessionStorage` is per origin, port included, so no other port can read the key. A session
+ * ends after {@link SESSION_IDLE_MS} without a request, or when the page signs out.
+ *
+ * The HTTP server has already refused foreign `Host` and `Origin` headers (DNS rebinding,
+ * cross-site pages) before these routes run. Every request body is parsed against a schema.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import type * as http from 'node:http';
 import * as path from 'node:path';
-import { toVltError, VltError } from '../core/errors';
+import { z } from 'zod';
+import { toVltError, VltError, type ErrorCode } from '../core/errors';
 import type { Logger } from '../core/ports';
 import { ChatService, type ChatQuestion } from './chat';
 import type { WorkspaceServer } from './workspace';
 
 export const CHAT_PREFIX = '/chat/';
 const COOKIE = 'vlt_chat';
+/** The request header that carries the page's session key. */
+export const KEY_HEADER = 'x-vlt-chat-key';
 const CODE_TTL_MS = 10 * 60_000;
-const MAX_BODY = 256 * 1024;
-/** Browser sessions kept at once; the oldest is forgotten past it. */
+/** A browser session ends after this long without a request. */
+export const SESSION_IDLE_MS = 8 * 60 * 60_000;
+export const MAX_BODY = 256 * 1024;
+/** Browser sessions kept at once; the least recently used is forgotten past it. */
 const MAX_BROWSER_SESSIONS = 32;
+/** How long a refused oversized body may keep arriving before the connection is closed. */
+const BODY_LINGER_MS = 2_000;
 
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
@@ -34,10 +51,89 @@ function asset(name: 'chat.js' | 'chat.css' | 'chat-web.css'): string | undefine
   return dirs.map((d) => path.join(d, name)).find((f) => existsSync(f));
 }
 
-const PAGE = `<!DOCTYPE html><html lang="en"><head><meta charset="UTF-8">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
+/** The page; the login response carries the session key in a meta element the page script takes and removes. */
+function page(key?: string): string {
+  return `<!DOCTYPE html><html lang="en"><head><meta charset="UTF-8">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">${key ? `\n<meta name="vlt-chat-key" content="${key}">` : ''}
 <link rel="stylesheet" href="/chat/chat-web.css"><link rel="stylesheet" href="/chat/chat.css"><title>Vlt Oracle chat</title></head>
-<body><div id="app"></div><script src="/chat/chat.js"></script></body></html>`;
+<body><header class="web-header"><span class="web-title">Vlt Oracle</span><button id="signout" type="button" title="End this browser session">Sign out</button></header><div id="app"></div><script src="/chat/chat.js"></script></body></html>`;
+}
+
+const NEED_LINK = 'Open the one-time link that `vlt serve` printed to use the chat (restart `vlt serve` for a new one).';
+
+/** The HTTP status of an error a chat request met: the caller's mistakes are 4xx, the rest 500. */
+export function httpStatusOf(code: ErrorCode): number {
+  switch (code) {
+    case 'USAGE':
+    case 'PATH_OUTSIDE_WORKSPACE':
+    case 'PATH_OUTSIDE_VAULT':
+    case 'NOT_A_DIRECTORY':
+      return 400;
+    case 'ACCESS_DENIED':
+    case 'RESTRICTED':
+    case 'READ_ONLY':
+      return 403;
+    case 'NOT_FOUND':
+    case 'PATH_NOT_FOUND':
+    case 'REF_NOT_FOUND':
+    case 'INDEX_MISSING':
+      return 404;
+    case 'INDEX_LOCKED':
+    case 'MEMORY_LOCKED':
+      return 409;
+    case 'LLM_NOT_CONFIGURED':
+    case 'LSP_UNAVAILABLE':
+    case 'GIT_UNAVAILABLE':
+    case 'PARSER_UNAVAILABLE':
+      return 503;
+    default:
+      return 500;
+  }
+}
+
+// The shapes of the chat's requests. Strings and arrays are bounded so that no body makes the
+// server do work out of proportion to it; `.strict()` refuses a key nobody reads.
+const id = z.string().max(200);
+const span = z.object({ path: z.string().min(1).max(4096), start: z.number().finite(), end: z.number().finite() });
+const REQUESTS = {
+  sessions: z.object({}).strict(),
+  useSession: z.object({ id: id.optional() }).strict(),
+  sessionEvents: z.object({ id: id.optional() }).strict(),
+  citedLines: z.object({ items: z.array(span).max(200) }).strict(),
+  citationTarget: z.object({ citation: z.string().max(4096) }).strict(),
+  models: z.object({}).strict(),
+  selectModel: z.object({ id }).strict(),
+  logout: z.object({}).strict(),
+  ask: z
+    .object({
+      question: z.string().max(100_000),
+      sources: z.array(z.string().max(100)).max(20).optional(),
+      noLlm: z.boolean().optional(),
+      agent: z.boolean().optional(),
+      explain: z.boolean().optional(),
+      session: id.optional(),
+      model: id.optional(),
+      /** The view's name for the question; the stream itself says which question it answers. */
+      askId: id.optional(),
+    })
+    .strict(),
+} as const;
+type RequestName = keyof typeof REQUESTS;
+
+/** Parses a chat request's body by its schema; a wrong shape is USAGE naming the first problem. */
+export function parseRequest<N extends RequestName>(name: N, body: unknown): z.infer<(typeof REQUESTS)[N]> {
+  const r = REQUESTS[name].safeParse(body);
+  if (r.success) return r.data as z.infer<(typeof REQUESTS)[N]>;
+  const issue = r.error.issues[0];
+  const where = issue?.path.length ? issue.path.map(String).join('.') : 'the body';
+  throw new VltError('USAGE', `${name}: ${where}: ${issue?.message ?? 'invalid'}`.slice(0, 300));
+}
+
+interface BrowserSession {
+  cookie: string;
+  key: string;
+  lastUsed: number;
+}
 
 export interface WebChat {
   /** A fresh one-time login link path (`/chat/login?code=…`). */
@@ -46,39 +142,89 @@ export interface WebChat {
   handle(req: http.IncomingMessage, res: http.ServerResponse, pathname: string): Promise<boolean>;
 }
 
-export function createWebChat(ws: WorkspaceServer, logger: Logger): WebChat {
+export function createWebChat(ws: WorkspaceServer, logger: Logger, opts: { now?: () => number } = {}): WebChat {
+  const now = opts.now ?? Date.now;
   const chat = new ChatService(ws, 'browser chat');
   const codes = new Map<string, number>();
-  const sessions: string[] = [];
+  /** Least recently used first. */
+  const sessions: BrowserSession[] = [];
 
-  const hasSession = (req: http.IncomingMessage): boolean => {
+  const sameSecret = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+
+  /** The live session the request's cookie names; an idle one is ended here. */
+  const sessionOf = (req: http.IncomingMessage): BrowserSession | undefined => {
     const m = new RegExp(`(?:^|;\\s*)${COOKIE}=([A-Za-z0-9_-]{20,100})`).exec(req.headers.cookie ?? '');
-    if (!m?.[1]) return false;
-    const given = Buffer.from(m[1]);
-    return sessions.some((s) => s.length === m[1]!.length && timingSafeEqual(Buffer.from(s), given));
+    if (!m?.[1]) return undefined;
+    const given = m[1];
+    const i = sessions.findIndex((s) => sameSecret(s.cookie, given));
+    const s = sessions[i];
+    if (!s) return undefined;
+    if (now() - s.lastUsed > SESSION_IDLE_MS) {
+      sessions.splice(i, 1);
+      return undefined;
+    }
+    return s;
+  };
+
+  /** Whether the request also carries the page's key of that session. */
+  const hasKey = (req: http.IncomingMessage, s: BrowserSession): boolean => {
+    const v = req.headers[KEY_HEADER];
+    const given = Array.isArray(v) ? v[0] : v;
+    return typeof given === 'string' && sameSecret(s.key, given);
+  };
+
+  const touch = (s: BrowserSession) => {
+    s.lastUsed = now();
+    const i = sessions.indexOf(s);
+    if (i >= 0 && i !== sessions.length - 1) sessions.push(...sessions.splice(i, 1));
   };
 
   const send = (res: http.ServerResponse, status: number, type: string, body: string | Buffer, headers: Record<string, string> = {}) => {
     res.writeHead(status, { 'Content-Type': type, 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'no-referrer', ...headers });
     res.end(body);
   };
-  const sendJson = (res: http.ServerResponse, status: number, v: unknown) => send(res, status, 'application/json', JSON.stringify(v));
+  const sendJson = (res: http.ServerResponse, status: number, v: unknown, headers: Record<string, string> = {}) => send(res, status, 'application/json', JSON.stringify(v), headers);
 
-  const readJson = (req: http.IncomingMessage): Promise<Record<string, unknown>> =>
+  /**
+   * Reads a JSON body; undefined when it was too large, after answering 413. The answer is
+   * written at once and the connection closed once the client stops sending (or after
+   * {@link BODY_LINGER_MS}): closing under a client that is still writing would reset the
+   * connection, and the client would see a broken pipe instead of the 413.
+   */
+  const readJson = (req: http.IncomingMessage, res: http.ServerResponse): Promise<unknown> =>
     new Promise((resolve, reject) => {
       let size = 0;
       const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => {
+      const declared = Number(req.headers['content-length']);
+      const tooLarge = () => {
+        const body = JSON.stringify({ error: `USAGE: the request body is over ${MAX_BODY} bytes` });
+        res.writeHead(413, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store', Connection: 'close' });
+        res.write(body);
+        let ended = false;
+        const end = () => {
+          if (ended) return;
+          ended = true;
+          clearTimeout(linger);
+          res.end();
+        };
+        const linger = setTimeout(end, BODY_LINGER_MS);
+        req.removeAllListeners('data');
+        req.once('end', end).once('close', end).resume();
+        resolve(undefined);
+      };
+      if (Number.isFinite(declared) && declared > MAX_BODY) return tooLarge();
+      const onData = (c: Buffer) => {
         size += c.length;
         if (size > MAX_BODY) {
-          reject(new VltError('USAGE', `the request body is over ${MAX_BODY} bytes`));
-          req.destroy();
+          chunks.length = 0;
+          tooLarge();
         } else chunks.push(c);
-      });
+      };
+      req.on('data', onData);
       req.on('end', () => {
+        if (size > MAX_BODY) return;
         try {
-          const v = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as unknown;
-          resolve(v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+          resolve(JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as unknown);
         } catch {
           reject(new VltError('USAGE', 'the request body is not JSON'));
         }
@@ -86,36 +232,39 @@ export function createWebChat(ws: WorkspaceServer, logger: Logger): WebChat {
       req.on('error', reject);
     });
 
-  const api = async (method: string, body: Record<string, unknown>): Promise<unknown> => {
+  const api = async (method: RequestName, body: unknown): Promise<unknown> => {
     switch (method) {
       case 'sessions':
+        parseRequest(method, body);
         return chat.sessions();
       case 'useSession':
-        return chat.useSession(typeof body.id === 'string' ? body.id : undefined);
+        return chat.useSession(parseRequest(method, body).id);
       case 'sessionEvents':
-        return chat.sessionEvents(typeof body.id === 'string' ? body.id : undefined);
+        return chat.sessionEvents(parseRequest(method, body).id);
       case 'citedLines':
-        return chat.citedLines(Array.isArray(body.items) ? (body.items as Array<{ path: string; start: number; end: number }>).filter((i) => i && typeof i.path === 'string').map((i) => ({ path: i.path, start: Number(i.start) || 1, end: Number(i.end) || 1 })) : []);
+        return chat.citedLines(parseRequest(method, body).items.map((i) => ({ path: i.path, start: Math.max(1, i.start), end: Math.max(1, i.end) })));
       case 'citationTarget':
-        return chat.target(String(body.citation ?? ''));
+        return chat.target(parseRequest(method, body).citation);
       case 'models':
       case 'selectModel': {
+        const wantedId = method === 'selectModel' ? parseRequest(method, body).id : (parseRequest(method, body), undefined);
         const m = await chat.models();
-        const wanted = method === 'selectModel' ? String(body.id ?? '') : m.default;
+        const wanted = wantedId ?? m.default;
         if (!m.choices.some((c) => c.id === wanted)) throw new VltError('USAGE', `no model ${wanted.slice(0, 100)}`);
         return { choices: m.choices, active: wanted, ...(m.reason ? { reason: m.reason } : {}) };
       }
       default:
-        throw new VltError('USAGE', `no chat request ${method.slice(0, 50)}`);
+        throw new VltError('USAGE', `no chat request ${String(method).slice(0, 50)}`);
     }
   };
 
-  const ask = async (req: http.IncomingMessage, res: http.ServerResponse, body: Record<string, unknown>): Promise<void> => {
-    const q: ChatQuestion = { question: String(body.question ?? '') };
-    if (Array.isArray(body.sources)) q.sources = body.sources.map(String);
-    for (const k of ['noLlm', 'agent', 'explain'] as const) if (body[k] === true) q[k] = true;
-    if (typeof body.session === 'string') q.session = body.session;
-    if (typeof body.model === 'string') q.model = body.model;
+  const ask = async (res: http.ServerResponse, body: unknown): Promise<void> => {
+    const input = parseRequest('ask', body);
+    const q: ChatQuestion = { question: input.question };
+    if (input.sources) q.sources = input.sources;
+    for (const k of ['noLlm', 'agent', 'explain'] as const) if (input[k] === true) q[k] = true;
+    if (input.session !== undefined) q.session = input.session;
+    if (input.model !== undefined) q.model = input.model;
     // A closed page (Stop, a reload) aborts the question: the model and every retrieval path.
     const abort = new AbortController();
     res.on('close', () => abort.abort());
@@ -134,10 +283,26 @@ export function createWebChat(ws: WorkspaceServer, logger: Logger): WebChat {
     res.end();
   };
 
+  const login = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const code = new URL(req.url ?? '/', 'http://localhost').searchParams.get('code') ?? '';
+    const expires = codes.get(code);
+    codes.delete(code);
+    if (expires === undefined || expires < now()) {
+      send(res, 403, 'text/plain; charset=utf-8', 'This link was used already or has expired. Restart `vlt serve` for a new one.');
+      return;
+    }
+    const s: BrowserSession = { cookie: randomBytes(32).toString('base64url'), key: randomBytes(32).toString('base64url'), lastUsed: now() };
+    sessions.push(s);
+    if (sessions.length > MAX_BROWSER_SESSIONS) sessions.shift();
+    // The page, not a redirect: the key travels in this one response body, never in a URL.
+    send(res, 200, 'text/html; charset=utf-8', page(s.key), { 'Content-Security-Policy': CSP, 'Set-Cookie': `${COOKIE}=${s.cookie}; HttpOnly; SameSite=Strict; Path=/chat` });
+  };
+
   return {
     loginPath() {
       const code = randomBytes(24).toString('base64url');
-      codes.set(code, Date.now() + CODE_TTL_MS);
+      codes.set(code, now() + CODE_TTL_MS);
+      for (const [c, t] of codes) if (t < now()) codes.delete(c);
       return `${CHAT_PREFIX}login?code=${code}`;
     },
 
@@ -149,26 +314,17 @@ export function createWebChat(ws: WorkspaceServer, logger: Logger): WebChat {
       if (pathname !== '/chat' && !pathname.startsWith(CHAT_PREFIX)) return false;
       const method = req.method ?? 'GET';
       if (pathname === `${CHAT_PREFIX}login` && method === 'GET') {
-        const code = new URL(req.url ?? '/', 'http://localhost').searchParams.get('code') ?? '';
-        const expires = codes.get(code);
-        codes.delete(code);
-        if (expires === undefined || expires < Date.now()) {
-          send(res, 403, 'text/plain; charset=utf-8', 'This link was used already or has expired. Restart `vlt serve` for a new one.');
+        login(req, res);
+        return true;
+      }
+      const session = sessionOf(req);
+      if (method === 'GET') {
+        if (!session) {
+          send(res, 401, 'text/plain; charset=utf-8', NEED_LINK);
           return true;
         }
-        const session = randomBytes(32).toString('base64url');
-        sessions.push(session);
-        if (sessions.length > MAX_BROWSER_SESSIONS) sessions.shift();
-        send(res, 303, 'text/plain; charset=utf-8', '', { Location: CHAT_PREFIX, 'Set-Cookie': `${COOKIE}=${session}; HttpOnly; SameSite=Strict; Path=/chat` });
-        return true;
-      }
-      if (!hasSession(req)) {
-        send(res, 401, 'text/plain; charset=utf-8', 'Open the one-time link that `vlt serve` printed to use the chat.');
-        return true;
-      }
-      if (method === 'GET') {
         if (pathname === '/chat' || pathname === CHAT_PREFIX) {
-          send(res, 200, 'text/html; charset=utf-8', PAGE, { 'Content-Security-Policy': CSP });
+          send(res, 200, 'text/html; charset=utf-8', page(), { 'Content-Security-Policy': CSP });
           return true;
         }
         const name = pathname.slice(CHAT_PREFIX.length);
@@ -180,21 +336,36 @@ export function createWebChat(ws: WorkspaceServer, logger: Logger): WebChat {
         }
       }
       const m = /^\/chat\/api\/([A-Za-z]+)$/.exec(pathname);
-      if (!m || method !== 'POST') {
+      if (!m?.[1] || method !== 'POST') {
         send(res, 404, 'text/plain; charset=utf-8', 'Not Found');
         return true;
       }
+      // The cookie says which session; only the key the page holds proves the page is asking.
+      if (!session || !hasKey(req, session)) {
+        sendJson(res, 401, { error: `ACCESS_DENIED: ${session ? 'this request lacks the page\'s session key' : 'no browser session (signed out, idle too long, or never opened)'}. ${NEED_LINK}` });
+        return true;
+      }
+      touch(session);
       if (!/^application\/json\b/i.test(req.headers['content-type'] ?? '')) {
         sendJson(res, 415, { error: 'USAGE: send Content-Type: application/json' });
         return true;
       }
+      const name = m[1];
       try {
-        const body = await readJson(req);
-        if (m[1] === 'ask') await ask(req, res, body);
-        else sendJson(res, 200, { result: await api(m[1]!, body) });
+        if (!Object.hasOwn(REQUESTS, name)) throw new VltError('USAGE', `no chat request ${name.slice(0, 50)}`);
+        const body = await readJson(req, res);
+        if (body === undefined) return true;
+        if (name === 'ask') await ask(res, body);
+        else if (name === 'logout') {
+          parseRequest('logout', body);
+          sessions.splice(sessions.indexOf(session), 1);
+          sendJson(res, 200, { result: { signedOut: true } }, { 'Set-Cookie': `${COOKIE}=; HttpOnly; SameSite=Strict; Path=/chat; Max-Age=0` });
+        } else sendJson(res, 200, { result: await api(name as RequestName, body) });
       } catch (e) {
         const err = toVltError(e);
-        if (!res.headersSent) sendJson(res, err.code === 'USAGE' || err.code === 'PATH_OUTSIDE_WORKSPACE' || err.code === 'ACCESS_DENIED' ? 400 : 500, { error: `${err.code}: ${err.message}` });
+        const status = httpStatusOf(err.code);
+        if (status === 500) logger.warn(`chat: ${name}: ${err.code}: ${err.message}`);
+        if (!res.headersSent) sendJson(res, status, { error: `${err.code}: ${err.message}` });
       }
       return true;
     },

@@ -403,6 +403,17 @@ describe('symlinks', () => {
     expect(r.unsupportedCount).toBe(1);
   });
 
+  it('skips a link whose target the deny list names, though its own name is harmless', async () => {
+    await files({ 'prod.pem': '-----BEGIN PRIVATE KEY-----\n', 'src/a.ts': '' });
+    await mkdir(join(root, 'notes'));
+    await symlink('../prod.pem', join(root, 'notes', 'cert.md'));
+    await symlink('../prod.pem', join(root, 'src', 'key.ts'));
+    const r = await discoverFiles(root, config(), nodeWorkspaceFs, { alsoList: /\.md$/ });
+    expect(paths(r)).toEqual(['src/a.ts']);
+    expect(r.listed).not.toContain('notes/cert.md');
+    expect(r.skipped).toContainEqual({ path: 'src/key.ts', reason: 'denied', detail: '*.pem' });
+  });
+
   it('reports a self-referencing symlink chain as a loop', async () => {
     await symlink('b.ts', join(root, 'a.ts'));
     await symlink('a.ts', join(root, 'b.ts'));

@@ -6,6 +6,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, copyFixture } from '../helpers/cli';
@@ -78,8 +80,11 @@ describe.skipIf(Boolean(missing))(missing ? `e2e: the browser chat (skipped: ${m
       const token = (await page.request.get(`${origin}/mcp`)).status();
       expect(token).toBe(401);
       await page.goto(s.chatUrl);
-      expect(new URL(page.url()).pathname).toBe('/chat/');
       await page.waitForSelector('#input');
+      // The login code left the address bar, and the session key is not in the document.
+      expect(new URL(page.url()).pathname).toBe('/chat/');
+      expect(new URL(page.url()).search).toBe('');
+      expect(await page.$('meta[name="vlt-chat-key"]')).toBeNull();
       const again = await (await browser.newPage()).goto(s.chatUrl);
       expect(again?.status()).toBe(403);
 
@@ -101,6 +106,50 @@ describe.skipIf(Boolean(missing))(missing ? `e2e: the browser chat (skipped: ${m
       expect(await page.$eval('#overlay', (e) => (e as HTMLElement).hidden)).toBe(true);
     } finally {
       await page.close();
+    }
+  }, 120_000);
+
+  it('a page on another loopback port receives the cookie, and the cookie alone reads nothing', async () => {
+    const s = await serve({});
+    running.push(s);
+    const origin = new URL(s.chatUrl).origin;
+    // The neighbour: another process listening on another port of the same host.
+    let stolen = '';
+    const neighbour = http.createServer((req, res) => {
+      stolen ||= req.headers.cookie ?? '';
+      res.writeHead(200, { 'Content-Type': 'text/html' });
+      res.end('<!DOCTYPE html><title>neighbour</title>');
+    });
+    await new Promise<void>((r) => neighbour.listen(0, '127.0.0.1', r));
+    const page = await browser.newPage();
+    try {
+      await page.goto(s.chatUrl);
+      await page.waitForSelector('#input');
+      // Browsers do not separate cookies by port: the neighbour's own /chat/ path gets it.
+      await page.goto(`http://127.0.0.1:${(neighbour.address() as AddressInfo).port}/chat/x`);
+      expect(stolen).toMatch(/vlt_chat=/);
+      const replay = await fetch(`${origin}/chat/api/citedLines`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Cookie: stolen },
+        body: JSON.stringify({ items: [{ path: 'math.ts', start: 1, end: 3 }] }),
+      });
+      expect(replay.status).toBe(401);
+      expect(await replay.text()).not.toContain('export function add');
+      // Back on the chat's own origin, the page still works: its key is in its sessionStorage.
+      await page.goto(`${origin}/chat/`);
+      await page.waitForSelector('#input');
+      const key = await page.evaluate(() => sessionStorage.getItem('vlt-chat-key'));
+      expect(key).toBeTruthy();
+      const own = await page.evaluate(async () => (await fetch('/chat/api/sessions', { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Vlt-Chat-Key': sessionStorage.getItem('vlt-chat-key') ?? '' }, body: '{}' })).status);
+      expect(own).toBe(200);
+      // Sign out ends it.
+      await page.click('#signout');
+      await page.waitForFunction(() => document.body.textContent?.includes('Signed out'));
+      const after = await fetch(`${origin}/chat/`, { headers: { Cookie: stolen } });
+      expect(after.status).toBe(401);
+    } finally {
+      await page.close();
+      neighbour.close();
     }
   }, 120_000);
 });

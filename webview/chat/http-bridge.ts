@@ -1,17 +1,65 @@
 /**
  * The chat's bridge in a browser, to `vlt serve`: JSON requests to `/chat/api/*` and a
  * question as a `POST /chat/api/ask` whose response is a Server-Sent Events stream (`event`
- * lines with the progress and text, then one `answer` or `error`). The session cookie the
- * one-time link set authenticates every request; the page never sees the token.
+ * lines with the progress and text, then one `answer` or `error`). A request is authorised by
+ * the session cookie the one-time link set together with the session key the login page carried:
+ * the page keeps the key in `sessionStorage` (per origin, so no other port of the host can read
+ * it) and sends it in a header. The page never sees the bearer token.
  */
 import type { AskEvent, AskHandle, AskParams, Bridge, ChatAnswer, HostCommand } from './bridge';
 
 const API = '/chat/api';
+const KEY_HEADER = 'X-Vlt-Chat-Key';
+const KEY_STORE = 'vlt-chat-key';
+
+/**
+ * The session key: taken once from the login page's meta element into `sessionStorage` (the
+ * element is removed and the address bar shows `/chat/`), read from there after a reload.
+ */
+export function sessionKey(): string {
+  const meta = document.querySelector<HTMLMetaElement>('meta[name="vlt-chat-key"]');
+  if (meta) {
+    const key = meta.content;
+    meta.remove();
+    try {
+      sessionStorage.setItem(KEY_STORE, key);
+    } catch {
+      // No storage: the key lives as long as this page.
+    }
+    if (location.pathname !== '/chat/' || location.search) history.replaceState(null, '', '/chat/');
+    return key;
+  }
+  try {
+    return sessionStorage.getItem(KEY_STORE) ?? '';
+  } catch {
+    return '';
+  }
+}
+
+let key: string | undefined;
+function headers(extra: Record<string, string>): Record<string, string> {
+  key ??= sessionKey();
+  return { ...extra, [KEY_HEADER]: key };
+}
+
+/** Ends the browser session on the server and forgets the key. */
+export async function signOut(): Promise<void> {
+  try {
+    await call('logout');
+  } finally {
+    key = '';
+    try {
+      sessionStorage.removeItem(KEY_STORE);
+    } catch {
+      // Nothing stored.
+    }
+  }
+}
 
 async function call<T>(method: string, body?: unknown): Promise<T> {
   const res = await fetch(`${API}/${method}`, {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
+    headers: headers({ 'Content-Type': 'application/json' }),
     body: JSON.stringify(body ?? {}),
     credentials: 'same-origin',
   });
@@ -52,7 +100,7 @@ export function httpBridge(storageKey: string): Bridge {
       const answer = (async () => {
         const res = await fetch(`${API}/ask`, {
           method: 'POST',
-          headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' },
+          headers: headers({ 'Content-Type': 'application/json', Accept: 'text/event-stream' }),
           body: JSON.stringify(params),
           credentials: 'same-origin',
           signal: ctl.signal,

@@ -4,14 +4,28 @@
  */
 import DOMPurify from 'dompurify';
 import type { Bridge } from './bridge';
-import { httpBridge } from './http-bridge';
+import { httpBridge, sessionKey, signOut } from './http-bridge';
 import { createMarkdownRenderer } from './markdown';
 import { ChatView } from './view';
 import { vscodeBridge } from './vscode-bridge';
 
 declare const acquireVsCodeApi: undefined | (() => { postMessage(msg: unknown): void; getState(): unknown; setState(s: unknown): void });
 
-const bridge: Bridge = typeof acquireVsCodeApi === 'function' ? vscodeBridge(acquireVsCodeApi()) : httpBridge(`vlt-chat:${location.host}`);
+const inEditor = typeof acquireVsCodeApi === 'function';
+const bridge: Bridge = inEditor ? vscodeBridge(acquireVsCodeApi()) : httpBridge(`vlt-chat:${location.host}`);
+
+if (!inEditor) {
+  // Take the login page's key before anything else runs, so that it leaves the document at once.
+  sessionKey();
+  const button = document.getElementById('signout');
+  button?.addEventListener('click', () => {
+    signOut()
+      .catch((e: unknown) => bridge.log('warn', `signing out: ${e instanceof Error ? e.message : String(e)}`))
+      .finally(() => {
+        document.body.textContent = 'Signed out. Open a new link from `vlt serve` to use the chat again.';
+      });
+  });
+}
 
 // Whatever the sanitizer missed, the Content-Security-Policy blocks; each block is counted
 // (tests read the count) and logged, since it means something tried to run or load.

@@ -15,6 +15,7 @@
  * is folded into the database (in order, once, under the lock) before anything reads what it
  * holds; see {@link MemoryDb.foldJournal}.
  */
+import { ensurePrivateDir } from '../store/state-dir';
 import { promises as fsp } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
@@ -292,9 +293,7 @@ export class MemoryDb {
   /** Runs `fn` holding the cross-process lock of this file. */
   private async locked<T>(fn: () => Promise<T>): Promise<T> {
     this.ensureOpen();
-    await fsp.mkdir(this.dir, { recursive: true }).catch((e: unknown) => {
-      throw new VltError('IO', `cannot create ${this.dir}: ${String(e)}`, { path: this.dir }, { cause: e });
-    });
+    await ensurePrivateDir(this.dir);
     const lock = await waitForLock(this.lockFile, {
       timeoutMs: LOCK_TIMEOUT_MS,
       onTakeOver: (stale) => this.logger.warn(`taking over ${describeStaleLock(stale)}: ${this.lockFile}`),

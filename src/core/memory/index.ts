@@ -97,6 +97,7 @@ export class Memory {
     const vault = new Vault(abs, {
       root: deps.config.vault.root,
       confined: deps.config.vault.confined,
+      deny: deps.config.security.deny,
       logger: deps.logger,
       ...(deps.vaultStaleAfterMs !== undefined ? { staleAfterMs: deps.vaultStaleAfterMs } : {}),
     });

@@ -11,6 +11,10 @@
  * Confinement. Every path a caller gives is checked (no absolute paths, no `..`), and every
  * file touched is resolved through symbolic links and must stay under its root's real path.
  *
+ * Secrets. A file the `[security] deny` list names (`*.pem`, `id_rsa*`, `.env*`) is never read,
+ * indexed or handed out, whether its own path matches or the path a symbolic link leads to: a
+ * read of it is ACCESS_DENIED, and search and context never see it.
+ *
  * Names. `[[Name]]` and a read by name resolve by file name, ignoring case; duplicates follow
  * {@link compareByResolutionRule}: fewest folders first, then the smallest path.
  *
@@ -23,6 +27,8 @@ import * as path from 'node:path';
 import { VltError } from '../errors';
 import { silentLogger, type Logger } from '../ports';
 import { writeFileAtomic } from '../store/atomic';
+import { ensurePrivateDir } from '../store/state-dir';
+import { deniedBy } from '../discovery';
 import { Bm25Index } from '../memory/bm25';
 import { clip } from '../memory/extract';
 import { tokenizePath } from '../search/tokenizer';
@@ -58,6 +64,8 @@ export interface VaultOptions {
    */
   confined?: boolean;
   logger?: Logger;
+  /** The `[security] deny` patterns: notes that match, or whose link target matches, are never read. */
+  deny?: readonly string[];
   /** How long the in-memory index is trusted before files are checked again; 0 checks on every call. */
   staleAfterMs?: number;
   /** Time source for the freshness window. */
@@ -162,6 +170,9 @@ export class Vault {
   /** Issues already logged, by path and mtime, so that a bad note is reported once per version. */
   private readonly reported = new Set<string>();
   private readonly scanIssues: VaultIssue[] = [];
+  /** Notes the deny list keeps out, by logical path, with the pattern that matched. */
+  private readonly denied = new Map<string, string>();
+  private readonly deny: readonly string[];
 
   private readonly workspaceRoot: string;
   private readonly confined: boolean;
@@ -169,6 +180,7 @@ export class Vault {
   constructor(workspaceRoot: string, opts: VaultOptions = {}) {
     this.workspaceRoot = path.resolve(workspaceRoot);
     this.confined = opts.confined === true;
+    this.deny = opts.deny ?? [];
     this.mounts = vaultMounts(workspaceRoot, opts.root);
     this.logger = opts.logger ?? silentLogger;
     this.staleAfterMs = Math.max(0, opts.staleAfterMs ?? DEFAULT_STALE_AFTER_MS);
@@ -483,12 +495,47 @@ export class Vault {
     const byName = resolveWikiIn(this.byName, norm);
     const rec = byName === undefined ? undefined : this.notes.get(byName);
     if (rec) return rec;
+    const secret = this.deniedRef(norm);
+    if (secret) {
+      throw new VltError('ACCESS_DENIED', `note ${JSON.stringify(ref)} matches "${secret.pattern}" in the [security] deny list (secrets), by its name or the file it links to; tools do not read it`, { path: secret.path, pattern: secret.pattern });
+    }
     // A file the walk skipped because it leaves the vault is refused as such, not as missing.
     for (const candidate of [norm, `${norm}.md`]) {
       const mount = this.mountFor(candidate);
       if (mount) this.confine(mount, candidate);
     }
     throw new VltError('NOT_FOUND', `no note named ${JSON.stringify(ref)}; use list_notes or search_notes to find it`);
+  }
+
+  /**
+   * The deny pattern a note matches: by its path in the vault, by its path in the workspace, or
+   * by the real file a symbolic link (of the file or of a folder above it) leads to; a target
+   * outside the workspace is judged by its file name.
+   */
+  private deniedPattern(logical: string, abs: string): string | undefined {
+    if (this.deny.length === 0) return undefined;
+    const candidates = [logical];
+    const inWorkspace = relativeInside(this.workspaceRoot, abs);
+    if (inWorkspace) candidates.push(inWorkspace);
+    const real = safeRealpath(abs);
+    if (real && real !== abs) candidates.push(relativeInside(safeRealpath(this.workspaceRoot) ?? this.workspaceRoot, real) ?? path.basename(real));
+    for (const c of candidates) {
+      const pattern = deniedBy(c, this.deny);
+      if (pattern) return pattern;
+    }
+    return undefined;
+  }
+
+  /** The denied note a reference names (by path or by name), or the pattern a path itself matches. */
+  private deniedRef(norm: string): { path: string; pattern: string } | undefined {
+    for (const p of [norm, `${norm}.md`]) {
+      const pattern = this.denied.get(p) ?? deniedBy(p, this.deny);
+      if (pattern) return { path: p, pattern };
+    }
+    if (norm.includes('/')) return undefined;
+    const name = noteName(norm).toLowerCase();
+    for (const [p, pattern] of this.denied) if (noteName(p).toLowerCase() === name) return { path: p, pattern };
+    return undefined;
   }
 
   private resolveLink(sourcePath: string, link: NoteLink): string | undefined {
@@ -595,6 +642,9 @@ export class Vault {
   }
 
   private async writeFile(mount: VaultMount, abs: string, content: string): Promise<void> {
+    // The default writable notes live in the private state folder: create it private.
+    const state = path.join(this.workspaceRoot, '.vlt');
+    if (mount.abs === state || mount.abs.startsWith(state + path.sep)) await ensurePrivateDir(state);
     try {
       await fs.promises.mkdir(path.dirname(abs), { recursive: true });
     } catch (e) {
@@ -625,6 +675,7 @@ export class Vault {
   private scan(): void {
     const seen = new Set<string>();
     this.scanIssues.length = 0;
+    this.denied.clear();
     for (const mount of this.mounts) {
       if (mount.kind === 'file') {
         this.visit(mount, mount.logical, mount.abs, seen);
@@ -677,6 +728,11 @@ export class Vault {
   }
 
   private visit(mount: VaultMount, logical: string, abs: string, seen: Set<string>): void {
+    const pattern = this.deniedPattern(logical, abs);
+    if (pattern) {
+      this.denied.set(logical, pattern);
+      return;
+    }
     let st: fs.Stats;
     try {
       st = fs.statSync(abs);
@@ -784,4 +840,11 @@ function decodeUtf8(bytes: Uint8Array, onInvalid: () => void): string {
     onInvalid();
     return new TextDecoder('utf-8').decode(bytes);
   }
+}
+
+/** `abs` relative to `root`, `/`-separated, or undefined when it is not below it. */
+function relativeInside(root: string, abs: string): string | undefined {
+  const rel = path.relative(root, abs);
+  if (rel === '' || rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel)) return undefined;
+  return rel.split(path.sep).join('/');
 }

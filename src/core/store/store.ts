@@ -17,6 +17,7 @@
  * (large blobs beside index.db), embedding-store.ts (embeddings.db), lock.ts and atomic.ts. Everything they export that callers
  * use is exported here too, so `store/store` stays the one import of the store.
  */
+import { ensurePrivateDir } from './state-dir';
 import { promises as fsp } from 'node:fs';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -166,11 +167,7 @@ export class IndexStore {
     const SQL = await loadSqlJs();
     let lock: FileLock | undefined;
     if (opts.mode === 'write') {
-      try {
-        await fsp.mkdir(dir, { recursive: true });
-      } catch (e) {
-        throw new VltError('IO', `could not create ${dir}: ${errorMessage(e)}`, { path: dir }, { cause: e });
-      }
+      await ensurePrivateDir(dir);
       lock = await takeWriterLock(path.join(dir, LOCK_FILE), logger, !fs.existsSync(path.join(dir, INDEX_FILE)));
     }
     const store = new IndexStore(SQL, root, opts.mode, logger, lock);
@@ -770,8 +767,4 @@ export class IndexStore {
     if (this.mode !== 'write') throw new VltError('INTERNAL', 'the index store was opened read-only');
     if (this.lock === undefined) throw new VltError('INTERNAL', 'the index store gave its writer lock back; acquireLock() first');
   }
-}
-
-function errorMessage(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }
