@@ -7,6 +7,8 @@ import type { DryRunReport } from '../core/indexer';
 import type { NavAnswer } from '../core/intel/navigate';
 import type { LocateResult } from '../core/locate/locate';
 import type { OracleExplain } from '../core/oracle/types';
+import { readerOf, type LanguageReader } from '../core/parse/languages';
+import { LANGUAGES, type LanguageId } from '../core/types';
 import { formatBytes } from './progress';
 
 export function formatNavAnswer(a: NavAnswer & { next_cursor?: string; offset?: number }, what: 'definition' | 'references', explain: boolean): string {
@@ -38,7 +40,7 @@ export function formatDryRun(r: DryRunReport): string {
   const lines: string[] = [];
   const out = (l: string) => lines.push(l);
   out(`would index ${r.files} files (${formatBytes(r.bytes)})`);
-  for (const [lang, v] of Object.entries(r.languages).sort((a, b) => b[1].files - a[1].files)) out(`  ${lang.padEnd(12)} ${String(v.files).padStart(7)} files  ${formatBytes(v.bytes)}`);
+  for (const [lang, v] of Object.entries(r.languages).sort((a, b) => b[1].files - a[1].files)) out(`  ${lang.padEnd(12)} ${String(v.files).padStart(7)} files  ${formatBytes(v.bytes).padStart(9)}  ${READ_AS[readerName(lang)]}`);
   if (r.skippedDirs.length) {
     // Grouped by reason: a Python tree has hundreds of __pycache__ folders.
     const byReason = new Map<string, typeof r.skippedDirs>();
@@ -55,9 +57,21 @@ export function formatDryRun(r: DryRunReport): string {
   if (skipped.length) out(`skipped files: ${skipped.map(([k, v]) => `${k} ${v}`).join(', ')}`);
   if (r.skippedFiles) out(formatSkippedFiles(r.skippedFiles));
   if (r.navigationOnly) out(`generated files for navigation only (definitions and references, not search): ${r.navigationOnly}`);
-  out(`files in no supported language: ${r.unsupportedFiles}`);
+  out(`files in no supported language: ${r.unsupportedFiles}${unsupportedList(r.unsupportedExtensions)}`);
   out(`estimated embedding tokens: ${r.estimatedEmbeddingTokens.toLocaleString('en-US')} (embeddings: ${r.embeddings})`);
   return lines.join('\n');
+}
+
+const READ_AS = { grammar: 'syntax tree', headings: 'headings', text: 'text (definitions by line patterns)' } as const;
+
+function readerName(language: string): LanguageReader {
+  return (LANGUAGES as readonly string[]).includes(language) ? readerOf(language as LanguageId) : 'text';
+}
+
+/** ` (.txt 80, .yaml 30, …)`: what the files no language reads are, most first. */
+function unsupportedList(byExt: Record<string, number> | undefined): string {
+  const top = Object.entries(byExt ?? {}).slice(0, 6);
+  return top.length ? ` (${top.map(([k, v]) => `${k} ${v}`).join(', ')}${Object.keys(byExt ?? {}).length > top.length ? ', …' : ''})` : '';
 }
 
 /** One line per skipped file: `path  reason (detail)`, sorted by path. */
@@ -81,7 +95,9 @@ export function formatStatus(s: StatusReport, allDirs = false): string {
   out(`symbols       ${s.symbols}`);
   out(`references    ${s.references}`);
   out(`vectors       ${s.vectors.enabled ? `${s.vectors.count} × ${s.vectors.dimensions ?? '?'} dims (${s.vectors.model})` : s.vectors.note}`);
-  out(`languages     ${Object.entries(s.languages).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(', ') || '-'}`);
+  out(`languages     ${Object.entries(s.languages).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}${s.language_readers[k] === 'text' ? ' (text)' : ''}`).join(', ') || '-'}`);
+  if (Object.values(s.language_readers).includes('text')) out('              (text: no grammar; definitions from line patterns, no references)');
+  if (s.unsupported_files) out(`not indexed   ${s.unsupported_files} files in no supported language${unsupportedList(s.unsupported_extensions)}`);
   const skipped = Object.entries(s.skipped_by_reason);
   out(`skipped       ${skipped.length ? skipped.map(([k, v]) => `${k} ${v}`).join(', ') : 'none'}`);
   out(`generated     ${s.generated.files} files, ${s.generated.navigation_only} navigation-only (definitions and references, not search) ([index] generated = "${s.generated.mode}")`);

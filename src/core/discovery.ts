@@ -99,6 +99,8 @@ export interface DiscoveryResult {
    * counted rather than listed because a repository has many of them.
    */
   unsupportedCount: number;
+  /** The same files counted by extension (`.txt`, or the whole name when it has none: `Makefile`). */
+  unsupportedByExt: Record<string, number>;
   /**
    * Files with no supported language that {@link DiscoveryOptions.alsoList} asked for (schema
    * files such as `.proto` or `.graphql`), sorted by path, under the same ignore, exclude and
@@ -375,6 +377,15 @@ export async function discoverFiles(
   const skipped: SkippedFile[] = [];
   const skippedDirs: SkippedDir[] = [];
   let unsupportedCount = 0;
+  const unsupportedByExt: Record<string, number> = {};
+  const unsupported = (name: string): void => {
+    unsupportedCount++;
+    const slash = Math.max(name.lastIndexOf('/'), name.lastIndexOf('\\'));
+    const base = name.slice(slash + 1);
+    const dot = base.lastIndexOf('.');
+    const key = dot > 0 ? base.slice(dot).toLowerCase() : base;
+    unsupportedByExt[key] = (unsupportedByExt[key] ?? 0) + 1;
+  };
   const listed: string[] = [];
   const goVendorDirs: string[] = [];
   let nextProgress = PROGRESS_EVERY;
@@ -414,7 +425,7 @@ export async function discoverFiles(
       return { real, stat: st };
     } catch (e) {
       if (languageForPath(rel) === undefined) {
-        unsupportedCount++;
+        unsupported(rel);
         return undefined;
       }
       const code = errnoCode(e);
@@ -446,7 +457,7 @@ export async function discoverFiles(
   ): Promise<void> => {
     const language = languageForPath(name);
     if (language === undefined) {
-      unsupportedCount++;
+      unsupported(name);
       if (opts.alsoList?.test(name) && !link?.outside && !isIgnored(ignores, rel, false) && !exclude.match(rel) && !denied(rel, link)) listed.push(rel);
       return;
     }
@@ -472,6 +483,8 @@ export async function discoverFiles(
     if (st.kind !== 'file') return skipFile(rel, 'unreadable', 'not a regular file');
     if (st.size > maxBytes) return skipFile(rel, 'too-large', `${st.size} bytes > max_file_bytes ${maxBytes}`);
     files.push({ path: rel, absPath: abs, language, size: st.size, mtimeMs: st.mtimeMs, ...(goVendor ? { vendored: true as const } : {}) });
+    // A schema file that is also read as text (`.proto`) is listed as well.
+    if (opts.alsoList?.test(name)) listed.push(rel);
     if (onProgress && files.length >= nextProgress) {
       nextProgress += PROGRESS_EVERY;
       onProgress({ phase: 'discover', done: files.length, total: 0, message: rel });
@@ -580,7 +593,7 @@ export async function discoverFiles(
         // A FIFO or socket with a source-like name would block a reader forever.
         skipFile(rel, 'unreadable', 'not a regular file');
       } else {
-        unsupportedCount++;
+        unsupported(entry.name);
       }
     }
     await Promise.all(tasks);
@@ -602,7 +615,7 @@ export async function discoverFiles(
   );
   listed.sort();
   goVendorDirs.sort();
-  return { files, skipped, skippedDirs, unsupportedCount, listed, goVendorDirs };
+  return { files, skipped, skippedDirs, unsupportedCount, unsupportedByExt, listed, goVendorDirs };
 }
 
 /** The deny list compiled once per list: one matcher per pattern, to name the one that matched. */

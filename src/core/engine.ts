@@ -517,6 +517,7 @@ export class Engine {
       go_vendor: this.goVendorStatus(),
       skipped_dirs: skippedDirs,
       unsupported_files: Number(this.store.getMeta('unsupported_files') ?? 0),
+      unsupported_extensions: parseCounts(this.store.getMeta('unsupported_extensions')),
       sidecar_bytes: s.sidecarBytes,
     };
   }
@@ -790,5 +791,17 @@ export class Engine {
     this.threadPool = undefined;
     this.loadedSearchIndex?.close();
     this.store.close(opts);
+  }
+}
+
+/** A `{name: count}` object stored as JSON in the index's meta table; {} when absent or damaged. */
+function parseCounts(json: string | undefined): Record<string, number> {
+  if (!json) return {};
+  try {
+    const v = JSON.parse(json) as unknown;
+    if (!v || typeof v !== 'object' || Array.isArray(v)) return {};
+    return Object.fromEntries(Object.entries(v).filter((e): e is [string, number] => typeof e[1] === 'number'));
+  } catch {
+    return {};
   }
 }

@@ -47,6 +47,8 @@ export interface DryRunReport {
   /** Generated files that would be stored for navigation only (counted in `files` too). */
   navigationOnly: number;
   unsupportedFiles: number;
+  /** The most common extensions of those files, most first. */
+  unsupportedExtensions: Record<string, number>;
   /** Characters / 4 over the text of every file that would be chunked (tokens.ts's estimate). */
   estimatedEmbeddingTokens: number;
   embeddings: string;
@@ -137,6 +139,15 @@ function namespacedCache(store: IndexStore, key: string): EmbeddingCache {
   };
 }
 
+/** The `n` largest counts, largest first (ties by name). */
+export function topCounts(counts: Record<string, number>, n: number): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(counts)
+      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+      .slice(0, n),
+  );
+}
+
 function throwIfAborted(signal?: AbortSignal): void {
   if (signal?.aborted) throw new VltError('CANCELLED', 'indexing was cancelled');
 }
@@ -151,6 +162,7 @@ export async function dryRun(root: string, config: VltConfig, fs: WorkspaceFs, l
     skipped: {},
     navigationOnly: 0,
     unsupportedFiles: disc.unsupportedCount,
+    unsupportedExtensions: topCounts(disc.unsupportedByExt, 10),
     estimatedEmbeddingTokens: 0,
     embeddings: config.embeddings.enabled ? `${config.embeddings.model} at ${config.embeddings.baseUrl}` : 'off (no embedding provider configured)',
   };
@@ -196,7 +208,7 @@ export async function dryRun(root: string, config: VltConfig, fs: WorkspaceFs, l
 async function statKnownPaths(
   ctx: IndexContext,
   known: Map<string, { language: LanguageId }>,
-): Promise<(Pick<Awaited<ReturnType<typeof discoverFiles>>, 'files' | 'skippedDirs' | 'unsupportedCount'> & { skipped: SkippedFile[]; gone: Set<string> }) | undefined> {
+): Promise<(Pick<Awaited<ReturnType<typeof discoverFiles>>, 'files' | 'skippedDirs' | 'unsupportedCount' | 'unsupportedByExt'> & { skipped: SkippedFile[]; gone: Set<string> }) | undefined> {
   const files: DiscoveredFile[] = [];
   const gone = new Set<string>();
   const vendorDirs = goVendorDirsOf(ctx.store);
@@ -213,7 +225,7 @@ async function statKnownPaths(
       gone.add(rel);
     }
   }
-  return { files, skipped: [], skippedDirs: [], unsupportedCount: 0, gone };
+  return { files, skipped: [], skippedDirs: [], unsupportedCount: 0, unsupportedByExt: {}, gone };
 }
 
 /** Snapshots the search index into the store and commits both in one atomic write. */
@@ -445,6 +457,7 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
     store.setMeta(GENERATED_META, generatedMode);
     store.setSkipped(skipped);
     store.setMeta('unsupported_files', String(disc.unsupportedCount));
+    store.setMeta('unsupported_extensions', JSON.stringify(topCounts(disc.unsupportedByExt, 10)));
     store.setMeta('skipped_dirs', JSON.stringify(disc.skippedDirs));
     if ('goVendorDirs' in disc) store.setMeta(GO_VENDOR_META, JSON.stringify(disc.goVendorDirs));
   }

@@ -11,6 +11,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { GENERATED_MODES, type GeneratedMode, type VltConfig } from './config';
+import { readerOf, type LanguageReader } from './parse/languages';
+import { LANGUAGES, type LanguageId } from './types';
 
 export interface StatusReport {
   workspace: string;
@@ -22,6 +24,8 @@ export interface StatusReport {
   vectors: { enabled: boolean; count: number; dimensions: number | null; model: string | null; note: string };
   bytes_on_disk: number;
   languages: Record<string, number>;
+  /** How each indexed language is read: `grammar`, `headings` (markdown) or `text` (line patterns). */
+  language_readers: Record<string, LanguageReader>;
   last_update: string | null;
   skipped_by_reason: Record<string, number>;
   /**
@@ -34,6 +38,8 @@ export interface StatusReport {
   go_vendor: { dirs: string[]; files: number };
   skipped_dirs: Array<{ path: string; reason: string }>;
   unsupported_files: number;
+  /** The most common extensions among them (`.txt`, `Makefile`), most first. */
+  unsupported_extensions: Record<string, number>;
   config: string | null;
   /** Whether vlt.toml is trusted, and its keys ignored because it is not (see README, Security). */
   trust: { trusted: boolean; source: string; stale: boolean; ignored: string[] };
@@ -54,13 +60,14 @@ export interface StoredStatus {
   go_vendor: { dirs: string[]; files: number };
   skipped_dirs: Array<{ path: string; reason: string }>;
   unsupported_files: number;
+  unsupported_extensions: Record<string, number>;
   /** The sizes of the sidecar files index.db names (sidecar.ts). */
   sidecar_bytes: number;
 }
 
 export const VECTORS_OFF_NOTE = 'vectors are off: no embedding provider is configured (BM25 + symbols only)';
 export const STATUS_SUMMARY_FILE = 'status.json';
-const SUMMARY_VERSION = 1;
+const SUMMARY_VERSION = 2;
 
 /** The status report from what the index holds and what the configuration says. */
 export function composeStatus(root: string, stored: StoredStatus, config: VltConfig, vectors: StatusReport['vectors'], bytesOnDisk: number): StatusReport {
@@ -75,12 +82,14 @@ export function composeStatus(root: string, stored: StoredStatus, config: VltCon
     vectors,
     bytes_on_disk: bytesOnDisk,
     languages: stored.languages,
+    language_readers: Object.fromEntries(Object.keys(stored.languages).map((l) => [l, (LANGUAGES as readonly string[]).includes(l) ? readerOf(l as LanguageId) : 'text'])),
     last_update: stored.last_update,
     skipped_by_reason: stored.skipped_by_reason,
     generated: { mode, files: stored.generated_files, navigation_only: mode === 'navigation' ? stored.generated_files : 0 },
     go_vendor: stored.go_vendor,
     skipped_dirs: stored.skipped_dirs,
     unsupported_files: stored.unsupported_files,
+    unsupported_extensions: stored.unsupported_extensions,
     config: config.configPath ?? null,
     trust: { ...config.trust, ignored: [...config.trust.ignored] },
   };

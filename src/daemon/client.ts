@@ -7,7 +7,6 @@
  * another environment is replaced, never waited on: the answer is `undefined` (run the command
  * in this process) only when no daemon can be had at all.
  */
-import { ensurePrivateDirSync } from '../core/store/state-dir';
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as net from 'node:net';
@@ -237,7 +236,8 @@ function connect(socketPath: string): Promise<net.Socket | undefined> {
  */
 async function start(paths: DaemonPaths, opts: ForwardOptions): Promise<boolean> {
   try {
-    ensurePrivateDirSync(paths.dir);
+    // Private to this user; the daemon tightens a folder an older version left open.
+    fs.mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
     if (!ensureSocketDir(paths.socket)) {
       opts.debug(`daemon: ${path.dirname(paths.socket)} belongs to someone else; running here`);
       return false;

@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LANGUAGES, type LanguageId, type ParsedFile } from '../../src/core/types';
-import { EXTRACTOR_VERSION, languageForPath, wasmFileFor } from '../../src/core/parse/languages';
+import { EXTRACTOR_VERSION, languageForPath, readerOf, wasmFileFor } from '../../src/core/parse/languages';
 import { createHash } from 'node:crypto';
 import { createCodeParser, type CodeParser } from '../../src/core/parse/parser';
 import { createParsePool } from '../../src/core/parse/pool';
@@ -35,6 +35,35 @@ const EXT: Record<LanguageId, string> = {
   kotlin: 'kt',
   swift: 'swift',
   markdown: 'md',
+  bash: 'sh',
+  powershell: 'ps1',
+  elixir: 'ex',
+  erlang: 'erl',
+  haskell: 'hs',
+  elm: 'elm',
+  ocaml: 'ml',
+  fsharp: 'fs',
+  lua: 'lua',
+  scala: 'scala',
+  groovy: 'groovy',
+  dart: 'dart',
+  zig: 'zig',
+  nim: 'nim',
+  crystal: 'cr',
+  perl: 'pl',
+  r: 'r',
+  julia: 'jl',
+  clojure: 'clj',
+  lisp: 'lisp',
+  racket: 'rkt',
+  tcl: 'tcl',
+  d: 'd',
+  objc: 'm',
+  sql: 'sql',
+  fortran: 'f90',
+  protobuf: 'proto',
+  vue: 'vue',
+  svelte: 'svelte',
 };
 
 /**
@@ -117,8 +146,8 @@ afterAll(() => {
   parser.dispose();
 });
 
-/** The hash of every query file at EXTRACTOR_VERSION 3. */
-const QUERIES_HASH = '1491b0aec43c2822162c1d57ca9e589c7a859c83';
+/** The hash of every query file (and the text languages' patterns) at EXTRACTOR_VERSION 4. */
+const QUERIES_HASH = '61d7db9554fe57a08e2ae806c98bdc5e91b02df2';
 
 describe('languages', () => {
   it('maps extensions to languages', () => {
@@ -142,21 +171,37 @@ describe('languages', () => {
       ['Makefile', undefined],
       ['.ts', undefined],
       ['x.txt', undefined],
+      ['lib/cart.ex', 'elixir'],
+      ['Data/Queue.hs', 'haskell'],
+      ['init.lua', 'lua'],
+      ['Order.scala', 'scala'],
+      ['std/mem.zig', 'zig'],
+      ['Downloader.m', 'objc'],
+      ['schema.SQL', 'sql'],
+      ['tree.mli', 'ocaml'],
+      ['run.sh', 'bash'],
+      ['account.dart', 'dart'],
     ];
     for (const [p, lang] of cases) expect(languageForPath(p), p).toBe(lang);
   });
 
   it('bumps EXTRACTOR_VERSION with every change to the queries, so that old indexes are re-parsed', () => {
     const dir = path.resolve(__dirname, '../../src/core/parse/queries');
-    const files = [...fs.readdirSync(dir).map((f) => f), ...fs.readdirSync(path.join(dir, 'locals')).map((f) => `locals/${f}`)].filter((f) => f.endsWith('.scm')).sort();
+    const files = [...fs.readdirSync(dir).map((f) => f), ...fs.readdirSync(path.join(dir, 'locals')).map((f) => `locals/${f}`)].filter((f) => f.endsWith('.scm') || f.endsWith('.json')).sort();
     const hash = createHash('sha1');
     for (const f of files) hash.update(`${f}\0${fs.readFileSync(path.join(dir, f), 'utf8')}\0`);
     // When this fails: bump EXTRACTOR_VERSION in src/core/parse/languages.ts, then record both here.
-    expect({ version: EXTRACTOR_VERSION, queries: hash.digest('hex') }).toEqual({ version: 3, queries: QUERIES_HASH });
+    expect({ version: EXTRACTOR_VERSION, queries: hash.digest('hex') }).toEqual({ version: 4, queries: QUERIES_HASH });
   });
 
-  it('names a grammar for every language but markdown', () => {
-    for (const lang of LANGUAGES) expect(wasmFileFor(lang) === undefined, lang).toBe(lang === 'markdown');
+  it('reads every language by a grammar, by headings, or as text with definition patterns', () => {
+    const patterns = JSON.parse(fs.readFileSync(path.resolve(__dirname, '../../src/core/parse/queries/text-definitions.json'), 'utf8')) as Record<string, unknown>;
+    for (const lang of LANGUAGES) {
+      const reader = readerOf(lang);
+      expect(reader === 'grammar', lang).toBe(wasmFileFor(lang) !== undefined);
+      if (reader === 'text') expect(patterns[lang], `${lang} has no definition patterns`).toBeDefined();
+    }
+    expect(readerOf('markdown')).toBe('headings');
   });
 });
 

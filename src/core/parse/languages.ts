@@ -36,6 +36,57 @@ export const EXTENSION_LANGUAGES: Readonly<Record<string, LanguageId>> = {
   '.swift': 'swift',
   '.md': 'markdown',
   '.markdown': 'markdown',
+  // Languages read as text (no grammar): see TEXT_LANGUAGES.
+  '.sh': 'bash',
+  '.bash': 'bash',
+  '.zsh': 'bash',
+  '.ksh': 'bash',
+  '.ps1': 'powershell',
+  '.psm1': 'powershell',
+  '.ex': 'elixir',
+  '.exs': 'elixir',
+  '.erl': 'erlang',
+  '.hrl': 'erlang',
+  '.hs': 'haskell',
+  '.lhs': 'haskell',
+  '.elm': 'elm',
+  '.ml': 'ocaml',
+  '.mli': 'ocaml',
+  '.fs': 'fsharp',
+  '.fsi': 'fsharp',
+  '.fsx': 'fsharp',
+  '.lua': 'lua',
+  '.scala': 'scala',
+  '.sc': 'scala',
+  '.groovy': 'groovy',
+  '.gradle': 'groovy',
+  '.dart': 'dart',
+  '.zig': 'zig',
+  '.nim': 'nim',
+  '.cr': 'crystal',
+  '.pl': 'perl',
+  '.pm': 'perl',
+  '.r': 'r',
+  '.jl': 'julia',
+  '.clj': 'clojure',
+  '.cljs': 'clojure',
+  '.cljc': 'clojure',
+  '.lisp': 'lisp',
+  '.lsp': 'lisp',
+  '.el': 'lisp',
+  '.rkt': 'racket',
+  '.tcl': 'tcl',
+  '.d': 'd',
+  '.m': 'objc',
+  '.mm': 'objc',
+  '.sql': 'sql',
+  '.f90': 'fortran',
+  '.f95': 'fortran',
+  '.f03': 'fortran',
+  '.f08': 'fortran',
+  '.proto': 'protobuf',
+  '.vue': 'vue',
+  '.svelte': 'svelte',
 };
 
 /** Where a grammar comes from: the npm package that ships it and the file name inside it. */
@@ -68,6 +119,18 @@ export const GRAMMARS: Readonly<Partial<Record<LanguageId, GrammarSource>>> = {
   swift: repomix('tree-sitter-swift.wasm'),
 };
 
+/**
+ * How the index reads a language's files: `grammar` (a tree-sitter syntax tree: definitions,
+ * references, imports, syntax-aware chunks), `headings` (markdown sections) or `text`
+ * (definitions from line patterns, chunks by definitions and paragraphs; no references).
+ */
+export type LanguageReader = 'grammar' | 'headings' | 'text';
+
+export function readerOf(language: LanguageId): LanguageReader {
+  if (language === 'markdown') return 'headings';
+  return GRAMMARS[language] ? 'grammar' : 'text';
+}
+
 /** The `.wasm` file name of a language's grammar, or undefined for markdown. */
 export function wasmFileFor(language: LanguageId): string | undefined {
   return GRAMMARS[language]?.file;
@@ -85,7 +148,7 @@ const QUERY_BASE: Partial<Record<LanguageId, LanguageId>> = { tsx: 'typescript' 
  * query reaches files that did not change. Bump it with every change to `queries/`;
  * test/core/parse.test.ts pins the queries' hash to it and fails until it is bumped.
  */
-export const EXTRACTOR_VERSION = 3;
+export const EXTRACTOR_VERSION = 4;
 
 /** The tag query files of a language under the queries directory, concatenated in order. */
 export function queryFilesFor(language: LanguageId): string[] {

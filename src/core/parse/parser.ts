@@ -36,6 +36,7 @@ import {
   type DefInfo,
 } from './chunker';
 import { readImport } from './imports';
+import { chunkText, type TextLanguageRules } from './text-chunker';
 import { GRAMMARS, queryFilesFor } from './languages';
 
 /*
@@ -295,12 +296,26 @@ class TreeSitterCodeParser implements CodeParser {
   private readonly localsQueries = new Map<LanguageId, Query | null>();
   private readonly extraQueries = new Map<string, Query | null>();
   private readonly chunkOptions: ChunkOptions;
+  private textRulesCache: Partial<Record<LanguageId, TextLanguageRules>> | undefined;
 
   constructor(
     private readonly loc: Locations,
     chunk: Partial<ChunkOptions> | undefined,
   ) {
     this.chunkOptions = { ...DEFAULT_CHUNK_OPTIONS, ...chunk };
+  }
+
+  /** The line rules of the languages read as text, from `queries/text-definitions.json`. */
+  private textRules(): Partial<Record<LanguageId, TextLanguageRules>> {
+    if (!this.textRulesCache) {
+      const file = path.join(this.loc.queriesDir, 'text-definitions.json');
+      try {
+        this.textRulesCache = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<Record<LanguageId, TextLanguageRules>>;
+      } catch (e) {
+        throw new VltError('PARSER_UNAVAILABLE', `cannot load the text languages' definition patterns: ${String(e)}`, { file }, { cause: e });
+      }
+    }
+    return this.textRulesCache;
   }
 
   private runtime(language: LanguageId): LanguageRuntime {
@@ -339,6 +354,10 @@ class TreeSitterCodeParser implements CodeParser {
   parse(_path: string, language: LanguageId, source: string): ParsedFile {
     if (language === 'markdown') {
       const { symbols, chunks } = chunkMarkdown(source, this.chunkOptions);
+      return { language, imports: [], importSpecs: [], chunks, symbols, refs: [] };
+    }
+    if (!GRAMMARS[language]) {
+      const { symbols, chunks } = chunkText(source, this.textRules()[language], this.chunkOptions);
       return { language, imports: [], importSpecs: [], chunks, symbols, refs: [] };
     }
     const rt = this.runtime(language);
