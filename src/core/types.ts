@@ -46,6 +46,10 @@ export const LANGUAGES = [
   'protobuf',
   'vue',
   'svelte',
+  'scheme',
+  'vimscript',
+  'cmake',
+  'make',
 ] as const;
 
 export type LanguageId = (typeof LANGUAGES)[number];

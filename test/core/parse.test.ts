@@ -64,7 +64,14 @@ const EXT: Record<LanguageId, string> = {
   protobuf: 'proto',
   vue: 'vue',
   svelte: 'svelte',
+  scheme: 'scm',
+  vimscript: 'vim',
+  cmake: 'cmake',
+  make: 'mk',
 };
+
+/** Fixtures known by their whole name. */
+const FIXTURE_NAME: Partial<Record<LanguageId, string>> = { cmake: 'CMakeLists.txt', make: 'Makefile' };
 
 /**
  * The fixtures are small, so the golden run uses small chunk limits to exercise splitting,
@@ -147,7 +154,7 @@ afterAll(() => {
 });
 
 /** The hash of every query file (and the text languages' patterns) at EXTRACTOR_VERSION 4. */
-const QUERIES_HASH = '61d7db9554fe57a08e2ae806c98bdc5e91b02df2';
+const QUERIES_HASH = 'bd38b328a345c8b72f7ba218d3c86f206823d3c5';
 
 describe('languages', () => {
   it('maps extensions to languages', () => {
@@ -168,7 +175,9 @@ describe('languages', () => {
       ['x.kts', 'kotlin'],
       ['README.markdown', 'markdown'],
       ['C:\\src\\main.go', 'go'],
-      ['Makefile', undefined],
+      ['Makefile', 'make'],
+      ['src/CMakeLists.txt', 'cmake'],
+      ['ice-9/match.scm', 'scheme'],
       ['.ts', undefined],
       ['x.txt', undefined],
       ['lib/cart.ex', 'elixir'],
@@ -208,7 +217,7 @@ describe('languages', () => {
 describe('golden output per language', () => {
   for (const lang of LANGUAGES) {
     it(lang, () => {
-      const file = path.join(FIXTURES, lang, `sample.${EXT[lang]}`);
+      const file = path.join(FIXTURES, lang, FIXTURE_NAME[lang] ?? `sample.${EXT[lang]}`);
       const source = fs.readFileSync(file, 'utf8');
       const r = parser.parse(file, lang, source);
       checkChunks(r, source, { ...DEFAULT_CHUNK_OPTIONS, ...GOLDEN_CHUNKS });
@@ -293,7 +302,7 @@ describe('robustness', () => {
 
   it('survives truncated and scrambled sources in every language', () => {
     for (const lang of LANGUAGES) {
-      const src = fs.readFileSync(path.join(FIXTURES, lang, `sample.${EXT[lang]}`), 'utf8');
+      const src = fs.readFileSync(path.join(FIXTURES, lang, FIXTURE_NAME[lang] ?? `sample.${EXT[lang]}`), 'utf8');
       const lines = src.split('\n');
       // Deterministic variants: prefixes cut mid-token, and lines in a scrambled order.
       const variants = [1, 2, 3, 5, 7].map((k) => src.slice(0, Math.floor((src.length * k) / 8)));
@@ -494,13 +503,13 @@ describe('parse pool', () => {
       const langs: LanguageId[] = ['go', 'python', 'rust', 'typescript'];
       const results = await Promise.all(
         langs.map((lang) => {
-          const file = path.join(FIXTURES, lang, `sample.${EXT[lang]}`);
+          const file = path.join(FIXTURES, lang, FIXTURE_NAME[lang] ?? `sample.${EXT[lang]}`);
           return pool.parse(file, lang, fs.readFileSync(file, 'utf8'));
         }),
       );
       const local = await createCodeParser();
       langs.forEach((lang, i) => {
-        const file = path.join(FIXTURES, lang, `sample.${EXT[lang]}`);
+        const file = path.join(FIXTURES, lang, FIXTURE_NAME[lang] ?? `sample.${EXT[lang]}`);
         expect(results[i]).toEqual(local.parse(file, lang, fs.readFileSync(file, 'utf8')));
       });
       local.dispose();

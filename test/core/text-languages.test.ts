@@ -38,7 +38,7 @@ describe('languages read as text', () => {
     dir = tempDir('vlt-text-langs-');
     for (const lang of LANGUAGES) cpSync(path.join(FIXTURES, lang), path.join(dir, lang), { recursive: true });
     writeFileSync(path.join(dir, 'NOTES.txt'), 'plain text\n');
-    writeFileSync(path.join(dir, 'Makefile'), 'all:\n\techo hi\n');
+    writeFileSync(path.join(dir, 'data.yaml'), 'a: 1\n');
     engine = await Engine.open(dir, { fs: nodeWorkspaceFs, embeddingProvider: null }, 'write');
     await engine.index();
   }, 60_000);
@@ -50,12 +50,13 @@ describe('languages read as text', () => {
   it('indexes every fixture, one per language, and says how each language was read', () => {
     const status = engine.status();
     const fixtures = LANGUAGES.flatMap((l) => readdirSync(path.join(FIXTURES, l)));
+    expect(fixtures.length).toBe(LANGUAGES.length);
     expect(status.files).toBe(fixtures.length);
     for (const lang of LANGUAGES) expect(status.languages[lang], lang).toBe(1);
     for (const lang of TEXT_LANGUAGES) expect(status.language_readers[lang], lang).toBe('text');
     expect(status.language_readers.go).toBe('grammar');
     expect(status.unsupported_files).toBe(2);
-    expect(status.unsupported_extensions).toEqual({ '.txt': 1, Makefile: 1 });
+    expect(status.unsupported_extensions).toEqual({ '.txt': 1, '.yaml': 1 });
   });
 
   it('finds a definition of every text language by its name, through the symbol table', async () => {

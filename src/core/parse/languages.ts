@@ -87,6 +87,21 @@ export const EXTENSION_LANGUAGES: Readonly<Record<string, LanguageId>> = {
   '.proto': 'protobuf',
   '.vue': 'vue',
   '.svelte': 'svelte',
+  '.scm': 'scheme',
+  '.ss': 'scheme',
+  '.sld': 'scheme',
+  '.vim': 'vimscript',
+  '.cmake': 'cmake',
+  '.mk': 'make',
+  '.mak': 'make',
+};
+
+/** Files known by their whole name, which has no telling extension. */
+export const FILENAME_LANGUAGES: Readonly<Record<string, LanguageId>> = {
+  'CMakeLists.txt': 'cmake',
+  Makefile: 'make',
+  makefile: 'make',
+  GNUmakefile: 'make',
 };
 
 /** Where a grammar comes from: the npm package that ships it and the file name inside it. */
@@ -165,6 +180,8 @@ export function isTsFamily(language: LanguageId): boolean {
 export function languageForPath(path: string): LanguageId | undefined {
   const slash = Math.max(path.lastIndexOf('/'), path.lastIndexOf('\\'));
   const base = path.slice(slash + 1);
+  const byName = FILENAME_LANGUAGES[base];
+  if (byName) return byName;
   const dot = base.lastIndexOf('.');
   // A leading dot marks a hidden file (".ts" is a name, not an extension).
   if (dot <= 0) return undefined;
