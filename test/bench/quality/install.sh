@@ -55,6 +55,8 @@ zip_corpus() { # id zip member-dir
   unzip -q "$zip" "$member/*" -d "$dest"
   echo "$zip:$member" > "$dest/.installed"
 }
-zip_corpus java-concurrent /usr/lib/jvm/java-17-openjdk-amd64/lib/src.zip java.base/java/util/concurrent
+jdk_src_zip="$(ls /usr/lib/jvm/java-17-openjdk-*/lib/src.zip 2>/dev/null | head -n 1)"
+[ -n "$jdk_src_zip" ] || { echo "openjdk-17-source: src.zip not found" >&2; exit 1; }
+zip_corpus java-concurrent "$jdk_src_zip" java.base/java/util/concurrent
 
 echo "bench corpora installed under $bench and in Debian's paths"
