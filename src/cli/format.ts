@@ -136,7 +136,8 @@ export function formatSearch(res: SearchOutput, explain: boolean): string {
     out(`  ${r.name} (${r.ms} ms)${r.skipped ? `: skipped, ${r.skipped}` : ''}`);
     for (const t of r.top) out(`    ${String(t.rank).padStart(2)}. ${t.path}:${t.line}  ${t.score}${t.why ? `  ${t.why}` : ''}`);
   }
-  out('  fusion (weighted reciprocal rank, k=60):');
+  out(`  ranking (query intent: ${e.rank.intent}): ${e.rank.stages.map((st) => `${st.stage} ${st.changed}${st.note ? ` (${st.note})` : ''}`).join(', ')}`);
+  out('  final order (weighted reciprocal-rank fusion, then the ranking stages):');
   for (const f of e.fusion) out(`    ${f.path}:${f.line}  ${f.score}  ${Object.entries(f.ranks).map(([k, v]) => `${k}#${v}`).join(' ')}`);
   return lines.join('\n');
 }

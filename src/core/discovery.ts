@@ -24,7 +24,7 @@ import ignore, { type Ignore } from 'ignore';
 import picomatch from 'picomatch';
 import type { VltConfig } from './config';
 import { VltError } from './errors';
-import { languageForPath } from './parse/languages';
+import { languageForPath, languageFromFirstLine } from './parse/languages';
 import type { EntryKind, FileStat, Logger, ProgressSink, WorkspaceFs } from './ports';
 import type { LanguageId } from './types';
 
@@ -321,6 +321,14 @@ function joinRel(dir: string, name: string): string {
   return dir === '' ? name : `${dir}/${name}`;
 }
 
+/** Extensionless files larger than this are not read to find their language. */
+const SNIFF_MAX_BYTES = 1024 * 1024;
+
+/** `bash_completion`, `deploy`: no dot after the first character. Hidden files are not sniffed. */
+function isExtensionless(name: string): boolean {
+  return !name.startsWith('.') && !name.includes('.');
+}
+
 function isInside(realRoot: string, target: string): boolean {
   return target === realRoot || target.startsWith(realRoot.endsWith(sep) ? realRoot : realRoot + sep);
 }
@@ -438,6 +446,21 @@ export async function discoverFiles(
     }
   };
 
+  /**
+   * The language of a file with no extension, from its first line (a `#!` interpreter, an Emacs
+   * mode line); only small regular files are read, and only their first bytes are looked at.
+   */
+  const sniffLanguage = async (abs: string, known?: FileStat): Promise<LanguageId | undefined> => {
+    try {
+      const st = known ?? (await limit(() => fs.stat(abs)));
+      if (st.kind !== 'file' || st.size === 0 || st.size > Math.min(maxBytes, SNIFF_MAX_BYTES)) return undefined;
+      const bytes = await limit(() => fs.readFile(abs));
+      return languageFromFirstLine(new TextDecoder('utf-8', { fatal: false }).decode(bytes.subarray(0, 300)));
+    } catch {
+      return undefined;
+    }
+  };
+
   const denied = (rel: string, link?: { target?: string }): string | undefined =>
     deniedBy(rel, config.security.deny) ?? (link?.target !== undefined ? deniedBy(link.target, config.security.deny) : undefined);
 
@@ -455,7 +478,7 @@ export async function discoverFiles(
     link?: { stat: FileStat; outside: boolean; target?: string },
     goVendor = false,
   ): Promise<void> => {
-    const language = languageForPath(name);
+    const language = languageForPath(name) ?? (isExtensionless(name) ? await sniffLanguage(abs, link?.stat) : undefined);
     if (language === undefined) {
       unsupported(name);
       if (opts.alsoList?.test(name) && !link?.outside && !isIgnored(ignores, rel, false) && !exclude.match(rel) && !denied(rel, link)) listed.push(rel);

@@ -17,7 +17,7 @@ import { createParsePool, type ParsePool } from './parse/pool';
 import { silentLogger, type EmbeddingProvider, type Logger, type ProgressSink, type WorkspaceFs } from './ports';
 import { SymbolTables } from './search/symbol-tables';
 import { SearchIndex } from './search/orama-index';
-import { WorkspaceSearch, type SearchOutput } from './search/workspace-search';
+import { WorkspaceSearch, type SearchOptions, type SearchOutput } from './search/workspace-search';
 import { bytesOnDisk, composeStatus, writeStatusSummary, type StatusReport, type StoredStatus } from './status';
 import { IndexStore, SCHEMA_VERSION, type ChunkRow, type FileRow } from './store/store';
 import type { LanguageId } from './types';
@@ -439,7 +439,7 @@ export class Engine {
     this.symbolTables.invalidate(changed);
   }
 
-  async search(query: string, opts: { k?: number; language?: string; pathGlob?: string; signal?: AbortSignal; withSnippetLine?: boolean } = {}): Promise<SearchOutput> {
+  async search(query: string, opts: SearchOptions = {}): Promise<SearchOutput> {
     return this.searcher.search(query, opts);
   }
 

@@ -12,9 +12,9 @@ import * as esbuild from 'esbuild';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const work = path.join(root, '.bench');
 mkdirSync(work, { recursive: true });
-// Suites: go, django (the corpus measurements), process, intel, repomap, memory, oracle, nocontext, locate, context, vscode, chat; none named = all.
+// Suites: go, django (the corpus measurements), process, intel, repomap, memory, oracle, nocontext, locate, context, vscode, chat, quality; none named = all.
 // `--model`: the nocontext suite answers with the model the user configured (it calls it once per question).
-const only = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const only = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && all[i - 1] !== '--split');
 const withModel = process.argv.includes('--model');
 const want = (suite) => only.length === 0 || only.includes(suite);
 const GO_SRC = '/usr/share/go-1.19/src';
@@ -190,6 +190,16 @@ async function runBench(name, args = [], opts = {}) {
   return JSON.parse(
     execFileSync(process.execPath, [out, ...args], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, VLT_EMBEDDINGS: 'off' }, maxBuffer: 256 * 1024 * 1024 }),
   );
+}
+
+// Search quality on the project's frozen query set (test/bench/quality): NDCG@10 and Recall@10
+// per language and kind, beside the index's BM25 alone, on the test half; each ranking stage
+// measured by ablation. `--split tune` measures the tuning half instead.
+if (want('quality')) {
+  console.error('[quality] installing the corpora (Debian and npm)…');
+  execFileSync('bash', [path.join(root, 'test/bench/quality/install.sh')], { stdio: 'inherit' });
+  const splitArg = process.argv.includes('--split') ? process.argv[process.argv.indexOf('--split') + 1] : 'test';
+  results.quality = await runBench('quality-bench', ['--split', splitArg, '--ablate', 'all,intent,file-kind,definition,path-words,coherence,diversity']);
 }
 
 // The repository map on the Go standard library, on the copy (and index) the go corpus made;

@@ -67,7 +67,8 @@ describe('vlt coderag on the per-language fixtures', () => {
     expect(r.stdout).toMatch(/symbol \(/);
     expect(r.stdout).toMatch(/bm25 \(/);
     expect(r.stdout).toMatch(/vector \(.*skipped, vectors are off/);
-    expect(r.stdout).toMatch(/fusion \(weighted reciprocal rank/);
+    expect(r.stdout).toMatch(/ranking \(query intent: \w+\): intent/);
+    expect(r.stdout).toMatch(/final order \(weighted reciprocal-rank fusion, then the ranking stages\)/);
   });
 
   it('maps errors to exit codes: 2 for usage, 1 for failures', async () => {
@@ -225,13 +226,15 @@ describe('bad input', () => {
       const r = await vlt(['coderag', 'init', ws.dir, '--dry-run', '--json']);
       expect(r.code, r.stderr).toBe(0);
       const report = JSON.parse(r.stdout);
-      expect(report.files).toBe(15);
+      // One file per language, grammar or not.
+      expect(report.files).toBe(48);
       expect(report.languages.go.files).toBe(1);
+      expect(report.languages.lua.files).toBe(1);
       expect(report.skippedDirs).toEqual([expect.objectContaining({ path: 'node_modules', reason: 'vendored' })]);
       expect(report.estimatedEmbeddingTokens).toBeGreaterThan(100);
       expect(existsSync(path.join(ws.dir, '.vlt'))).toBe(false);
       const human = await vlt(['coderag', 'init', ws.dir, '--dry-run']);
-      expect(human.stdout).toMatch(/would index 15 files/);
+      expect(human.stdout).toMatch(/would index 48 files/);
       expect(human.stdout).toMatch(/vendored 1: node_modules\//);
     } finally {
       ws.cleanup();

@@ -187,3 +187,39 @@ export function languageForPath(path: string): LanguageId | undefined {
   if (dot <= 0) return undefined;
   return EXTENSION_LANGUAGES[base.slice(dot).toLowerCase()];
 }
+
+/** Interpreters named by a `#!` line, and the language of their scripts. */
+const INTERPRETERS: Readonly<Record<string, LanguageId>> = {
+  sh: 'bash', bash: 'bash', zsh: 'bash', ksh: 'bash', dash: 'bash', ash: 'bash',
+  python: 'python', python2: 'python', python3: 'python',
+  node: 'javascript', nodejs: 'javascript', deno: 'typescript', bun: 'typescript', 'ts-node': 'typescript', tsx: 'typescript',
+  ruby: 'ruby', perl: 'perl', php: 'php', lua: 'lua', luajit: 'lua', tclsh: 'tcl', wish: 'tcl',
+  Rscript: 'r', julia: 'julia', elixir: 'elixir', escript: 'erlang', runhaskell: 'haskell', runghc: 'haskell',
+  pwsh: 'powershell', guile: 'scheme', racket: 'racket', sbcl: 'lisp', clisp: 'lisp', make: 'make', groovy: 'groovy', scala: 'scala',
+  swift: 'swift', kotlin: 'kotlin', 'dart': 'dart', crystal: 'crystal', nim: 'nim',
+};
+
+/** Emacs mode names in a `-*- … -*-` first line. */
+const EMACS_MODES: Readonly<Record<string, LanguageId>> = {
+  'shell-script': 'bash', sh: 'bash', bash: 'bash', python: 'python', perl: 'perl', cperl: 'perl', ruby: 'ruby',
+  'emacs-lisp': 'lisp', lisp: 'lisp', scheme: 'scheme', tcl: 'tcl', makefile: 'make', c: 'c', 'c++': 'cpp',
+  js: 'javascript', javascript: 'javascript', lua: 'lua', sql: 'sql',
+};
+
+/**
+ * The language of a file without a telling name (`bash_completion`, `bin/deploy`), from its
+ * first line: a `#!` interpreter (`#!/usr/bin/env python3`) or an Emacs mode line
+ * (`-*- shell-script -*-`). Undefined when neither names a language we read.
+ */
+export function languageFromFirstLine(head: string): LanguageId | undefined {
+  const first = head.slice(0, 300).split('\n', 1)[0] ?? '';
+  const shebang = /^#!\s*\S*?\/(?:env\s+(?:-\S+\s+)*)?([A-Za-z][\w.+-]*)/.exec(first) ?? /^#!\s*([A-Za-z][\w.+-]*)/.exec(first);
+  if (shebang?.[1]) {
+    const name = shebang[1].replace(/[\d.]+$/, '') || shebang[1];
+    return INTERPRETERS[shebang[1]] ?? INTERPRETERS[name];
+  }
+  const mode = /-\*-\s*(?:.*?\bmode:\s*)?([\w+-]+)\s*;?[^\n]*?-\*-/i.exec(first);
+  if (mode?.[1]) return EMACS_MODES[mode[1].toLowerCase()];
+  return undefined;
+}
+

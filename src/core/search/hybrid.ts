@@ -3,8 +3,10 @@
  *   1. analyse the query (query.ts);
  *   2. run each retriever: BM25F over chunks, exact symbol lookup, path/stack-frame lookup,
  *      and vectors when an embedding provider is configured;
- *   3. fuse the ranked lists with weighted reciprocal-rank fusion (per-retriever k);
- *   4. cut to k. Language and path filters apply inside each retriever, before its own cut.
+ *   3. fuse the ranked lists with weighted reciprocal-rank fusion (per-retriever k), the symbol
+ *      list weighted by the query's intent (rank.ts);
+ *   4. rerank the best fused candidates with the ranking layer's stages (rank.ts);
+ *   5. cut to k. Language and path filters apply inside each retriever, before its own cut.
  * Every stage records what it did, so `--explain` can show each list and the fusion.
  */
 import picomatch from 'picomatch';
@@ -13,6 +15,8 @@ import type { SearchIndex } from './orama-index';
 import { LONG_QUERY_TERMS } from './orama-index';
 import type { SymbolKind } from '../types';
 import { VltError } from '../errors';
+import { queryIntent, RANK, rankCandidates, STAGES_OFF_BY_DEFAULT, stemExpansions, symbolMatchWeight, type QueryIntent, type RankStage, type StageTrace } from './rank';
+import { normalizeSymbolName } from './symbol-name';
 
 export type RetrieverName = 'symbol' | 'bm25' | 'path' | 'vector';
 
@@ -48,6 +52,8 @@ export interface SearchSources {
   prefetch(fileIds: Iterable<number>, names: Iterable<string>): void;
   /** Present when embeddings are configured. */
   embedQuery?: (query: string, signal?: AbortSignal) => Promise<Float32Array>;
+  /** What the ranking layer needs to know of candidate chunks: file, language, kind, main definition. */
+  describe(ids: readonly number[]): Map<number, { path: string; language: string; kind: string; symbol: string | undefined }>;
 }
 
 export interface RetrieverHit {
@@ -60,6 +66,8 @@ export interface RetrieverHit {
   symbolKind?: string;
   /** The line that definition starts at. */
   symbolLine?: number;
+  /** The symbol retriever matched the name by one query word only (not a join, not an identifier). */
+  wordOnly?: boolean;
 }
 
 export interface RetrieverRun {
@@ -86,13 +94,20 @@ export interface HybridOptions {
   language?: string;
   pathGlob?: string;
   signal?: AbortSignal;
+  /** Ranking stages to leave out (benchmarks measure each stage by ablation); default {@link STAGES_OFF_BY_DEFAULT}. */
+  disabledStages?: readonly RankStage[];
 }
 
 export interface HybridResult {
   analysis: AnalyzedQuery;
   runs: RetrieverRun[];
   fused: FusedHit[];
+  /** The query's intent and what each ranking stage did. */
+  rank: { intent: QueryIntent; stages: StageTrace[] };
 }
+
+/** How many fused candidates the ranking layer reorders before the cut. */
+const RANK_POOL = 60;
 
 /**
  * Weighted RRF parameters per retriever. k = 60 (Cormack et al.) flattens rank differences,
@@ -118,13 +133,7 @@ const MAX_DEFS_PER_NAME = 5000;
 const TYPE_KINDS = new Set<SymbolKind>(['class', 'interface', 'struct', 'trait', 'enum', 'type']);
 const TEST_PATH = /(^|\/)(tests?|__tests__|spec)\/|_test\.go$|(^|\/)test_[^/]*\.py$|_test\.py$|\.(test|spec)\.[jt]sx?$|Tests?\.(java|cs|kt|swift)$/;
 
-/**
- * The lookup key of a symbol name: lower case without underscores, so that `parse_duration`,
- * `ParseDuration` and the query words "parse duration" all meet at `parseduration`.
- */
-export function normalizeSymbolName(name: string): string {
-  return name.toLowerCase().replace(/_/g, '');
-}
+export { normalizeSymbolName };
 
 /**
  * Most `*` wildcards (runs of stars, outside whole `**` segments) a path glob may hold. The
@@ -155,17 +164,33 @@ export function checkPathGlob(glob: string): void {
 export async function hybridSearch(sources: SearchSources, query: string, opts: HybridOptions): Promise<HybridResult> {
   if (opts.pathGlob) checkPathGlob(opts.pathGlob);
   const analysis = analyzeQuery(query);
+  const disabled = new Set(opts.disabledStages ?? STAGES_OFF_BY_DEFAULT);
+  const intent = queryIntent(analysis);
   // The filters run inside each retriever, before its cut: a scope holds its own best hits
   // even when the whole index's best lie elsewhere.
   const filter = makeFilter(sources.index, opts);
   const runs: RetrieverRun[] = [
     timed('symbol', () => symbolRetriever(sources, analysis)),
     timed('path', () => pathRetriever(sources, analysis, filter)),
-    timed('bm25', () => bm25Retriever(sources, analysis, opts.language, filter)),
+    timed('bm25', () => bm25Retriever(sources, analysis, intent, opts.language, filter, disabled)),
     await vectorRetriever(sources, analysis, opts, filter),
   ];
   for (const run of runs) run.hits = (filter ? run.hits.filter((h) => filter.id(h.id)) : run.hits).slice(0, PER_RETRIEVER);
-  return { analysis, runs, fused: fuse(runs).slice(0, opts.k) };
+  const fused = fuse(runs, disabled.has('intent') ? undefined : intent);
+  const pool = fused.slice(0, Math.max(RANK_POOL, opts.k));
+  const about = sources.describe(pool.map((f) => f.id));
+  const { ranked, trace } = rankCandidates(
+    pool.flatMap((f) => {
+      const d = about.get(f.id);
+      return d ? [{ id: f.id, score: f.score, path: d.path, language: d.language, kind: d.kind, symbol: d.symbol, matchedSymbol: f.symbol }] : [];
+    }),
+    analysis,
+    intent,
+    disabled,
+  );
+  const byId = new Map(pool.map((f) => [f.id, f]));
+  const reranked = ranked.map((c) => ({ ...byId.get(c.id)!, score: c.score }));
+  return { analysis, runs, fused: reranked.slice(0, opts.k), rank: { intent, stages: trace } };
 }
 
 function timed(name: RetrieverName, fn: () => RetrieverHit[] | { skipped: string }): RetrieverRun {
@@ -296,7 +321,8 @@ function symbolRetriever(sources: SearchSources, q: AnalyzedQuery): RetrieverHit
       const chunk = sources.chunkAt(def.fileId, def.startLine);
       if (chunk === undefined) continue;
       const prev = best.get(chunk);
-      if (!prev || prev.score < score) best.set(chunk, { id: chunk, score, why: `${def.kind} ${def.qualifiedName}`, symbol: def.qualifiedName, symbolKind: def.kind, symbolLine: def.startLine });
+      const wordOnly = strength <= NAME_STRENGTH.word && !exactIdents.has(def.name);
+      if (!prev || prev.score < score) best.set(chunk, { id: chunk, score, why: `${def.kind} ${def.qualifiedName}`, symbol: def.qualifiedName, symbolKind: def.kind, symbolLine: def.startLine, wordOnly });
     }
   }
   return [...best.values()].sort((a, b) => b.score - a.score || a.id - b.id);
@@ -322,14 +348,18 @@ function pathRetriever(sources: SearchSources, q: AnalyzedQuery, filter: ScopeFi
   return hits;
 }
 
-function bm25Retriever(sources: SearchSources, q: AnalyzedQuery, language: string | undefined, filter: ScopeFilter | undefined): RetrieverHit[] {
+function bm25Retriever(sources: SearchSources, q: AnalyzedQuery, intent: QueryIntent, language: string | undefined, filter: ScopeFilter | undefined, disabled: ReadonlySet<RankStage>): RetrieverHit[] {
   let text = q.raw;
   if (q.terms.length > LONG_QUERY_TERMS && q.isLong) {
     // For a pasted report, identifiers and path words carry the signal; prose is noise.
     const strong = [...q.identifiers, ...q.paths.map((p) => p.path)].join(' ');
     if (strong.trim()) text = `${strong} ${strong} ${q.raw}`;
   }
-  return sources.index.searchText(text, { limit: PER_RETRIEVER * 2, ...(language ? { language } : {}), ...(filter ? { accept: filter.id } : {}) }).map((h) => ({ id: h.id, score: h.score }));
+  const expansions = q.isLong || disabled.has('stems') ? undefined : stemExpansions(q, (t) => sources.index.hasTerm(t));
+  const boost = intent === 'sentence' && !disabled.has('intent') ? { name: RANK.sentenceNameBoost, path: RANK.sentencePathBoost, sig: RANK.sentenceSigBoost } : undefined;
+  return sources.index
+    .searchText(text, { limit: PER_RETRIEVER * 2, ...(language ? { language } : {}), ...(filter ? { accept: filter.id } : {}), ...(expansions?.size ? { expansions } : {}), ...(boost ? { boost } : {}) })
+    .map((h) => ({ id: h.id, score: h.score }));
 }
 
 /** Vector search compares every vector anyway: a scoped one asks for this many more, then filters. */
@@ -348,8 +378,12 @@ async function vectorRetriever(sources: SearchSources, q: AnalyzedQuery, opts: H
   }
 }
 
-/** Weighted reciprocal-rank fusion. Ties break on the lower chunk id for stable output. */
-export function fuse(runs: RetrieverRun[]): FusedHit[] {
+/**
+ * Weighted reciprocal-rank fusion. Ties break on the lower chunk id for stable output. With an
+ * `intent`, a symbol hit that matched one word of a sentence counts less (rank.ts): "running
+ * total of the cart" is not a question about every definition named `total`.
+ */
+export function fuse(runs: RetrieverRun[], intent?: QueryIntent): FusedHit[] {
   const fused = new Map<number, FusedHit>();
   for (const run of runs) {
     const { k, weight, scaled } = RRF[run.name];
@@ -364,7 +398,8 @@ export function fuse(runs: RetrieverRun[]): FusedHit[] {
         fused.set(h.id, f);
       }
       const confidence = scaled && top > 0 ? Math.max(0, h.score) / top : 1;
-      f.score += (weight * confidence) / (k + rank);
+      const byIntent = intent && run.name === 'symbol' ? symbolMatchWeight(intent, h.wordOnly === true) : { factor: 1, flatten: false };
+      f.score += (weight * confidence * byIntent.factor) / ((byIntent.flatten ? RRF.bm25.k : k) + rank);
       f.ranks[run.name] = rank;
       if (h.why && !f.why) f.why = h.why;
       if (h.symbol && !f.symbol) {

@@ -263,8 +263,9 @@ export class SearchIndex {
    * are scored, before the limit (a path scope must not come back empty because the best
    * `limit` chunks of the whole index lie elsewhere).
    */
-  searchText(query: string, opts: { limit: number; language?: string; boost?: Partial<Record<TextField, number>>; accept?: (id: number) => boolean }): ScoredChunk[] {
-    const terms = tokenizeQuery(query);
+  searchText(query: string, opts: { limit: number; language?: string; boost?: Partial<Record<TextField, number>>; accept?: (id: number) => boolean; expansions?: ReadonlyMap<string, number> }): ScoredChunk[] {
+    const own = tokenizeQuery(query);
+    const terms = opts.expansions ? [...own, ...[...opts.expansions.keys()].filter((t) => !own.includes(t))] : own;
     if (terms.length === 0) return [];
     // Straight to the text index, not through Orama's search: Orama would re-sort every hit and
     // fetch documents; the ranking is the same (score, then slot, best first).
@@ -284,9 +285,15 @@ export class SearchIndex {
             }
           : {}),
         limit: opts.limit,
-        maxDocFrequency: terms.length > LONG_QUERY_TERMS ? 0.25 : 1,
+        maxDocFrequency: own.length > LONG_QUERY_TERMS ? 0.25 : 1,
+        ...(opts.expansions ? { weights: opts.expansions } : {}),
       })
       .map((h) => ({ id: Number(ids[h.slot - 1]), score: h.score }));
+  }
+
+  /** Whether any chunk's text holds `term` (an index term: lower case, plurals folded). */
+  hasTerm(term: string): boolean {
+    return this.store.text.hasTerm(term);
   }
 
   /** Nearest chunks to a query vector (cosine similarity). */

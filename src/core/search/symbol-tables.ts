@@ -8,7 +8,8 @@
 import type { Logger } from '../ports';
 import type { IndexStore, SymbolRow } from '../store/store';
 import { identifierParts } from './tokenizer';
-import { normalizeSymbolName, type SymbolCandidate } from './hybrid';
+import type { SymbolCandidate } from './hybrid';
+import { normalizeSymbolName } from './symbol-name';
 import { encodeSymbolTable, PersistedSymbolTable } from './symbol-table';
 
 /** Most changed files patched into the tables; more reload them from the store. */

@@ -26,6 +26,8 @@ export interface TextSearchOptions {
   limit?: number;
   /** Terms present in more than this share of documents are skipped as noise (0..1). */
   maxDocFrequency?: number;
+  /** A weight per query term (default 1): expansions of the query count less than its own words. */
+  weights?: ReadonlyMap<string, number>;
 }
 
 export interface TextHit {
@@ -239,7 +241,7 @@ export class CodeTextIndex {
         const idf = Math.log(1 + (live - df + 0.5) / (df + 0.5));
         // Evaluated as (boost * idf * tf * (K1 + 1)) / (tf + norm), in the same order as ever,
         // so scores are bit for bit what they were.
-        const weight = boost * idf;
+        const weight = boost * idf * (opts.weights?.get(term) ?? 1);
         const norm = this.normsOf(f, live);
         for (let i = 0; i < list.length; i += 2) {
           const slot = list[i]!;
@@ -331,6 +333,11 @@ export class CodeTextIndex {
   }
 
   /** A term's id, or undefined when no document holds it. */
+  /** Whether any live or dead document holds `term` (a cheap vocabulary check). */
+  hasTerm(term: string): boolean {
+    return this.idOf(term) !== undefined;
+  }
+
   private idOf(term: string): number | undefined {
     if (!this.sortedVocabulary) return this.termIds.get(term);
     const terms = this.terms;

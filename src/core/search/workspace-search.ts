@@ -8,7 +8,8 @@ import { VltError } from '../errors';
 import { VECTORS_OFF_NOTE } from '../status';
 import type { EmbeddingProvider } from '../ports';
 import type { IndexStore, ChunkRow } from '../store/store';
-import { hybridSearch, normalizeSymbolName, type FusedHit, type RetrieverRun, type SearchSources } from './hybrid';
+import { hybridSearch, normalizeSymbolName, type FusedHit, type HybridResult, type RetrieverRun, type SearchSources } from './hybrid';
+import type { RankStage } from './rank';
 import type { SearchIndex } from './orama-index';
 import type { AnalyzedQuery } from './query';
 import { hitSnippet, SNIPPET_LINES } from './snippet';
@@ -48,9 +49,21 @@ export interface SearchOutput {
     analysis: AnalyzedQuery;
     retrievers: Array<{ name: string; ms: number; skipped?: string; top: Array<{ rank: number; path: string; line: number; score: number; why?: string }> }>;
     fusion: Array<{ path: string; line: number; score: number; ranks: FusedHit['ranks'] }>;
+    /** The query's intent and what each ranking stage did (rank.ts). */
+    rank: HybridResult['rank'];
     vectors: string;
     ms: number;
   };
+}
+
+export interface SearchOptions {
+  k?: number;
+  language?: string;
+  pathGlob?: string;
+  signal?: AbortSignal;
+  withSnippetLine?: boolean;
+  /** Ranking stages to leave out; benchmarks only. */
+  disabledStages?: readonly RankStage[];
 }
 
 export interface WorkspaceSearchDeps {
@@ -65,6 +78,8 @@ export class WorkspaceSearch {
   private chunkRanges = new Map<number, Array<{ id: number; start: number; end: number }>>();
   private filePaths: Array<{ fileId: number; path: string }> | undefined;
   private refCounts = new Map<string, number>();
+  /** Chunk rows the ranking layer read during the current search, reused for its hits. */
+  private readonly rowCache = new Map<number, ChunkRow>();
 
   constructor(private readonly deps: WorkspaceSearchDeps) {}
 
@@ -109,6 +124,11 @@ export class WorkspaceSearch {
         const s = suffix.replace(/^\/+/, '');
         return this.filePaths.filter((f) => f.path === s || f.path.endsWith(`/${s}`));
       },
+      describe: (ids) => {
+        const rows = this.deps.store.getChunks([...ids]);
+        for (const r of rows) this.rowCache.set(r.id, r);
+        return new Map(rows.map((r) => [r.id, { path: r.path, language: r.language, kind: r.kind, symbol: r.symbol }]));
+      },
       referenceCount: (name) => {
         let n = this.refCounts.get(name);
         if (n === undefined) {
@@ -129,7 +149,7 @@ export class WorkspaceSearch {
     };
   }
 
-  async search(query: string, opts: { k?: number; language?: string; pathGlob?: string; signal?: AbortSignal; withSnippetLine?: boolean } = {}): Promise<SearchOutput> {
+  async search(query: string, opts: SearchOptions = {}): Promise<SearchOutput> {
     if (!query.trim()) throw new VltError('USAGE', 'the search query is empty');
     const t0 = performance.now();
     const k = opts.k ?? 10;
@@ -138,10 +158,13 @@ export class WorkspaceSearch {
       ...(opts.language ? { language: opts.language } : {}),
       ...(opts.pathGlob ? { pathGlob: opts.pathGlob } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(opts.disabledStages ? { disabledStages: opts.disabledStages } : {}),
     });
     const explainIds = new Set<number>(res.fused.map((f) => f.id));
     for (const run of res.runs) for (const h of run.hits.slice(0, 10)) explainIds.add(h.id);
-    const rows = new Map(this.deps.store.getChunks([...explainIds]).map((c) => [c.id, c]));
+    const known = [...explainIds].filter((id) => this.rowCache.has(id));
+    const rows = new Map([...known.map((id) => [id, this.rowCache.get(id)!] as const), ...this.deps.store.getChunks([...explainIds].filter((id) => !this.rowCache.has(id))).map((c) => [c.id, c] as const)]);
+    this.rowCache.clear();
     const fileHashes = new Map<number, string>();
     const fileHash = (fileId: number): string => {
       let h = fileHashes.get(fileId);
@@ -183,6 +206,7 @@ export class WorkspaceSearch {
           top: r.hits.slice(0, 10).map((h, i) => ({ rank: i + 1, path: where(h.id)?.path ?? '?', line: where(h.id)?.startLine ?? 0, score: Number(h.score.toFixed(4)), ...(h.why ? { why: h.why } : {}) })),
         })),
         fusion: res.fused.map((f) => ({ path: where(f.id)?.path ?? '?', line: where(f.id)?.startLine ?? 0, score: Number(f.score.toFixed(6)), ranks: f.ranks })),
+        rank: res.rank,
         vectors: this.vectorNote(),
         ms: Number((performance.now() - t0).toFixed(2)),
       },

@@ -1,0 +1,116 @@
+/**
+ * The ranking layer's stages, each alone on hand-made candidates: what a stage must move, and
+ * that switching it off leaves the fused order alone.
+ */
+import { describe, expect, it } from 'vitest';
+import { fuse, type RetrieverRun } from '../../src/core/search/hybrid';
+import { analyzeQuery } from '../../src/core/search/query';
+import { fileKindOf, queryIntent, rankCandidates, RANK_STAGES, stemExpansions, type RankCandidate, type RankStage } from '../../src/core/search/rank';
+
+const cand = (id: number, score: number, path: string, extra: Partial<RankCandidate> = {}): RankCandidate => ({
+  id,
+  score,
+  path,
+  language: path.endsWith('.md') ? 'markdown' : 'go',
+  kind: 'function',
+  symbol: undefined,
+  matchedSymbol: undefined,
+  ...extra,
+});
+
+/** Runs only `stage` (every other stage off) and returns the paths in the new order. */
+function only(stage: RankStage, cands: RankCandidate[], query: string): string[] {
+  const q = analyzeQuery(query);
+  const off = new Set(RANK_STAGES.filter((s) => s !== stage));
+  return rankCandidates(cands, q, queryIntent(q), off).ranked.map((c) => `${c.path}#${c.id}`);
+}
+
+describe('query intent', () => {
+  it.each([
+    ['ParseDuration', 'symbol'],
+    ['http.HandlerFunc', 'symbol'],
+    ['g', 'symbol'],
+    ['how does the router match a path', 'sentence'],
+    ['how does the radix tree match a path', 'sentence'],
+    ['radix tree path matching', 'mixed'],
+    ['where is ServeHTTP called for a request', 'mixed'],
+  ])('%s → %s', (query, intent) => {
+    expect(queryIntent(analyzeQuery(query))).toBe(intent);
+  });
+});
+
+describe('file kinds', () => {
+  it.each([
+    ['net/http/server.go', 'go', 'code'],
+    ['tree_test.go', 'go', 'test'],
+    ['tests/test_views.py', 'python', 'test'],
+    ['src/__tests__/a.ts', 'typescript', 'test'],
+    ['src/zod.test.ts', 'typescript', 'test'],
+    ['spec/cart_spec.rb', 'ruby', 'test'],
+    ['README.md', 'markdown', 'docs'],
+    ['docs/guide/routing.go', 'go', 'docs'],
+    ['examples/basic/main.go', 'go', 'example'],
+    ['api/v1/user.pb.go', 'go', 'generated'],
+  ])('%s is %s', (path, language, kind) => {
+    expect(fileKindOf(path, language)).toBe(kind);
+  });
+});
+
+describe('ranking stages', () => {
+  it('file-kind: implementation above its test and the docs, unless the query asks for tests', () => {
+    const cands = [cand(1, 1.0, 'tree_test.go'), cand(2, 0.9, 'README.md'), cand(3, 0.7, 'tree.go')];
+    expect(only('file-kind', cands, 'radix tree path matching')[0]).toBe('tree.go#3');
+    expect(only('file-kind', cands, 'tests of radix tree path matching')[0]).toBe('tree_test.go#1');
+    expect(only('file-kind', cands, 'what does the readme say about radix trees')[0]).toBe('README.md#2');
+  });
+
+  it('definition: the chunk that defines the named thing above a chunk that mentions it', () => {
+    const cands = [cand(1, 1.0, 'coerce.ts', { symbol: 'string' }), cand(2, 0.85, 'regexes.ts', { symbol: 'email' })];
+    expect(only('definition', cands, 'email validation')).toEqual(['regexes.ts#2', 'coerce.ts#1']);
+    // In a sentence, one word names what it talks about, not the definition it wants.
+    expect(only('definition', cands, 'where do we check that an address looks like an email')).toEqual(['coerce.ts#1', 'regexes.ts#2']);
+  });
+
+  it('stems: other forms of the query words that the index holds, at a lower weight', () => {
+    const q = analyzeQuery('how are multipart bodies parsed');
+    const index = new Set(['parse', 'parsing', 'parser', 'multipart']);
+    const out = stemExpansions(q, (t) => index.has(t));
+    expect([...out.keys()].sort()).toEqual(['parse', 'parsing']);
+    expect([...out.values()].every((w) => w > 0 && w < 1)).toBe(true);
+  });
+
+  it('path-words: a file named with the query words', () => {
+    const cands = [cand(1, 1.0, 'path_rewrite.go'), cand(2, 0.95, 'tree.go')];
+    expect(only('path-words', cands, 'radix tree matching')[0]).toBe('tree.go#2');
+  });
+
+  it('coherence: a file with several good chunks ranks its best one higher', () => {
+    const cands = [cand(1, 1.0, 'a.go'), cand(2, 0.9, 'b.go'), cand(3, 0.8, 'b.go'), cand(4, 0.7, 'b.go')];
+    expect(only('coherence', cands, 'scheduler picks next task')[0]).toBe('b.go#2');
+  });
+
+  it("diversity: a file's second chunk gives way to another file's best", () => {
+    const cands = [cand(1, 1.0, 'a.go'), cand(2, 0.95, 'a.go'), cand(3, 0.8, 'b.go')];
+    expect(only('diversity', cands, 'scheduler picks next task')).toEqual(['a.go#1', 'b.go#3', 'a.go#2']);
+  });
+
+  it('with every stage off, the fused order stands', () => {
+    const cands = [cand(1, 1.0, 'tree_test.go'), cand(2, 0.9, 'README.md'), cand(3, 0.7, 'tree.go')];
+    const q = analyzeQuery('radix tree');
+    expect(rankCandidates(cands, q, queryIntent(q), new Set(RANK_STAGES)).ranked.map((c) => c.id)).toEqual([1, 2, 3]);
+  });
+});
+
+describe('intent in fusion', () => {
+  const runs = (): RetrieverRun[] => [
+    { name: 'symbol', ms: 0, hits: [{ id: 1, score: 4, wordOnly: true }] },
+    { name: 'bm25', ms: 0, hits: [{ id: 2, score: 30 }, { id: 1, score: 5 }] },
+  ];
+  it('a sentence does not let a one-word name match outrank the text match', () => {
+    expect(fuse(runs())[0]?.id).toBe(1);
+    expect(fuse(runs(), 'sentence')[0]?.id).toBe(2);
+  });
+  it('a bare name keeps its name match first', () => {
+    expect(fuse(runs(), 'symbol')[0]?.id).toBe(1);
+  });
+});
