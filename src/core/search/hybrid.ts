@@ -15,7 +15,7 @@ import type { SearchIndex } from './orama-index';
 import { LONG_QUERY_TERMS } from './orama-index';
 import type { SymbolKind } from '../types';
 import { VltError } from '../errors';
-import { queryIntent, RANK, rankCandidates, STAGES_OFF_BY_DEFAULT, stemExpansions, symbolMatchWeight, type QueryIntent, type RankStage, type StageTrace } from './rank';
+import { feedbackExpansions, queryIntent, RANK, rankCandidates, STAGES_OFF_BY_DEFAULT, stemExpansions, symbolMatchWeight, type QueryIntent, type RankStage, type StageTrace } from './rank';
 import { normalizeSymbolName } from './symbol-name';
 
 export type RetrieverName = 'symbol' | 'bm25' | 'path' | 'vector';
@@ -52,6 +52,8 @@ export interface SearchSources {
   prefetch(fileIds: Iterable<number>, names: Iterable<string>): void;
   /** Present when embeddings are configured. */
   embedQuery?: (query: string, signal?: AbortSignal) => Promise<Float32Array>;
+  /** The text of chunks (the feedback stage reads the first pass's best). */
+  texts(ids: readonly number[]): Map<number, string>;
   /** What the ranking layer needs to know of candidate chunks: file, language, kind, main definition. */
   describe(ids: readonly number[]): Map<number, { path: string; language: string; kind: string; symbol: string | undefined }>;
 }
@@ -357,9 +359,22 @@ function bm25Retriever(sources: SearchSources, q: AnalyzedQuery, intent: QueryIn
   }
   const expansions = q.isLong || disabled.has('stems') ? undefined : stemExpansions(q, (t) => sources.index.hasTerm(t));
   const boost = intent === 'sentence' && !disabled.has('intent') ? { name: RANK.sentenceNameBoost, path: RANK.sentencePathBoost, sig: RANK.sentenceSigBoost } : undefined;
-  return sources.index
-    .searchText(text, { limit: PER_RETRIEVER * 2, ...(language ? { language } : {}), ...(filter ? { accept: filter.id } : {}), ...(expansions?.size ? { expansions } : {}), ...(boost ? { boost } : {}) })
-    .map((h) => ({ id: h.id, score: h.score }));
+  const search = (extra: ReadonlyMap<string, number> | undefined) =>
+    sources.index.searchText(text, { limit: PER_RETRIEVER * 2, ...(language ? { language } : {}), ...(filter ? { accept: filter.id } : {}), ...(extra?.size ? { expansions: extra } : {}), ...(boost ? { boost } : {}) });
+  let hits = search(expansions);
+  if (intent === 'sentence' && !disabled.has('feedback') && hits.length > 0) {
+    // A second pass with the words the best chunks share (rank.ts, feedbackExpansions).
+    const first = hits.slice(0, RANK.feedbackDocs);
+    const texts = sources.texts(first.map((h) => h.id));
+    const live = Math.max(1, sources.index.size);
+    const feedback = feedbackExpansions(
+      first.flatMap((h) => (texts.has(h.id) ? [{ text: texts.get(h.id)!, score: h.score }] : [])),
+      q,
+      (t) => Math.log(1 + (live - sources.index.docFrequency(t) + 0.5) / (sources.index.docFrequency(t) + 0.5)),
+    );
+    if (feedback.size > 0) hits = search(new Map([...feedback, ...(expansions ?? [])]));
+  }
+  return hits.map((h) => ({ id: h.id, score: h.score }));
 }
 
 /** Vector search compares every vector anyway: a scoped one asks for this many more, then filters. */

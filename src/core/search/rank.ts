@@ -7,6 +7,9 @@
  *   stems        the text retriever also looks for other forms of the query's words that the
  *                index holds ("parsed" → parse, "cancellation" → cancel), at a lower weight
  *                (applied inside the text retriever, {@link stemExpansions});
+ *   feedback     for a sentence, the words that the best first-pass chunks share and the query
+ *                lacks join it at a low weight (pseudo-relevance feedback, RM3-style): the
+ *                repository's own vocabulary for what the sentence describes;
  *   intent       what kind of query it is (a bare name, a sentence, a mix), which decides how
  *                much a one-word name match counts in fusion (applied inside {@link fuse}'s weights);
  *   file-kind    implementation over tests, docs, examples and generated code, unless the query
@@ -24,18 +27,19 @@
 import { normalizeSymbolName } from './symbol-name';
 import type { AnalyzedQuery } from './query';
 import { derivations, stem } from './stem';
-import { identifierParts } from './tokenizer';
+import { identifierParts, tokenize } from './tokenizer';
 
-export const RANK_STAGES = ['intent', 'stems', 'file-kind', 'definition', 'path-words', 'coherence', 'diversity'] as const;
+export const RANK_STAGES = ['intent', 'stems', 'feedback', 'file-kind', 'definition', 'path-words', 'coherence', 'diversity'] as const;
 export type RankStage = (typeof RANK_STAGES)[number];
 
 /**
  * Stages that are off unless asked for, because each cost NDCG@10 on the tuning half of the
  * project's quality set (README, "Search quality"): diversity and coherence because the right
  * chunk is often a second chunk of the right file; definition and path-words because a query's
- * words name files and functions around the answer (`string.rs`, `remove`) as often as the answer.
+ * words name files and functions around the answer (`string.rs`, `remove`) as often as the answer;
+ * feedback because its gain (+0.003) is within the noise of the set and it costs a second pass.
  */
-export const STAGES_OFF_BY_DEFAULT: readonly RankStage[] = ['definition', 'path-words', 'coherence', 'diversity'];
+export const STAGES_OFF_BY_DEFAULT: readonly RankStage[] = ['feedback', 'definition', 'path-words', 'coherence', 'diversity'];
 
 /** What a query is: a name to look up, a sentence to match by meaning, or both. */
 export type QueryIntent = 'symbol' | 'sentence' | 'mixed';
@@ -92,6 +96,10 @@ export const RANK = {
   sentenceSigBoost: 1,
   /** Weight of another form of a query word (same Porter stem) in the text retriever. */
   stemWeight: 0.5,
+  /** Feedback: chunks read from the first pass, words added, and their weight relative to the query's. */
+  feedbackDocs: 5,
+  feedbackTerms: 10,
+  feedbackWeight: 0.3,
   /** Share of a file's other candidates' score its best chunk gains; capped at its own score. */
   coherence: 0.2,
   /** Score factor of a file's n-th chunk in the list: decay^(n - diversityFree) from the (diversityFree+1)-th on. */
@@ -164,6 +172,38 @@ export function stemExpansions(q: AnalyzedQuery, indexHas: (term: string) => boo
       out.set(form, RANK.stemWeight);
     }
   }
+  return out;
+}
+
+/**
+ * Pseudo-relevance feedback: the words that the first pass's best chunks hold and the query does
+ * not, scored by how much of each chunk they make up, weighted by the chunk's score relative to
+ * the best, times their rarity in the index (idf); the best `feedbackTerms`, with weights up to
+ * `feedbackWeight`. Identifiers' sub-words count like words, so `last_day` lends "last" and "day".
+ */
+export function feedbackExpansions(
+  docs: ReadonlyArray<{ text: string; score: number }>,
+  q: AnalyzedQuery,
+  idf: (term: string) => number,
+): Map<string, number> {
+  const out = new Map<string, number>();
+  const top = docs[0]?.score ?? 0;
+  if (top <= 0) return out;
+  const own = new Set(q.terms);
+  const weight = new Map<string, number>();
+  for (const d of docs) {
+    const tokens = tokenize(d.text);
+    if (tokens.length === 0) continue;
+    const tf = new Map<string, number>();
+    for (const t of tokens) if (t.length >= 3 && !own.has(t) && !/^\d/.test(t)) tf.set(t, (tf.get(t) ?? 0) + 1);
+    const rel = d.score / top;
+    for (const [t, n] of tf) weight.set(t, (weight.get(t) ?? 0) + (n / tokens.length) * rel);
+  }
+  const scored = [...weight].map(([t, w]) => [t, w * idf(t)] as const).filter(([, w]) => w > 0);
+  scored.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  const picked = scored.slice(0, RANK.feedbackTerms);
+  const best = picked[0]?.[1] ?? 0;
+  for (const [t, w] of picked) out.set(t, (RANK.feedbackWeight * w) / best);
   return out;
 }
 

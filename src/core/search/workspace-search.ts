@@ -124,6 +124,11 @@ export class WorkspaceSearch {
         const s = suffix.replace(/^\/+/, '');
         return this.filePaths.filter((f) => f.path === s || f.path.endsWith(`/${s}`));
       },
+      texts: (ids) => {
+        const rows = this.deps.store.getChunks([...ids]);
+        for (const r of rows) this.rowCache.set(r.id, r);
+        return new Map(rows.map((r) => [r.id, r.text]));
+      },
       describe: (ids) => {
         const rows = this.deps.store.getChunks([...ids]);
         for (const r of rows) this.rowCache.set(r.id, r);
