@@ -153,7 +153,7 @@ afterAll(() => {
   parser.dispose();
 });
 
-/** The hash of every query file (and the text languages' patterns) at EXTRACTOR_VERSION 4. */
+/** The hash of every query file (and the text languages' patterns) at EXTRACTOR_VERSION 5. */
 const QUERIES_HASH = 'bd38b328a345c8b72f7ba218d3c86f206823d3c5';
 
 describe('languages', () => {
@@ -200,7 +200,7 @@ describe('languages', () => {
     const hash = createHash('sha1');
     for (const f of files) hash.update(`${f}\0${fs.readFileSync(path.join(dir, f), 'utf8')}\0`);
     // When this fails: bump EXTRACTOR_VERSION in src/core/parse/languages.ts, then record both here.
-    expect({ version: EXTRACTOR_VERSION, queries: hash.digest('hex') }).toEqual({ version: 4, queries: QUERIES_HASH });
+    expect({ version: EXTRACTOR_VERSION, queries: hash.digest('hex') }).toEqual({ version: 5, queries: QUERIES_HASH });
   });
 
   it('reads every language by a grammar, by headings, or as text with definition patterns', () => {
@@ -357,6 +357,23 @@ describe('robustness', () => {
     const p = await createCodeParser({ wasmDir: os.tmpdir() });
     expect(() => p.parse('x.go', 'go', 'package x\n')).toThrow(expect.objectContaining({ code: 'PARSER_UNAVAILABLE' }) as Error);
     p.dispose();
+  });
+});
+
+describe('a definition header on several lines', () => {
+  it('starts one chunk with the body: C\'s return type stays with the function name', () => {
+    // Sizes chosen so that the open chunk (the function before and the doc comment) has room
+    // for the return type's line but not for the name's: the header must not be split there.
+    const body = Array.from({ length: 40 }, (_, i) => `    if (c == ${i}) count += ${i};`).join('\n');
+    for (let width = 10; width <= 300; width += 10) {
+      const doc = Array.from({ length: 6 }, () => ` * ${'x'.repeat(Math.max(1, width / 6))}`).join('\n');
+      const src = `int before(int a) {\n    return a + 1;\n}\n\n/*\n${doc}\n */\nstatic int\nparse_reference_value(const char *s, int c) {\n    int count = 0;\n${body}\n    return count;\n}\n`;
+      const r = parser.parse('ref.c', 'c', src);
+      checkChunks(r, src, { ...DEFAULT_CHUNK_OPTIONS, ...GOLDEN_CHUNKS });
+      const nameLine = src.split('\n').findIndex((l) => l.startsWith('parse_reference_value(')) + 1;
+      const holding = r.chunks.find((c) => c.startLine <= nameLine && nameLine <= c.endLine)!;
+      expect(holding.startLine, `doc width ${width}`).toBeLessThanOrEqual(nameLine - 1);
+    }
   });
 });
 

@@ -2,9 +2,14 @@
  * The ranking layer's stages, each alone on hand-made candidates: what a stage must move, and
  * that switching it off leaves the fused order alone.
  */
+import { rmSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { Engine } from '../../src/core/engine';
 import { fuse, type RetrieverRun } from '../../src/core/search/hybrid';
 import { analyzeQuery } from '../../src/core/search/query';
+import { nodeWorkspaceFs } from '../../src/node/fs';
+import { tempDir } from '../helpers/cli';
 import { fileKindOf, queryIntent, rankCandidates, RANK_STAGES, stemExpansions, type RankCandidate, type RankStage } from '../../src/core/search/rank';
 
 const cand = (id: number, score: number, path: string, extra: Partial<RankCandidate> = {}): RankCandidate => ({
@@ -112,5 +117,25 @@ describe('intent in fusion', () => {
   });
   it('a bare name keeps its name match first', () => {
     expect(fuse(runs(), 'symbol')[0]?.id).toBe(1);
+  });
+});
+
+describe('a one-letter name', () => {
+  it('is looked up as a name (Flask-style `g`), not dropped as too short a word', async () => {
+    const dir = tempDir('vlt-one-letter-');
+    try {
+      writeFileSync(path.join(dir, 'globals.py'), 'from werkzeug.local import LocalProxy\n\ng = LocalProxy(_lookup_app_object)\n');
+      writeFileSync(path.join(dir, 'other.py'), 'def helper():\n    go = 1\n    return go\n');
+      const engine = await Engine.open(dir, { fs: nodeWorkspaceFs, embeddingProvider: null }, 'write');
+      try {
+        await engine.index();
+        const hits = (await engine.search('g')).hits;
+        expect(hits[0]).toMatchObject({ path: 'globals.py', symbol: 'g' });
+      } finally {
+        await engine.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

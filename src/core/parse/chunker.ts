@@ -6,7 +6,7 @@
  * it readable alone: its main definition, the header of the enclosing class, decorators and
  * the doc comment.
  */
-import type { Node } from 'web-tree-sitter';
+import type { Node, TreeCursor } from 'web-tree-sitter';
 import type { Chunk, LanguageId, SymbolDef, SymbolKind } from '../types';
 
 export interface ChunkOptions {
@@ -169,6 +169,11 @@ function endRowOf(startRow: number, end: { row: number; column: number }): numbe
  * instead of recursion so that deeply nested code cannot overflow the stack, and because it
  * creates no Node objects for the nodes it only measures.
  */
+/** The row where the cursor's node's `body` field starts (a definition's body), or -1 without one. */
+function bodyStartRow(cursor: TreeCursor): number {
+  return cursor.currentNode.childForFieldName('body')?.startPosition.row ?? -1;
+}
+
 function collectSpans(root: Node, L: LineIndex, o: ChunkOptions): Span[] {
   const out: Span[] = [];
   const fits = (s: number, e: number): boolean => e - s + 1 <= o.maxLines && L.size(s, e) <= o.maxChars;
@@ -229,6 +234,7 @@ function collectSpans(root: Node, L: LineIndex, o: ChunkOptions): Span[] {
       const uStart = Math.min(sRow, lvl.covered + 1);
       lvl.covered = Math.max(lvl.covered, eRow);
       let descended = false;
+      let bodyRow = -1;
       if (isComment(type) || GLUE_TYPES.has(type)) {
         if (lvl.pending < 0) lvl.pending = uStart;
         lvl.pendingEnd = Math.max(lvl.pendingEnd, eRow);
@@ -242,10 +248,17 @@ function collectSpans(root: Node, L: LineIndex, o: ChunkOptions): Span[] {
             if (lvl.cur) out.push(lvl.cur);
             lvl.cur = { s, e: eRow };
           }
-        } else if (eRow > sRow && cursor.gotoFirstChild()) {
+        } else if (eRow > sRow && (bodyRow = bodyStartRow(cursor)) !== null && cursor.gotoFirstChild()) {
           // Too big: descend. The open chunk goes down too, so that a definition's header
           // (doc comment, signature) starts the same chunk as the first lines of its body.
-          // Comments and gap rows before the big node go with its first piece.
+          // Comments and gap rows before the big node go with its first piece. But when the
+          // open chunk cannot also hold the header up to where the body starts, it closes here:
+          // a header split between chunks (C's `int` on the line above `xmlParseCharRef(`)
+          // leaves the definition's name apart from its type and its doc comment.
+          if (lvl.cur && bodyRow > sRow && !fits(lvl.cur.s, bodyRow)) {
+            out.push(lvl.cur);
+            lvl.cur = undefined;
+          }
           levels.push({ cur: lvl.cur, pending: -1, pendingEnd: -1, covered: s - 1, endRow: eRow });
           lvl.cur = undefined;
           descended = true;

@@ -160,10 +160,11 @@ const QUERY_BASE: Partial<Record<LanguageId, LanguageId>> = { tsx: 'typescript' 
 /**
  * Version of what parsing extracts (the `.scm` queries and the code that reads their captures).
  * An index built by another version is re-parsed in full on its next run, so that a changed
- * query reaches files that did not change. Bump it with every change to `queries/`;
+ * query reaches files that did not change. Bump it with every change to `queries/` or to how
+ * chunks are cut (chunker.ts, text-chunker.ts);
  * test/core/parse.test.ts pins the queries' hash to it and fails until it is bumped.
  */
-export const EXTRACTOR_VERSION = 4;
+export const EXTRACTOR_VERSION = 5;
 
 /** The tag query files of a language under the queries directory, concatenated in order. */
 export function queryFilesFor(language: LanguageId): string[] {

@@ -257,6 +257,10 @@ function symbolRetriever(sources: SearchSources, q: AnalyzedQuery): RetrieverHit
     for (const j of q.joins3) want(j, NAME_STRENGTH.join3);
     for (const j of q.joins4) want(j, NAME_STRENGTH.join4);
   }
+  // A query that is one short name and nothing else (`g`, Flask's request globals; `_`) looks it
+  // up as typed: too short to be a word the text index keeps, it is still a name.
+  const bare = q.raw.trim();
+  if (wanted.size === 0 && /^[A-Za-z_$]$/.test(bare)) wanted.set(normalizeSymbolName(bare) || bare, NAME_STRENGTH.identifier);
   if (wanted.size === 0) return { skipped: 'no identifiers or words in the query' };
 
   const queryWords = new Set([...q.terms, ...q.words.map((w) => w.toLowerCase())]);
