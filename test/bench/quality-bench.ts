@@ -74,7 +74,7 @@ for (const kv of arg('set')?.split(',') ?? []) {
 
 /** Where a corpus's files are once install.sh ran. */
 function corpusRoot(c: Corpus): string {
-  return c.source.debian ? c.root : path.join(ROOT, '.bench/quality', c.id, c.root);
+  return path.isAbsolute(c.root) ? c.root : path.join(ROOT, '.bench/quality', c.id, c.root);
 }
 
 /** NDCG@k and Recall@k of one ranked list against the gold spans. */
