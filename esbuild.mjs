@@ -63,6 +63,17 @@ copyWasm('web-tree-sitter', ['web-tree-sitter.wasm']);
 cpSync(join(pkgDir('sql.js'), 'dist', 'sql-wasm.wasm'), join(out, 'wasm', 'sql-wasm.wasm'));
 cpSync(join(pkgDir('@repomix/tree-sitter-wasms'), 'out'), join(out, 'wasm'), { recursive: true });
 copyWasm('@tree-sitter-grammars/tree-sitter-kotlin', ['tree-sitter-kotlin.wasm']);
+for (const [pkg, file] of [
+  ['tree-sitter-bash', 'tree-sitter-bash.wasm'],
+  ['tree-sitter-elixir', 'tree-sitter-elixir.wasm'],
+  ['@tree-sitter-grammars/tree-sitter-lua', 'tree-sitter-lua.wasm'],
+  ['@tree-sitter-grammars/tree-sitter-zig', 'tree-sitter-zig.wasm'],
+  ['tree-sitter-haskell', 'tree-sitter-haskell.wasm'],
+  ['tree-sitter-objc', 'tree-sitter-objc.wasm'],
+  ['tree-sitter-ocaml', 'tree-sitter-ocaml.wasm'],
+  ['tree-sitter-scala', 'tree-sitter-scala.wasm'],
+])
+  copyWasm(pkg, [file]);
 if (existsSync('src/core/parse/queries')) cpSync('src/core/parse/queries', join(out, 'queries'), { recursive: true });
 
 if (watch) {

@@ -24,7 +24,7 @@ import ignore, { type Ignore } from 'ignore';
 import picomatch from 'picomatch';
 import type { VltConfig } from './config';
 import { VltError } from './errors';
-import { languageForPath, languageFromFirstLine } from './parse/languages';
+import { isAmbiguousPath, languageForPath, languageFromContent, languageFromFirstLine } from './parse/languages';
 import type { EntryKind, FileStat, Logger, ProgressSink, WorkspaceFs } from './ports';
 import type { LanguageId } from './types';
 
@@ -461,6 +461,18 @@ export async function discoverFiles(
     }
   };
 
+  /** A file whose extension two languages share (`.pl`): its first bytes decide. */
+  const sniffAmbiguous = async (name: string, abs: string, known?: FileStat): Promise<LanguageId | undefined> => {
+    try {
+      const st = known ?? (await limit(() => fs.stat(abs)));
+      if (st.kind !== 'file' || st.size > maxBytes) return languageForPath(name);
+      const bytes = await limit(() => fs.readFile(abs));
+      return languageFromContent(name, new TextDecoder('utf-8', { fatal: false }).decode(bytes.subarray(0, 4096)));
+    } catch {
+      return languageForPath(name);
+    }
+  };
+
   const denied = (rel: string, link?: { target?: string }): string | undefined =>
     deniedBy(rel, config.security.deny) ?? (link?.target !== undefined ? deniedBy(link.target, config.security.deny) : undefined);
 
@@ -478,7 +490,7 @@ export async function discoverFiles(
     link?: { stat: FileStat; outside: boolean; target?: string },
     goVendor = false,
   ): Promise<void> => {
-    const language = languageForPath(name) ?? (isExtensionless(name) ? await sniffLanguage(abs, link?.stat) : undefined);
+    const language = isAmbiguousPath(name) ? await sniffAmbiguous(name, abs, link?.stat) : (languageForPath(name) ?? (isExtensionless(name) ? await sniffLanguage(abs, link?.stat) : undefined));
     if (language === undefined) {
       unsupported(name);
       if (opts.alsoList?.test(name) && !link?.outside && !isIgnored(ignores, rel, false) && !exclude.match(rel) && !denied(rel, link)) listed.push(rel);

@@ -50,6 +50,7 @@ export const LANGUAGES = [
   'vimscript',
   'cmake',
   'make',
+  'prolog',
 ] as const;
 
 export type LanguageId = (typeof LANGUAGES)[number];

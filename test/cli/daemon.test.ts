@@ -17,7 +17,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { pathToFileURL } from 'node:url';
 import { createProtocolConnection, StreamMessageReader, StreamMessageWriter, type ProtocolConnection } from 'vscode-languageserver-protocol/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { editorReferencesRequest, searchRequest, statusRequest, type InitializationOptions, type ServerStatus } from '../../src/lsp/protocol';
+import { editorDefinitionRequest, editorReferencesRequest, searchRequest, statusRequest, type InitializationOptions, type ServerStatus } from '../../src/lsp/protocol';
 import { ROOT, tempDir, type CliResult } from '../helpers/cli';
 
 interface Install {
@@ -275,13 +275,15 @@ describe('the workspace daemon', () => {
   it("serves the editor's `vlt lsp` in the same daemon: one index for the editor, the terminal and agents", async () => {
     const pid = record(ws)!.pid;
     const asked: string[] = [];
-    const e = await editor({ editorBridge: true, editorServers: { go: 'Scripted Go' }, fallbackLanguages: [], trusted: true }, (c) =>
+    const e = await editor({ editorBridge: true, editorServers: { go: 'Scripted Go' }, fallbackLanguages: [], trusted: true }, (c) => {
+      // The scripted editor's Go server: the definition at a position is that position, and it
+      // knows one use of Helper, in main.go.
+      c.onRequest(editorDefinitionRequest, (p) => ({ ok: true, value: [{ uri: p.uri, range: { start: p.position, end: p.position } }], server: 'Scripted Go' }));
       c.onRequest(editorReferencesRequest, (p) => {
         asked.push(p.uri);
-        // The scripted editor knows one use of Helper, in main.go.
         return { ok: true, value: [{ uri: pathToFileURL(path.join(ws, 'main.go')).toString(), range: { start: { line: 10, character: 12 }, end: { line: 10, character: 18 } } }], server: 'Scripted Go' };
-      }),
-    );
+      });
+    });
     const st = await e.ready();
     // The daemon serves it, sharing its index.
     expect(st.pid).toBe(pid);

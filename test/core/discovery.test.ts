@@ -123,7 +123,7 @@ describe('walking', () => {
 
   it('returns empty results for an empty repository', async () => {
     const r = await discoverFiles(root, config(), nodeWorkspaceFs);
-    expect(r).toEqual({ files: [], skipped: [], skippedDirs: [], unsupportedCount: 0, listed: [], goVendorDirs: [] });
+    expect(r).toEqual({ files: [], skipped: [], skippedDirs: [], unsupportedCount: 0, unsupportedByExt: {}, listed: [], goVendorDirs: [] });
   });
 
   it('throws PATH_NOT_FOUND for a missing root and NOT_A_DIRECTORY for a file', async () => {
@@ -590,5 +590,31 @@ describe('performance', () => {
     expect(r.files).toHaveLength(5000);
     // The target is well under 200 ms; the bound is loose so a busy CI machine does not flake.
     expect(ms).toBeLessThan(1000);
+  });
+});
+
+describe('extensions two languages share', () => {
+  it('reads a .pl file as Prolog when it holds Prolog directives, else as Perl', async () => {
+    await files({
+      'lib/lists.pl': ':- module(lists_extra, [sum_list/2]).\n\nsum_list(L, S) :- foldl(plus, L, 0, S).\n',
+      'bin/wrap.pl': '#!/usr/bin/perl\nuse strict;\nsub wrap { return 1 }\n',
+      'lib/Util.pm': 'package Util;\n1;\n',
+    });
+    const r = await discoverFiles(root, config(), nodeWorkspaceFs);
+    expect(r.files.map((f) => [f.path, f.language])).toEqual([
+      ['bin/wrap.pl', 'perl'],
+      ['lib/Util.pm', 'perl'],
+      ['lib/lists.pl', 'prolog'],
+    ]);
+  });
+
+  it('reads an extensionless script by its #! line or Emacs mode line', async () => {
+    await files({ 'bin/deploy': '#!/usr/bin/env bash\necho hi\n', 'bash_completion': '#   -*- shell-script -*-\n_f() { :; }\n', 'LICENSE': 'MIT\n' });
+    const r = await discoverFiles(root, config(), nodeWorkspaceFs);
+    expect(r.files.map((f) => [f.path, f.language])).toEqual([
+      ['bash_completion', 'bash'],
+      ['bin/deploy', 'bash'],
+    ]);
+    expect(r.unsupportedByExt).toEqual({ LICENSE: 1 });
   });
 });

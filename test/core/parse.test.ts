@@ -68,6 +68,7 @@ const EXT: Record<LanguageId, string> = {
   vimscript: 'vim',
   cmake: 'cmake',
   make: 'mk',
+  prolog: 'pl',
 };
 
 /** Fixtures known by their whole name. */
@@ -154,7 +155,7 @@ afterAll(() => {
 });
 
 /** The hash of every query file (and the text languages' patterns) at EXTRACTOR_VERSION 5. */
-const QUERIES_HASH = 'bd38b328a345c8b72f7ba218d3c86f206823d3c5';
+const QUERIES_HASH = '7a42f2d53c41b3fbc5b9140a711a61e601417b20';
 
 describe('languages', () => {
   it('maps extensions to languages', () => {
@@ -178,6 +179,7 @@ describe('languages', () => {
       ['Makefile', 'make'],
       ['src/CMakeLists.txt', 'cmake'],
       ['ice-9/match.scm', 'scheme'],
+      ['x.pro', 'prolog'],
       ['.ts', undefined],
       ['x.txt', undefined],
       ['lib/cart.ex', 'elixir'],
@@ -357,6 +359,54 @@ describe('robustness', () => {
     const p = await createCodeParser({ wasmDir: os.tmpdir() });
     expect(() => p.parse('x.go', 'go', 'package x\n')).toThrow(expect.objectContaining({ code: 'PARSER_UNAVAILABLE' }) as Error);
     p.dispose();
+  });
+});
+
+describe('import statements of the newer grammars', () => {
+  const specs = (file: string, lang: LanguageId, src: string) => parser.parse(file, lang, src).importSpecs;
+  it('reads modules, aliases, lists and stars', () => {
+    expect(specs('a.hs', 'haskell', "module M where\nimport qualified Data.Map as M\nimport Data.List (sortBy, foldl')\n")).toEqual([
+      { source: 'Data.Map', line: 2, namespace: 'M' },
+      { source: 'Data.List', line: 3, names: [{ name: 'sortBy', local: 'sortBy' }, { name: "foldl'", local: "foldl'" }] },
+    ]);
+    expect(specs('a.ml', 'ocaml', 'open Printf\ninclude Set.Make (String)\n')).toEqual([
+      { source: 'Printf', line: 1 },
+      { source: 'Set.Make', line: 2 },
+    ]);
+    expect(specs('a.ex', 'elixir', 'defmodule A do\n  alias Shop.Cart, as: C\n  use GenServer\nend\n')).toEqual([
+      { source: 'Shop.Cart', line: 2, namespace: 'C' },
+      { source: 'GenServer', line: 3 },
+    ]);
+    expect(specs('a.scala', 'scala', 'import scala.collection.mutable.{Map, Set => MSet}\nimport java.util._\n')).toEqual([
+      { source: 'scala.collection.mutable', line: 1, names: [{ name: 'Map', local: 'Map' }, { name: 'Set', local: 'MSet' }] },
+      { source: 'java.util', line: 2, star: true },
+    ]);
+    expect(specs('a.sh', 'bash', 'source ./lib/common.sh\n. "$DIR/helpers.sh"\n')).toEqual([
+      { source: './lib/common.sh', line: 1 },
+      { source: '$DIR/helpers.sh', line: 2 },
+    ]);
+    expect(specs('a.m', 'objc', '#import <UIKit/UIKit.h>\n#import "Downloader.h"\n@import Foundation;\n')).toEqual([
+      { source: 'UIKit/UIKit.h', line: 1, system: true },
+      { source: 'Downloader.h', line: 2 },
+      { source: 'Foundation', line: 3, system: true },
+    ]);
+  });
+});
+
+describe('files a grammar cannot read', () => {
+  it('reads a file that is mostly syntax errors with its language\'s text reader, keeping its definitions', () => {
+    const noise = Array.from({ length: 20 }, () => '@@ !! ## $$ ~~ %% ^^ ]]').join('\n');
+    const src = `local t = {{{ ((( [[[\n${noise}\nfunction keep_me(a)\n  return a\nend\n\nfunction and_me(b)\n  return b\nend\n`;
+    const r = parser.parse('broken.lua', 'lua', src);
+    expect(r.symbols.map((x) => x.name)).toEqual(['keep_me', 'and_me']);
+    expect(r.refs).toEqual([]);
+    checkChunks(r, src, { ...DEFAULT_CHUNK_OPTIONS, ...GOLDEN_CHUNKS });
+  });
+
+  it("reads OCaml interfaces (.mli) as text: the implementation grammar cannot parse their val specifications", () => {
+    const src = '(** Sets. *)\n\ntype t\n\nval empty : t\n\nval add : int -> t -> t\n(** [add x s] adds [x]. *)\n\nexception Empty\n';
+    const r = parser.parse('set.mli', 'ocaml', src);
+    expect(r.symbols.map((x) => `${x.kind} ${x.name}`)).toEqual(['type t', 'function empty', 'function add', 'type Empty']);
   });
 });
 

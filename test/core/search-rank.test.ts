@@ -56,6 +56,8 @@ describe('file kinds', () => {
     ['docs/guide/routing.go', 'go', 'docs'],
     ['examples/basic/main.go', 'go', 'example'],
     ['api/v1/user.pb.go', 'go', 'generated'],
+    ['stdlib/list.mli', 'ocaml', 'declaration'],
+    ['types/index.d.ts', 'typescript', 'declaration'],
   ])('%s is %s', (path, language, kind) => {
     expect(fileKindOf(path, language)).toBe(kind);
   });

@@ -242,6 +242,11 @@ function readRust(node: Node): ImportSpec[] {
 // ---- C / C++ ------------------------------------------------------------------------------
 
 function readC(node: Node): ImportSpec[] {
+  if (node.type === 'module_import') {
+    // Objective-C `@import Foundation;`: a module, not a file.
+    const m = node.childForFieldName('path');
+    return m ? [{ source: m.text, line: line(node), system: true }] : [];
+  }
   if (node.type !== 'preproc_include') {
     // C++ `using std::string;` / `using namespace std;`: a name, not a file.
     return [];
@@ -279,6 +284,51 @@ function readDotted(node: Node): ImportSpec[] {
   return [{ source: path.slice(0, cut), line: line(node), names: [{ name, local: alias ?? name }] }];
 }
 
+/**
+ * A statement that names a module by a dotted path after a keyword: Haskell `import qualified
+ * Data.Map as M` and `import Data.List (sortBy, foldl')`, OCaml `open Printf` / `include Set`,
+ * Elixir `alias Shop.Cart, as: C` / `import Enum, only: [map: 2]`, Scala `import a.b.{C, D => E}`.
+ */
+function readModuleStatement(node: Node, language: LanguageId): ImportSpec[] {
+  let text = collapseWs(node.text).replace(/^(?:import|open|include|alias|require|use)\b\s*(?:qualified\b\s*|module\s+type\b\s*|!\s*)?/, '');
+  const at = line(node);
+  // Scala's selectors: `a.b.{C, D => E}` and `a.b._` / `a.b.*`.
+  const braces = /^([\w.]+)\.\{([^}]*)\}/.exec(text);
+  if (braces?.[1] && braces[2] !== undefined) {
+    const names = braces[2].split(',').map((n) => n.trim()).filter(Boolean).map((n) => {
+      const [name, local] = n.split(/\s*(?:=>|\bas\b)\s*/);
+      return { name: name!.trim(), local: (local ?? name!).trim() };
+    });
+    return [{ source: braces[1], line: at, names: names.filter((n) => n.name !== '_' && n.name !== '*') }];
+  }
+  const path = /^[A-Za-z_][\w'.]*/.exec(text)?.[0]?.replace(/\.$/, '');
+  if (!path) return [];
+  text = text.slice(path.length);
+  if (/\._$/.test(path)) return [{ source: path.slice(0, -2), line: at, star: true }];
+  if (/^\.\*/.test(text)) return [{ source: path, line: at, star: true }];
+  const spec: ImportSpec = { source: path, line: at };
+  const alias = /^\s*(?:,\s*)?(?:as:?\s*|as\s+)([A-Z][\w.]*|\w+)/.exec(text);
+  if (alias?.[1]) spec.namespace = alias[1];
+  // Haskell's import list; in OCaml a parenthesis after a module is a functor's argument.
+  const list = language === 'haskell' ? /^\s*\(([^)]*)\)/.exec(text) : null;
+  if (list?.[1] !== undefined) {
+    const names = list[1].split(',').map((n) => n.trim().replace(/\(.*$/, '')).filter((n) => /^[\w']+$/.test(n));
+    if (names.length) spec.names = names.map((name) => ({ name, local: name }));
+  }
+  return [spec];
+}
+
+function collapseWs(s: string): string {
+  return s.replace(/\s+/g, ' ').trim();
+}
+
+/** A shell `source FILE` / `. FILE`: the file as written, quotes removed; a path, never a dotted name. */
+function readShellSource(node: Node): ImportSpec[] {
+  const arg = node.text.replace(/^\s*(?:source|\.)\s+/, '').trim().split(/\s+/)[0] ?? '';
+  const source = arg.replace(/^["']|["']$/g, '');
+  return source ? [{ source, line: line(node) }] : [];
+}
+
 /** Structured specs of one `@import` node; an empty list when the statement says nothing resolvable. */
 export function readImport(node: Node, language: LanguageId): ImportSpec[] {
   try {
@@ -295,7 +345,15 @@ export function readImport(node: Node, language: LanguageId): ImportSpec[] {
         return readRust(node);
       case 'c':
       case 'cpp':
+      case 'objc':
         return readC(node);
+      case 'bash':
+        return readShellSource(node);
+      case 'haskell':
+      case 'ocaml':
+      case 'elixir':
+      case 'scala':
+        return readModuleStatement(node, language);
       case 'markdown':
         return [];
       default:

@@ -85,6 +85,7 @@ export const EXTENSION_LANGUAGES: Readonly<Record<string, LanguageId>> = {
   '.f03': 'fortran',
   '.f08': 'fortran',
   '.proto': 'protobuf',
+  '.pro': 'prolog',
   '.vue': 'vue',
   '.svelte': 'svelte',
   '.scm': 'scheme',
@@ -115,6 +116,8 @@ export interface GrammarSource {
 }
 
 const repomix = (file: string): GrammarSource => ({ pkg: '@repomix/tree-sitter-wasms', subdir: 'out', file });
+/** A grammar's own npm package, which ships its `.wasm` at the package root. */
+const own = (pkg: string, file: string): GrammarSource => ({ pkg, subdir: '', file });
 
 /** The tree-sitter grammar of each language; markdown has none and is split by headings. */
 export const GRAMMARS: Readonly<Partial<Record<LanguageId, GrammarSource>>> = {
@@ -132,6 +135,14 @@ export const GRAMMARS: Readonly<Partial<Record<LanguageId, GrammarSource>>> = {
   php: repomix('tree-sitter-php.wasm'),
   kotlin: { pkg: '@tree-sitter-grammars/tree-sitter-kotlin', subdir: '', file: 'tree-sitter-kotlin.wasm' },
   swift: repomix('tree-sitter-swift.wasm'),
+  bash: own('tree-sitter-bash', 'tree-sitter-bash.wasm'),
+  elixir: own('tree-sitter-elixir', 'tree-sitter-elixir.wasm'),
+  lua: own('@tree-sitter-grammars/tree-sitter-lua', 'tree-sitter-lua.wasm'),
+  zig: own('@tree-sitter-grammars/tree-sitter-zig', 'tree-sitter-zig.wasm'),
+  haskell: own('tree-sitter-haskell', 'tree-sitter-haskell.wasm'),
+  objc: own('tree-sitter-objc', 'tree-sitter-objc.wasm'),
+  ocaml: own('tree-sitter-ocaml', 'tree-sitter-ocaml.wasm'),
+  scala: own('tree-sitter-scala', 'tree-sitter-scala.wasm'),
 };
 
 /**
@@ -144,6 +155,14 @@ export type LanguageReader = 'grammar' | 'headings' | 'text';
 export function readerOf(language: LanguageId): LanguageReader {
   if (language === 'markdown') return 'headings';
   return GRAMMARS[language] ? 'grammar' : 'text';
+}
+
+/**
+ * Files of a language with a grammar that its text reader reads better: OCaml interfaces
+ * (`.mli`), whose `val` specifications the implementation grammar cannot parse.
+ */
+export function readAsText(path: string, language: LanguageId): boolean {
+  return language === 'ocaml' && /\.mli$/i.test(path);
 }
 
 /** The `.wasm` file name of a language's grammar, or undefined for markdown. */
@@ -189,6 +208,24 @@ export function languageForPath(path: string): LanguageId | undefined {
   return EXTENSION_LANGUAGES[base.slice(dot).toLowerCase()];
 }
 
+/**
+ * Extensions two languages share, and how a file's first bytes tell them apart: `.pl` is Perl
+ * unless the file holds Prolog directives (`:- module(…)`, `:- use_module(…)`) and no Perl
+ * statement (`use strict`, `package`, `sub`).
+ */
+export function isAmbiguousPath(path: string): boolean {
+  return /\.pl$/i.test(path);
+}
+
+export function languageFromContent(path: string, head: string): LanguageId | undefined {
+  if (/\.pl$/i.test(path)) {
+    const prolog = /^:-\s*(?:module|use_module|dynamic|multifile|discontiguous|set_prolog_flag|ensure_loaded|initialization)\b/m.test(head);
+    const perl = /^\s*(?:use\s+(?:strict|warnings)\b|package\s+[\w:]+\s*;|sub\s+\w+|#!.*\bperl)/m.test(head);
+    return prolog && !perl ? 'prolog' : 'perl';
+  }
+  return languageForPath(path);
+}
+
 /** Interpreters named by a `#!` line, and the language of their scripts. */
 const INTERPRETERS: Readonly<Record<string, LanguageId>> = {
   sh: 'bash', bash: 'bash', zsh: 'bash', ksh: 'bash', dash: 'bash', ash: 'bash',
@@ -214,7 +251,7 @@ const EMACS_MODES: Readonly<Record<string, LanguageId>> = {
  */
 export function languageFromFirstLine(head: string): LanguageId | undefined {
   const first = head.slice(0, 300).split('\n', 1)[0] ?? '';
-  const shebang = /^#!\s*\S*?\/(?:env\s+(?:-\S+\s+)*)?([A-Za-z][\w.+-]*)/.exec(first) ?? /^#!\s*([A-Za-z][\w.+-]*)/.exec(first);
+  const shebang = /^#!\s*(?:\S*\/)?(?:env\s+(?:-\S+\s+)*)?([A-Za-z][\w.+-]*)/.exec(first);
   if (shebang?.[1]) {
     const name = shebang[1].replace(/[\d.]+$/, '') || shebang[1];
     return INTERPRETERS[shebang[1]] ?? INTERPRETERS[name];

@@ -37,7 +37,7 @@ import {
 } from './chunker';
 import { readImport } from './imports';
 import { chunkText, type TextLanguageRules } from './text-chunker';
-import { GRAMMARS, queryFilesFor } from './languages';
+import { GRAMMARS, queryFilesFor, readAsText } from './languages';
 
 /*
  * The CommonJS build of web-tree-sitter is loaded with `require` on purpose: the bundles are
@@ -138,7 +138,7 @@ const CLASS_LIKE: ReadonlySet<string> = new Set(['class', 'interface', 'struct',
 const HAS_BODY: ReadonlySet<string> = new Set(['function', 'method', 'class', 'interface', 'struct', 'enum', 'trait', 'module', 'scope']);
 
 /** Body node types of grammars that do not mark the body with a `body` field (Kotlin). */
-const BODY_TYPES: ReadonlySet<string> = new Set(['class_body', 'enum_class_body', 'function_body', 'block', 'declaration_list']);
+const BODY_TYPES: ReadonlySet<string> = new Set(['class_body', 'enum_class_body', 'function_body', 'block', 'declaration_list', 'do_block', 'class_declarations']);
 
 const MAX_SIGNATURE = 200;
 
@@ -229,8 +229,10 @@ function initRuntime(runtimeWasm: string): Promise<void> {
 function analysePatterns(query: Query, source: string): PatternInfo[] {
   const infos: PatternInfo[] = [];
   const n = query.patternCount();
+  const utf8 = Buffer.from(source, 'utf8');
   for (let i = 0; i < n; i++) {
-    const text = source.slice(query.startIndexForPattern(i), query.endIndexForPattern(i));
+    // Pattern offsets are byte offsets into the UTF-8 query: a `…` in a comment must not shift them.
+    const text = utf8.subarray(query.startIndexForPattern(i), query.endIndexForPattern(i)).toString('utf8');
     const info: PatternInfo = { role: Role.None, capture: '', defKind: 'function', refKind: 'reference' };
     const def = /@(definition\.(\w+))/.exec(text);
     const ref = /@reference(?:\.([\w]+))?/.exec(text);
@@ -256,7 +258,7 @@ function analysePatterns(query: Query, source: string): PatternInfo[] {
 
 /** Leading decorators, annotations and attributes, which a signature leaves out. */
 const LEADING_ANNOTATIONS =
-  /^(?:@[\w.:]+(?:\s*\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))?\s*|#\[(?:[^\]]|\[[^\]]*\])*\]\s*|\[\[[^\]]*\]\]\s*|\[(?:[^\]"]|"[^"]*")*\]\s*)+/;
+  /^(?:@(?!(?:implementation|interface|protocol|property|end|class)\b)[\w.:]+(?:\s*\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))?\s*|#\[(?:[^\]]|\[[^\]]*\])*\]\s*|\[\[[^\]]*\]\]\s*|\[(?:[^\]"]|"[^"]*")*\]\s*)+/;
 
 interface RawDef {
   pattern: number;
@@ -288,6 +290,29 @@ function clip(s: string, max: number): string {
 function statementText(text: string): string {
   const t = text.trim();
   return clip(t.includes('\n') ? collapse(t) : t, MAX_SIGNATURE);
+}
+
+/** Above this share of a file's rows inside syntax errors, a language with line rules reads the file as text. */
+const MAX_ERROR_SHARE = 0.5;
+
+/** The share of `rows` that lie inside ERROR or MISSING nodes; only subtrees with errors are walked. */
+function errorShare(root: Node, rows: number): number {
+  let bad = 0;
+  let lastRow = -1;
+  const walk = (n: Node): void => {
+    if (n.type === 'ERROR' || n.isMissing) {
+      const from = Math.max(n.startPosition.row, lastRow + 1);
+      if (n.endPosition.row >= from) bad += n.endPosition.row - from + 1;
+      lastRow = Math.max(lastRow, n.endPosition.row);
+      return;
+    }
+    for (let i = 0; i < n.childCount; i++) {
+      const c = n.child(i);
+      if (c?.hasError) walk(c);
+    }
+  };
+  walk(root);
+  return rows > 0 ? bad / rows : 0;
 }
 
 class TreeSitterCodeParser implements CodeParser {
@@ -356,10 +381,7 @@ class TreeSitterCodeParser implements CodeParser {
       const { symbols, chunks } = chunkMarkdown(source, this.chunkOptions);
       return { language, imports: [], importSpecs: [], chunks, symbols, refs: [] };
     }
-    if (!GRAMMARS[language]) {
-      const { symbols, chunks } = chunkText(source, this.textRules()[language], this.chunkOptions);
-      return { language, imports: [], importSpecs: [], chunks, symbols, refs: [] };
-    }
+    if (!GRAMMARS[language] || readAsText(_path, language)) return this.asText(language, source);
     const rt = this.runtime(language);
     const L = new LineIndex(source);
     if (L.rowCount === 0) return { language, imports: [], importSpecs: [], chunks: [], symbols: [], refs: [] };
@@ -369,6 +391,9 @@ class TreeSitterCodeParser implements CodeParser {
       this.parser.setLanguage(rt.language);
       tree = this.parser.parse(source);
       if (!tree) return this.fallback(language, L);
+      // A grammar that cannot read most of a file (bash-completion's main script is one syntax
+      // error to tree-sitter-bash) would lose its definitions: its text reader keeps them.
+      if (tree.rootNode.hasError && this.textRules()[language] && errorShare(tree.rootNode, L.rowCount) > MAX_ERROR_SHARE) return this.asText(language, source);
       return this.extract(rt, tree, language, L);
     } catch (e) {
       if (e instanceof VltError) throw e;
@@ -384,6 +409,12 @@ class TreeSitterCodeParser implements CodeParser {
     } finally {
       tree?.delete();
     }
+  }
+
+  /** A file read by the text reader: definitions by line patterns, no references or imports. */
+  private asText(language: LanguageId, source: string): ParsedFile {
+    const { symbols, chunks } = chunkText(source, this.textRules()[language], this.chunkOptions);
+    return { language, imports: [], importSpecs: [], chunks, symbols, refs: [] };
   }
 
   /** Line-based chunks without symbols, for a file the parser could not handle. */
@@ -477,8 +508,11 @@ class TreeSitterCodeParser implements CodeParser {
       const parent = stack[stack.length - 1]?.def;
       let kind = r.kind;
       if (kind === 'function' && parent && CLASS_LIKE.has(parent.kind)) kind = 'method';
-      const prefix = [parent?.qualifiedName, r.receiver].filter((p): p is string => !!p).join('.');
-      const qualifiedName = prefix ? `${prefix}.${r.name}` : r.name;
+      // A name written qualified (Elixir `defmodule Shop.Cart`) is its last part, under the rest.
+      const dotted = /^[\w$]+(?:\.[\w$]+)+$/.test(r.name) ? r.name.split('.') : undefined;
+      const name = dotted ? dotted[dotted.length - 1]! : r.name;
+      const prefix = [parent?.qualifiedName, r.receiver, dotted?.slice(0, -1).join('.')].filter((p): p is string => !!p).join('.');
+      const qualifiedName = prefix ? `${prefix}.${name}` : name;
       const startRow = r.node.startPosition.row;
       const endRow = L.rowOf(Math.max(r.start, r.end - 1));
       const def: DefInfo = {
@@ -494,7 +528,7 @@ class TreeSitterCodeParser implements CodeParser {
       };
       if (kind !== 'scope') {
         const sym: SymbolDef = {
-          name: r.name,
+          name,
           kind,
           qualifiedName,
           signature: def.signature,
@@ -575,6 +609,9 @@ class TreeSitterCodeParser implements CodeParser {
       text = source.slice(start, Math.min(r.end, L.start(row + 3)));
       const brace = text.indexOf('{');
       if (brace > 0) text = text.slice(0, brace);
+      // Objective-C `@implementation X` has no braces: its members start the next lines.
+      const member = text.search(/\n\s*(?:[-+]\s*\(|@(?:end|property|synthesize)\b)/);
+      if (member > 0) text = text.slice(0, member);
     } else if (kind === 'type') {
       // Type aliases are short and their right-hand side is the point: up to three lines.
       text = source.slice(start, Math.min(r.end, L.start(row + 3)));

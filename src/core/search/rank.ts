@@ -83,6 +83,8 @@ export const RANK = {
   docs: 0.55,
   example: 0.7,
   generated: 0.6,
+  /** A declaration file (`.mli`, `.pyi`, `.d.ts`): the implementation beside it is usually the answer. */
+  declaration: 0.7,
   /** The chunk defines a name equal to a query word or a join of adjacent words. */
   definesName: 1.35,
   /** The chunk's definition has a query word among its sub-words. */
@@ -109,12 +111,14 @@ export const RANK = {
 } as const;
 
 /** Where a file sits: implementation, or one of the kinds a query must ask for. */
-export type FileKind = 'code' | 'test' | 'docs' | 'example' | 'generated';
+export type FileKind = 'code' | 'test' | 'docs' | 'example' | 'generated' | 'declaration';
 
 const TEST_FILE =
   /(^|\/)(tests?|__tests__|__mocks__|spec|specs|testing|testdata|test_?utils?)\/|_test\.(go|py|rb|exs?|dart|zig|c|cc|cpp)$|(^|\/)test_[^/]*\.py$|_spec\.rb$|\.(test|spec)\.[cm]?[jt]sx?$|Tests?\.(java|cs|kt|swift|scala|groovy)$|Spec\.(scala|groovy|kt)$|_(test|tests)\.rs$|(^|\/)conftest\.py$/i;
 const DOCS_FILE = /(^|\/)(docs?|documentation|man|wiki)\/|\.(md|markdown|rst|txt|adoc)$|(^|\/)(README|CHANGELOG|CHANGES|HISTORY|CONTRIBUTING|NEWS)(\.|$)/i;
 const EXAMPLE_FILE = /(^|\/)(examples?|samples?|demos?|benchmarks?|bench|fixtures?|playground|tutorials?)\//i;
+/** Interfaces that declare what a sibling implementation defines: OCaml `.mli`, Python stubs, TypeScript declarations. */
+const DECLARATION_FILE = /\.(mli|pyi|hs-boot|d\.[cm]?ts)$/i;
 const GENERATED_FILE = /(^|\/)(vendor|third_party|thirdparty|dist|build|gen|generated)\/|\.(pb|pb2|generated|gen|min)\.[a-z]+$|_pb2?\.py$|\.g\.dart$/i;
 
 export function fileKindOf(path: string, language: string): FileKind {
@@ -122,6 +126,7 @@ export function fileKindOf(path: string, language: string): FileKind {
   if (language === 'markdown' || DOCS_FILE.test(path)) return 'docs';
   if (EXAMPLE_FILE.test(path)) return 'example';
   if (GENERATED_FILE.test(path)) return 'generated';
+  if (DECLARATION_FILE.test(path)) return 'declaration';
   return 'code';
 }
 
@@ -131,6 +136,7 @@ const ASKS_FOR: Record<Exclude<FileKind, 'code'>, RegExp> = {
   docs: /\b(docs?|documentation|documented|readme|guide|tutorial|changelog|manual)\b/i,
   example: /\b(examples?|samples?|demos?|benchmarks?|bench)\b/i,
   generated: /\b(generated|vendor(ed)?|protobuf|pb)\b/i,
+  declaration: /\b(interfaces?|signatures?|declarations?|declared|stubs?|typings?|\.mli|\.d\.ts)\b/i,
 };
 
 /**
