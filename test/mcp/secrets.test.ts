@@ -6,7 +6,7 @@
  * - a `.vlt/mcp-token` committed to the repository, or readable by others, is replaced.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir, vlt } from '../helpers/cli';
@@ -93,6 +93,40 @@ describe('a vault root outside the workspace, set by the repository', () => {
     expect(existsSync(path.join(outside, 'planted.md'))).toBe(false);
     expect(existsSync(path.join(outside, 'private.md'))).toBe(true);
   });
+});
+
+describe('the notes vault and the [security] deny list, over MCP', () => {
+  let ws: string;
+  let s: StdioSession;
+  beforeAll(async () => {
+    ensureBuilt();
+    ws = tempDir('vlt-vault-deny-');
+    put(ws, 'vlt.toml', '[vault]\nroot = "."\n');
+    put(ws, 'prod.pem', '-----BEGIN PRIVATE KEY-----\nMIIEvQ\n-----END PRIVATE KEY-----\n');
+    put(ws, 'notes/id_rsa.md', '-----BEGIN PRIVATE KEY-----\nhunter2\n');
+    put(ws, 'notes/plan.md', '# Plan\n\nRotate the PRIVATE KEY every year.\n');
+    symlinkSync(path.join('..', 'prod.pem'), path.join(ws, 'notes', 'cert.md'));
+    s = await connectStdio(['mcp', '--workspace', ws], { env: { VLT_CONFIG_HOME: path.join(ws, '.no-user-config') } });
+  }, 120_000);
+  afterAll(async () => {
+    await s?.client.close();
+    rmSync(ws, { recursive: true, force: true });
+  });
+
+  it.each(['notes/cert.md', 'notes/id_rsa.md', 'cert', 'id_rsa'])('read_note %s is refused with ACCESS_DENIED', async (p) => {
+    const r = await call(s, 'read_note', { path: p });
+    expect(r.isError, textOf(r)).toBe(true);
+    expect(textOf(r)).toMatch(/^ACCESS_DENIED: .*deny list/);
+    expect(textOf(r)).not.toContain('BEGIN PRIVATE KEY');
+  }, 60_000);
+
+  it('search_notes finds the harmless note and never the key', async () => {
+    const r = await call(s, 'search_notes', { query: 'PRIVATE KEY' });
+    expect(r.isError, textOf(r)).toBeFalsy();
+    expect(textOf(r)).toContain('notes/plan.md');
+    expect(textOf(r)).not.toContain('BEGIN PRIVATE KEY');
+    expect(textOf(r)).not.toContain('hunter2');
+  }, 60_000);
 });
 
 describe('the MCP token of a cloned repository', () => {
