@@ -28,16 +28,24 @@ function describe(item: ContextItem): string {
   return `${parts.join(' ')} — ${[exact, `found by ${how}`, why].filter(Boolean).join('; ')}`;
 }
 
-function snippet(item: ContextItem): string {
+/**
+ * An item's excerpt as the content of its list item: every line indented by the item marker's
+ * width (`1. ` is 3, `10. ` is 4, or the line would end the item and restart the numbering),
+ * the truncation mark inside the block, and a fence longer than any backtick run in the code.
+ */
+function snippet(item: ContextItem, indent: number): string {
   const e = item.evidence;
   if (!e) return '';
   const r = e.result;
+  const pad = ' '.repeat(indent);
   // The item text starts with its header line; the rest is the content as budgeted.
   const body = item.text.split('\n').slice(1);
   const shown = body.slice(0, SNIPPET_LINES);
-  const more = body.length > SNIPPET_LINES ? '\n…' : '';
-  if (r.source === 'note' || r.source === 'thread' || r.source === 'git') return shown.map((l) => `   > ${l}`).join('\n');
-  return `   \`\`\`${fence(r.path)}\n${shown.map((l) => `   ${l}`).join('\n')}${more}\n   \`\`\``;
+  if (body.length > SNIPPET_LINES) shown.push('…');
+  if (r.source === 'note' || r.source === 'thread' || r.source === 'git') return shown.map((l) => `${pad}> ${l}`).join('\n');
+  const longestRun = Math.max(0, ...shown.map((l) => Math.max(0, ...(l.match(/`+/g) ?? []).map((m) => m.length))));
+  const ticks = '`'.repeat(Math.max(3, longestRun + 1));
+  return `${pad}${ticks}${fence(r.path)}\n${shown.map((l) => `${pad}${l}`).join('\n')}\n${pad}${ticks}`;
 }
 
 export function searchedSummary(runs: readonly RetrieverRun[]): string[] {
@@ -66,7 +74,7 @@ export function extractiveBrief(input: BriefInput): string {
   if (main.length === 0) out.push('No direct matches.');
   main.forEach((item, i) => {
     out.push(`${i + 1}. ${describe(item)}${item.tier === 'selected' ? ' **(the subject)**' : ''}`);
-    const s = snippet(item);
+    const s = snippet(item, `${i + 1}. `.length);
     if (s) out.push(s);
   });
   if (neighbours.length) {
