@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyFixture, tempDir, vlt, vltAsync } from '../helpers/cli';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai';
+import { LANGUAGES } from '../../src/core/types';
 
 /** The search `--json` contract documented in the README. */
 const HIT_KEYS = ['content_hash', 'end_line', 'kind', 'path', 'retrievers', 'score', 'snippet', 'start_line', 'symbol'];
@@ -227,14 +228,14 @@ describe('bad input', () => {
       expect(r.code, r.stderr).toBe(0);
       const report = JSON.parse(r.stdout);
       // One file per language, grammar or not.
-      expect(report.files).toBe(48);
+      expect(report.files).toBe(LANGUAGES.length);
       expect(report.languages.go.files).toBe(1);
       expect(report.languages.lua.files).toBe(1);
       expect(report.skippedDirs).toEqual([expect.objectContaining({ path: 'node_modules', reason: 'vendored' })]);
       expect(report.estimatedEmbeddingTokens).toBeGreaterThan(100);
       expect(existsSync(path.join(ws.dir, '.vlt'))).toBe(false);
       const human = await vlt(['coderag', 'init', ws.dir, '--dry-run']);
-      expect(human.stdout).toMatch(/would index 48 files/);
+      expect(human.stdout).toMatch(new RegExp(`would index ${LANGUAGES.length} files`));
       expect(human.stdout).toMatch(/vendored 1: node_modules\//);
     } finally {
       ws.cleanup();
