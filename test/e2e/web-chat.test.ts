@@ -102,6 +102,14 @@ describe.skipIf(Boolean(missing))(missing ? `e2e: the browser chat (skipped: ${m
       const hit = await page.$$eval('#overlay .line.hit', (els) => els.map((e) => e.textContent ?? ''));
       expect(hit.length).toBe(3);
       expect(hit[0]).toContain('export function add');
+      // The marked lines stack one below the other, each the width of the view, and the first is in view.
+      const boxes = await page.$$eval('#overlay .line.hit', (els) => els.map((e) => e.getBoundingClientRect()).map((r) => ({ top: r.top, left: r.left, width: r.width, bottom: r.bottom })));
+      for (let i = 1; i < boxes.length; i++) {
+        expect(boxes[i]!.top).toBeGreaterThanOrEqual(boxes[i - 1]!.bottom - 1);
+        expect(boxes[i]!.left).toBe(boxes[0]!.left);
+      }
+      const view = await page.$eval('#overlay', (e) => e.getBoundingClientRect().bottom);
+      expect(boxes[0]!.top).toBeLessThan(view);
       await page.keyboard.press('Escape');
       expect(await page.$eval('#overlay', (e) => (e as HTMLElement).hidden)).toBe(true);
     } finally {

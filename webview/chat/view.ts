@@ -449,7 +449,8 @@ export class ChatView {
       const pre = el('pre', { class: 'file', 'aria-label': t.path });
       for (const line of (lines?.text ?? '').split('\n')) {
         const n = Number(/^\s*(\d+)/.exec(line)?.[1] ?? 0);
-        pre.append(el('span', { class: n >= t.start && n <= t.end ? 'line hit' : 'line' }, `${line}\n`));
+        // Each line is a block of its own (chat.css): no newline inside it, or it would show twice.
+        pre.append(el('span', { class: n >= t.start && n <= t.end ? 'line hit' : 'line' }, line));
       }
       this.overlay.replaceChildren(el('div', { class: 'head' }, el('strong', {}, `${t.path}:${t.start}${t.end > t.start ? `-${t.end}` : ''}`), close), pre);
     }
