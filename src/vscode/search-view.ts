@@ -17,7 +17,7 @@ export interface ViewHit {
 /** Messages from the webview. */
 export type ViewRequest = { type: 'search'; query: string } | { type: 'open'; path: string; line: number };
 /** Messages to the webview. */
-export type ViewResponse = { type: 'results'; query: string; hits: ViewHit[] } | { type: 'error'; message: string };
+export type ViewResponse = { type: 'results'; query: string; hits: ViewHit[] } | { type: 'error'; message: string; query?: string };
 
 export interface SearchViewDeps {
   search(query: string): Promise<ViewHit[]>;
@@ -52,7 +52,7 @@ export class SearchViewProvider implements vscode.WebviewViewProvider {
       } catch (e) {
         const message = e instanceof Error ? e.message : String(e);
         this.deps.log.error(`search view: ${message}`);
-        await webview.postMessage({ type: 'error', message: message.replace(/^[A-Z_]+: /, '') } satisfies ViewResponse);
+        await webview.postMessage({ type: 'error', message: message.replace(/^[A-Z_]+: /, ''), ...(msg.type === 'search' ? { query: msg.query } : {}) } satisfies ViewResponse);
       }
     });
   }
