@@ -211,7 +211,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     const t = await this.server().client.sendRequest(citationTargetRequest, { citation });
     if (t.kind === 'file') {
       const range = new vscode.Range(Math.max(0, t.start - 1), 0, Math.max(0, t.end - 1), 0);
-      await vscode.window.showTextDocument(vscode.Uri.parse(t.uri), { viewColumn: vscode.ViewColumn.Beside, selection: range, preview: true });
+      await vscode.window.showTextDocument(vscode.Uri.parse(t.uri), { viewColumn: citationColumn(), selection: range, preview: true });
       return;
     }
     const uri = vscode.Uri.from({ scheme: CITATION_SCHEME, path: `/${t.title.replace(/[\\/:*?"<>|#]+/g, '-')}.md` });
@@ -219,8 +219,16 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     this.deps.documentsChanged.fire(uri);
     const doc = await vscode.workspace.openTextDocument(uri);
     await vscode.languages.setTextDocumentLanguage(doc, 'markdown');
-    await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
+    await vscode.window.showTextDocument(doc, { viewColumn: citationColumn(), preview: true });
   }
+}
+
+/**
+ * Where a citation opens: beside the file the user has open, or, with no file open, in the editor
+ * area itself; "beside" nothing would leave an empty group and squeeze the chat.
+ */
+function citationColumn(): vscode.ViewColumn {
+  return vscode.window.visibleTextEditors.length > 0 ? vscode.ViewColumn.Beside : vscode.ViewColumn.Active;
 }
 
 /** Dropped URIs (file: or a path) as workspace-relative paths; anything outside a workspace folder is left out. */

@@ -137,13 +137,15 @@ describe.skipIf(Boolean(missing))(missing ? `e2e: the chat in code-server (skipp
       expect(await chat.evaluate(() => document.body.dataset.cspViolations ?? '0')).toBe('0');
       expect(await chat.$$eval('.msg.assistant pre code .hljs-keyword', (els) => els.length)).toBeGreaterThan(0);
 
-      // 3. The citation opens math.ts beside the view at line 1.
+      // 3. The citation opens math.ts at line 1, in the first editor group: no file was open, so
+      //    there is nothing to open it beside, and no empty group is left next to it.
       await chat.click('.msg.assistant a.cite');
       const opened = await waitFor('math.ts in the editor', () => {
         const editors = existsSync(file('editors.json')) ? (JSON.parse(readFileSync(file('editors.json'), 'utf8')) as Array<{ path: string; line: number; column: number }>) : [];
         return editors.find((e) => e.path === 'math.ts');
       });
       expect(opened.line).toBe(1);
+      expect(opened.column).toBe(1);
 
       // 4. Stop: Esc during a slow answer; nothing more arrives.
       fake.reset();
