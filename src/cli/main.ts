@@ -312,9 +312,16 @@ export function buildProgram(io: CliIo = processIo(), runtime: CliRuntime = proc
     .command('info')
     .description('the MCP server of this workspace: HTTP address, bearer token, and configuration for Claude Code, Cursor and VS Code')
     .option('--json', 'machine-readable output')
-    .action(async (o: { json?: boolean }) => {
+    .option('--chat-link', "print a new one-time link to the running `vlt serve`'s browser chat instead")
+    .action(async (o: { json?: boolean; chatLink?: boolean }) => {
       const { logger } = wiring();
-      const { mcpInfo, formatMcpInfo } = await import('../mcp/info');
+      const { mcpInfo, formatMcpInfo, newChatLink } = await import('../mcp/info');
+      if (o.chatLink) {
+        const link = await newChatLink(root(), logger);
+        if (o.json) json(link);
+        else out(link.chat_url);
+        return;
+      }
       const info = await mcpInfo(root(), logger, io.cwd);
       if (o.json) json(info);
       else out(formatMcpInfo(info));

@@ -157,6 +157,17 @@ export function pathOnly(url: string | undefined): string {
   return quote(q < 0 ? raw : `${raw.slice(0, q)}?…`).slice(1, -1);
 }
 
+/**
+ * Whether an `Authorization` header carries the bearer token. Both sides are hashed to one
+ * length, so that timingSafeEqual neither throws on a length mismatch nor leaks the token's
+ * length through timing.
+ */
+export function bearerMatches(header: string | undefined, token: string, tokenDigest: Buffer = createHash('sha256').update(token).digest()): boolean {
+  const m = /^Bearer[ \t]+([^\s]+)[ \t]*$/i.exec(header ?? '');
+  if (!m?.[1]) return false;
+  return timingSafeEqual(createHash('sha256').update(m[1]).digest(), tokenDigest);
+}
+
 /** An untrusted header value for a log line or a message: short, and with control characters escaped. */
 function quote(value: string): string {
   return JSON.stringify(value.length > 100 ? `${value.slice(0, 100)}…` : value);
@@ -253,18 +264,12 @@ export async function startMcpHttpServer(opts: McpHttpServerOptions): Promise<Mc
   const limits: McpHttpLimits = { ...DEFAULT_LIMITS, ...opts.limits };
   const warn = rateLimitedWarn(logger);
   const sessions = new Map<string, Session>();
-  // Both sides hashed to the same length, so that timingSafeEqual neither throws on a length
-  // mismatch nor leaks the token's length through timing.
   const tokenDigest = createHash('sha256').update(opts.token).digest();
   let hosts = new Set<string>();
   let origins = new Set<string>();
   let closing = false;
 
-  const authorized = (header: string | undefined): boolean => {
-    const m = /^Bearer[ \t]+([^\s]+)[ \t]*$/i.exec(header ?? '');
-    if (!m?.[1]) return false;
-    return timingSafeEqual(createHash('sha256').update(m[1]).digest(), tokenDigest);
-  };
+  const authorized = (header: string | undefined): boolean => bearerMatches(header, opts.token, tokenDigest);
 
   const closeSession = async (s: Session, why: string): Promise<void> => {
     sessions.delete(s.id);

@@ -12,6 +12,28 @@ import { loadOrCreateToken, readServerRecord } from './token';
 const SERVER_NAME = 'vlt';
 
 /**
+ * A new one-time link to the browser chat of this workspace's running `vlt serve`, asked of the
+ * server with the bearer token: a browser session that ended (idle, signed out) needs no restart.
+ */
+export async function newChatLink(workspace: string, logger: Logger): Promise<{ chat_url: string }> {
+  const root = path.resolve(workspace);
+  const rec = await readServerRecord(root);
+  if (!rec) throw new VltError('USAGE', `no \`vlt serve\` is running for ${root}; start it, and it prints a link`);
+  const token = await loadOrCreateToken(root, logger);
+  const origin = new URL(rec.url).origin;
+  let res: Response;
+  try {
+    res = await fetch(`${origin}/chat/link`, { method: 'POST', headers: { Authorization: `Bearer ${token.token}` }, signal: AbortSignal.timeout(10_000) });
+  } catch (e) {
+    throw new VltError('IO', `cannot reach \`vlt serve\` at ${origin}: ${e instanceof Error ? e.message : String(e)}`, undefined, { cause: e });
+  }
+  if (res.status === 404) throw new VltError('USAGE', `the \`vlt serve\` at ${origin} does not serve the chat (started with --no-chat)`);
+  const body = (await res.json().catch(() => ({}))) as { result?: { path?: string }; error?: string };
+  if (!res.ok || typeof body.result?.path !== 'string') throw new VltError('ACCESS_DENIED', `\`vlt serve\` at ${origin} refused a new chat link: ${body.error ?? `HTTP ${res.status}`}`);
+  return { chat_url: `${origin}${body.result.path}` };
+}
+
+/**
  * How a client starts this program: the Node that runs it and the CLI script, both absolute,
  * so the command works from a checkout or any install (the package is not on the npm registry,
  * so `npx vlt-oracle` would not).

@@ -12,7 +12,7 @@ import type { Logger, ProgressSink } from '../core/ports';
 import { allTools } from '../core/tools';
 import { createWebChat } from '../server/web-chat';
 import { WorkspaceServer } from '../server/workspace';
-import { DEFAULT_MCP_HOST, DEFAULT_MCP_PORT, resolveBindHost, startMcpHttpServer, type McpHttpLimits } from './http';
+import { bearerMatches, DEFAULT_MCP_HOST, DEFAULT_MCP_PORT, resolveBindHost, startMcpHttpServer, type McpHttpLimits } from './http';
 import { loadOrCreateToken, removeServerRecord, writeServerRecord } from './token';
 
 export { MCP_SERVER_NAME } from '../server/workspace';
@@ -76,7 +76,7 @@ export async function startMcpEndpoint(
   const allowRemote = opts.allowRemote ?? false;
   const bindHost = resolveBindHost(opts.host ?? DEFAULT_MCP_HOST, allowRemote);
   const token = await loadOrCreateToken(ws.root, logger);
-  const chat = opts.chat ? createWebChat(ws, logger) : undefined;
+  const chat = opts.chat ? createWebChat(ws, logger, { bearerOk: (h) => bearerMatches(h, token.token) }) : undefined;
   const http = await startMcpHttpServer({
     host: bindHost,
     port: opts.port ?? DEFAULT_MCP_PORT,

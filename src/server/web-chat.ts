@@ -59,7 +59,7 @@ function page(key?: string): string {
 <body><header class="web-header"><span class="web-title">Vlt Oracle</span><button id="signout" type="button" title="End this browser session">Sign out</button></header><div id="app"></div><script src="/chat/chat.js"></script></body></html>`;
 }
 
-const NEED_LINK = 'Open the one-time link that `vlt serve` printed to use the chat (restart `vlt serve` for a new one).';
+const NEED_LINK = 'Open the one-time link that `vlt serve` printed to use the chat; `vlt mcp info --chat-link` prints a new one.';
 
 /** The HTTP status of an error a chat request met: the caller's mistakes are 4xx, the rest 500. */
 export function httpStatusOf(code: ErrorCode): number {
@@ -142,7 +142,7 @@ export interface WebChat {
   handle(req: http.IncomingMessage, res: http.ServerResponse, pathname: string): Promise<boolean>;
 }
 
-export function createWebChat(ws: WorkspaceServer, logger: Logger, opts: { now?: () => number } = {}): WebChat {
+export function createWebChat(ws: WorkspaceServer, logger: Logger, opts: { now?: () => number; bearerOk?: (authorization: string | undefined) => boolean } = {}): WebChat {
   const now = opts.now ?? Date.now;
   const chat = new ChatService(ws, 'browser chat');
   const codes = new Map<string, number>();
@@ -288,7 +288,7 @@ export function createWebChat(ws: WorkspaceServer, logger: Logger, opts: { now?:
     const expires = codes.get(code);
     codes.delete(code);
     if (expires === undefined || expires < now()) {
-      send(res, 403, 'text/plain; charset=utf-8', 'This link was used already or has expired. Restart `vlt serve` for a new one.');
+      send(res, 403, 'text/plain; charset=utf-8', 'This link was used already or has expired. `vlt mcp info --chat-link` prints a new one.');
       return;
     }
     const s: BrowserSession = { cookie: randomBytes(32).toString('base64url'), key: randomBytes(32).toString('base64url'), lastUsed: now() };
@@ -298,13 +298,15 @@ export function createWebChat(ws: WorkspaceServer, logger: Logger, opts: { now?:
     send(res, 200, 'text/html; charset=utf-8', page(s.key), { 'Content-Security-Policy': CSP, 'Set-Cookie': `${COOKIE}=${s.cookie}; HttpOnly; SameSite=Strict; Path=/chat` });
   };
 
+  const loginPath = (): string => {
+    const code = randomBytes(24).toString('base64url');
+    codes.set(code, now() + CODE_TTL_MS);
+    for (const [c, t] of codes) if (t < now()) codes.delete(c);
+    return `${CHAT_PREFIX}login?code=${code}`;
+  };
+
   return {
-    loginPath() {
-      const code = randomBytes(24).toString('base64url');
-      codes.set(code, now() + CODE_TTL_MS);
-      for (const [c, t] of codes) if (t < now()) codes.delete(c);
-      return `${CHAT_PREFIX}login?code=${code}`;
-    },
+    loginPath,
 
     async handle(req, res, pathname) {
       if (pathname === '/favicon.ico') {
@@ -315,6 +317,13 @@ export function createWebChat(ws: WorkspaceServer, logger: Logger, opts: { now?:
       const method = req.method ?? 'GET';
       if (pathname === `${CHAT_PREFIX}login` && method === 'GET') {
         login(req, res);
+        return true;
+      }
+      // A new one-time link for whoever holds the MCP bearer token (`vlt mcp info --chat-link`):
+      // a browser session that ended needs no restart of the server.
+      if (pathname === `${CHAT_PREFIX}link` && method === 'POST') {
+        if (!opts.bearerOk?.(req.headers.authorization)) sendJson(res, 401, { error: 'ACCESS_DENIED: send the MCP bearer token (`vlt mcp info`)' }, { 'WWW-Authenticate': 'Bearer realm="vlt-oracle"' });
+        else sendJson(res, 200, { result: { path: loginPath() } });
         return true;
       }
       const session = sessionOf(req);

@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/core/ports';
 import { createWebChat, httpStatusOf, MAX_BODY, parseRequest, SESSION_IDLE_MS } from '../../src/server/web-chat';
 import type { WorkspaceServer } from '../../src/server/workspace';
-import { CLI, tempDir } from '../helpers/cli';
+import { CLI, tempDir, vlt } from '../helpers/cli';
 import { ensureBuilt } from '../helpers/mcp-client';
 
 interface Login {
@@ -132,6 +132,17 @@ describe('the browser chat API of `vlt serve`', () => {
     expect((await post(origin, 'sessions', '{}', auth)).status).toBe(401);
   }, 60_000);
 
+  it('mints a new one-time link for the bearer token only, and `vlt mcp info --chat-link` prints a working one', async () => {
+    expect((await fetch(`${origin}/chat/link`, { method: 'POST' })).status).toBe(401);
+    expect((await fetch(`${origin}/chat/link`, { method: 'POST', headers: { Authorization: 'Bearer wrong-token-0123456789abcdef' } })).status).toBe(401);
+    const r = await vlt(['mcp', 'info', '--chat-link', '--json'], { cwd: ws, env: { HOME: ws, VLT_DAEMON: '0' } });
+    expect(r.code, r.stderr).toBe(0);
+    const fresh = new URL((JSON.parse(r.stdout) as { chat_url: string }).chat_url);
+    expect(fresh.origin).toBe(origin);
+    const s = await login(origin, fresh.pathname + fresh.search);
+    expect((await post(origin, 'sessions', '{}', { Cookie: s.cookie, 'X-Vlt-Chat-Key': s.key })).status).toBe(200);
+  }, 60_000);
+
   it('logs no login code and keeps .vlt/ private', () => {
     expect(stderr).toMatch(/GET \/chat\/login\?… 200/);
     // The link is printed once when the server starts, and never again.
@@ -139,6 +150,20 @@ describe('the browser chat API of `vlt serve`', () => {
     expect(stderr.split(code).length - 1).toBe(1);
     expect(statSync(path.join(ws, '.vlt')).mode & 0o777).toBe(0o700);
   });
+});
+
+describe('`vlt mcp info --chat-link` with no server running', () => {
+  it('says so in one line and exits non-zero', async () => {
+    const dir = tempDir('vlt-no-serve-');
+    try {
+      const r = await vlt(['mcp', 'info', '--chat-link'], { cwd: dir, env: { HOME: dir, VLT_DAEMON: '0' } });
+      expect(r.code).not.toBe(0);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).toMatch(/no `vlt serve` is running/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
 
 describe('browser sessions, in-process', () => {

@@ -22,7 +22,7 @@ if (!inEditor) {
     signOut()
       .catch((e: unknown) => bridge.log('warn', `signing out: ${e instanceof Error ? e.message : String(e)}`))
       .finally(() => {
-        document.body.textContent = 'Signed out. Open a new link from `vlt serve` to use the chat again.';
+        document.body.textContent = 'Signed out. `vlt mcp info --chat-link` prints a new link to use the chat again.';
       });
   });
 }
