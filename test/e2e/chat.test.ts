@@ -94,7 +94,7 @@ describe.skipIf(Boolean(missing))(missing ? `e2e: the chat in code-server (skipp
 
   afterAll(async () => {
     await fake?.close();
-    if (tmp && !process.env.VLT_E2E_KEEP) await fs.rm(tmp, { recursive: true, force: true });
+    if (tmp && !process.env.VLT_E2E_KEEP) await fs.rm(tmp, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 }); // the editor's server may still be closing its files
   });
 
   it('streams an answer, neutralises hostile markdown, opens citations beside, stops, and survives a reload', async () => {

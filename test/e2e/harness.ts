@@ -222,7 +222,7 @@ export async function runSuiteInCodeServer(opts: RunSuiteOptions): Promise<RunSu
   const onSignal = (signal: NodeJS.Signals): void => {
     onExit();
     unhook();
-    if (!process.env.VLT_E2E_KEEP) rmSync(tmp, { recursive: true, force: true });
+    if (!process.env.VLT_E2E_KEEP) rmSync(tmp, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
     // When nobody else handles it, die of it as the process would have without this handler.
     if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
   };
@@ -304,7 +304,7 @@ export async function runSuiteInCodeServer(opts: RunSuiteOptions): Promise<RunSu
     unhook();
   }
   const exthostLog = await readExthostLog(dirs.userData);
-  if (!process.env.VLT_E2E_KEEP) await fs.rm(tmp, { recursive: true, force: true });
+  if (!process.env.VLT_E2E_KEEP) await fs.rm(tmp, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
   else console.log(`[vlt-e2e] kept ${tmp}`);
 
   return {
