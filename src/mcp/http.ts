@@ -25,6 +25,7 @@ import { isIP, type AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import { VltError } from '../core/errors';
 import type { Logger } from '../core/ports';
+import { refuseOversizedBody } from '../server/http-body';
 
 export const DEFAULT_MCP_HOST = '127.0.0.1';
 /** Fixed, so that a client configured once finds the server again after a restart (the CLI help names it). */
@@ -132,8 +133,6 @@ function allowedHosts(bound: string, port: number, allowRemote: boolean): Set<st
 
 /** JSON-RPC error codes used at the HTTP layer, as the SDK uses them. */
 const PARSE_ERROR = -32700;
-/** How long the rest of a refused oversize body is read and dropped before the connection is cut. */
-const BODY_LINGER_MS = 2000;
 const SERVER_ERROR = -32000;
 const SESSION_NOT_FOUND = -32001;
 
@@ -173,26 +172,9 @@ function quote(value: string): string {
   return JSON.stringify(value.length > 100 ? `${value.slice(0, 100)}…` : value);
 }
 
-/**
- * Answers 413 to a request whose body is still arriving. The answer is written at once, but
- * the response is only ended (which closes the connection) once the client stops sending, or
- * after {@link BODY_LINGER_MS}: closing under a client that is still writing resets the
- * connection, and the client sees a broken pipe instead of the answer. Meanwhile the rest of
- * the body is read and dropped, never kept.
- */
+/** Answers 413, as a JSON-RPC error, to a request whose body is still arriving (http-body.ts). */
 function refuseBody(req: http.IncomingMessage, res: http.ServerResponse, message: string): void {
-  const body = JSON.stringify({ jsonrpc: '2.0', error: { code: SERVER_ERROR, message }, id: null });
-  res.writeHead(413, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
-  res.write(body);
-  let ended = false;
-  const end = () => {
-    if (ended) return;
-    ended = true;
-    clearTimeout(linger);
-    res.end();
-  };
-  const linger = setTimeout(end, BODY_LINGER_MS);
-  req.once('end', end).once('close', end).resume();
+  refuseOversizedBody(req, res, JSON.stringify({ jsonrpc: '2.0', error: { code: SERVER_ERROR, message }, id: null }));
 }
 
 /** One warning line per kind of rejection per interval, so that a flood of bad requests cannot flood stderr. */

@@ -27,6 +27,7 @@ import { z } from 'zod';
 import { toVltError, VltError, type ErrorCode } from '../core/errors';
 import type { Logger } from '../core/ports';
 import { ChatService, type ChatQuestion } from './chat';
+import { refuseOversizedBody } from './http-body';
 import type { WorkspaceServer } from './workspace';
 
 export const CHAT_PREFIX = '/chat/';
@@ -39,8 +40,6 @@ export const SESSION_IDLE_MS = 8 * 60 * 60_000;
 export const MAX_BODY = 256 * 1024;
 /** Browser sessions kept at once; the least recently used is forgotten past it. */
 const MAX_BROWSER_SESSIONS = 32;
-/** How long a refused oversized body may keep arriving before the connection is closed. */
-const BODY_LINGER_MS = 2_000;
 
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
@@ -185,31 +184,14 @@ export function createWebChat(ws: WorkspaceServer, logger: Logger, opts: { now?:
   };
   const sendJson = (res: http.ServerResponse, status: number, v: unknown, headers: Record<string, string> = {}) => send(res, status, 'application/json', JSON.stringify(v), headers);
 
-  /**
-   * Reads a JSON body; undefined when it was too large, after answering 413. The answer is
-   * written at once and the connection closed once the client stops sending (or after
-   * {@link BODY_LINGER_MS}): closing under a client that is still writing would reset the
-   * connection, and the client would see a broken pipe instead of the 413.
-   */
+  /** Reads a JSON body; undefined when it was too large, after answering 413 (http-body.ts). */
   const readJson = (req: http.IncomingMessage, res: http.ServerResponse): Promise<unknown> =>
     new Promise((resolve, reject) => {
       let size = 0;
       const chunks: Buffer[] = [];
       const declared = Number(req.headers['content-length']);
       const tooLarge = () => {
-        const body = JSON.stringify({ error: `USAGE: the request body is over ${MAX_BODY} bytes` });
-        res.writeHead(413, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store', Connection: 'close' });
-        res.write(body);
-        let ended = false;
-        const end = () => {
-          if (ended) return;
-          ended = true;
-          clearTimeout(linger);
-          res.end();
-        };
-        const linger = setTimeout(end, BODY_LINGER_MS);
-        req.removeAllListeners('data');
-        req.once('end', end).once('close', end).resume();
+        refuseOversizedBody(req, res, JSON.stringify({ error: `USAGE: the request body is over ${MAX_BODY} bytes` }));
         resolve(undefined);
       };
       if (Number.isFinite(declared) && declared > MAX_BODY) return tooLarge();

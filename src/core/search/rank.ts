@@ -136,7 +136,7 @@ const ASKS_FOR: Record<Exclude<FileKind, 'code'>, RegExp> = {
   docs: /\b(docs?|documentation|documented|readme|guide|tutorial|changelog|manual)\b/i,
   example: /\b(examples?|samples?|demos?|benchmarks?|bench)\b/i,
   generated: /\b(generated|vendor(ed)?|protobuf|pb)\b/i,
-  declaration: /\b(interfaces?|signatures?|declarations?|declared|stubs?|typings?|\.mli|\.d\.ts)\b/i,
+  declaration: /\b(?:interfaces?|signatures?|declarations?|declared|stubs?|typings?)\b|\.(?:mli|d\.ts)\b/i,
 };
 
 /**
