@@ -8,7 +8,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { VltError } from '../core/errors';
-import { EVAL_METHODS, LOG_DEPTH, runHistoryEval, sampleInstances, selectInstances, type EvalMethod, type HistoryEvalReport, type HistoryInstance, type MethodMetrics } from '../core/eval/history';
+import { ALL_EVAL_METHODS, EVAL_METHODS, LOG_DEPTH, runHistoryEval, sampleInstances, selectInstances, type EvalMethod, type HistoryEvalReport, type HistoryInstance, type MethodMetrics } from '../core/eval/history';
 import type { Logger, ProgressSink } from '../core/ports';
 import { GitHistoryRepo } from '../node/history-repo';
 import { writeLine, type CliIo } from './io';
@@ -30,8 +30,8 @@ function positiveInt(v: string): number {
 
 function parseMethods(v: string): EvalMethod[] {
   const list = v.split(',').map((x) => x.trim()).filter(Boolean);
-  const bad = list.filter((x) => !(EVAL_METHODS as readonly string[]).includes(x));
-  if (bad.length || list.length === 0) throw new InvalidArgumentError(`expected a comma-separated list of ${EVAL_METHODS.join(', ')}; got ${bad.join(', ') || 'nothing'}`);
+  const bad = list.filter((x) => !(ALL_EVAL_METHODS as readonly string[]).includes(x));
+  if (bad.length || list.length === 0) throw new InvalidArgumentError(`expected a comma-separated list of ${ALL_EVAL_METHODS.join(', ')}; got ${bad.join(', ') || 'nothing'}`);
   return list as EvalMethod[];
 }
 
@@ -51,6 +51,7 @@ export function formatHistoryReport(r: HistoryEvalReport): string {
     '',
     ...table('commits whose message names no changed file', r.namesNoGold),
   ];
+  if (r.oracleNoContext) lines.push('', `the oracle declined ${r.oracleNoContext.declined} of ${r.oracleNoContext.n} messages (${pct(r.oracleNoContext.rate).trim()}) as having no relevant context`);
   if (r.skippedForTime > 0) lines.push('', `${r.skippedForTime} sampled commits were not run: the time limit was reached (raise --time-limit)`);
   lines.push('', 'Acc@k: share of commits with a changed file among the first k files; MRR: mean of 1/rank of the first changed file.');
   return lines.join('\n');
@@ -83,7 +84,7 @@ export function registerEvalCommands(program: Command, ctx: EvalCommandContext):
     .option('--max <n>', 'fix commits to evaluate (a deterministic sample)', positiveInt, 100)
     .option('--since <date>', 'only commits after this date (as git log --since)')
     .option('--time-limit <seconds>', 'start no further commit after this long', positiveInt, 600)
-    .option('--methods <list>', `methods to compare (${EVAL_METHODS.join(',')})`, parseMethods)
+    .option('--methods <list>', `methods to compare (${ALL_EVAL_METHODS.join(',')}; default ${EVAL_METHODS.join(',')})`, parseMethods)
     .option('--instances <file>', 'replay these instances (a JSON array or {instances}) instead of sampling the log')
     .option('--list', 'only list the sampled commits (sha, parent, gold files, query); evaluate nothing')
     .option('--out <file>', 'also write the whole report, instance by instance, as JSON')
@@ -121,7 +122,7 @@ export function registerEvalCommands(program: Command, ctx: EvalCommandContext):
         });
         if (report.instances.length === 0) logger.warn('no fix-like commit was found: the eval needs commits whose message says fix/bug/crash/wrong… and that modify 1-5 source files');
         if (o.out) await writeFile(o.out, `${JSON.stringify(report, null, 2)}\n`);
-        if (o.json) out(JSON.stringify({ candidates: report.candidates, evaluated: report.instances.length, skippedForTime: report.skippedForTime, overall: report.overall, namesNoGold: report.namesNoGold, ms: report.ms, indexMs: report.indexMs }, null, 2));
+        if (o.json) out(JSON.stringify({ candidates: report.candidates, evaluated: report.instances.length, skippedForTime: report.skippedForTime, overall: report.overall, namesNoGold: report.namesNoGold, ...(report.oracleNoContext ? { oracleNoContext: report.oracleNoContext } : {}), ms: report.ms, indexMs: report.indexMs }, null, 2));
         else out(formatHistoryReport(report));
       } finally {
         await repo.dispose();

@@ -262,15 +262,16 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
   const { store, logger, onProgress, signal } = ctx;
   // Read through ctx each time: the host may load its search index only when a run needs it
   // (a run that changes nothing never does). An index rebuilt from the stored chunks at that
-  // moment (its snapshot was unreadable) already holds the chunks this run stored before it, so
-  // removing is idempotent and adding replaces.
+  // moment (its snapshot was missing or unreadable) already holds the chunks this run stored
+  // before it, so removing is idempotent and adding one it holds is skipped: a chunk id is never
+  // reused, so the chunk it holds is this one. Removing and inserting it again would hand the
+  // text index a document slot below its newest, which it refuses.
   const search = {
     remove: (id: number) => {
       if (ctx.search.has(id)) ctx.search.remove(id);
     },
     add: (doc: ChunkDoc) => {
-      if (ctx.search.has(doc.id)) ctx.search.remove(doc.id);
-      ctx.search.add(doc);
+      if (!ctx.search.has(doc.id)) ctx.search.add(doc);
     },
     setVector: (id: number, v: Float32Array) => ctx.search.setVector(id, v),
   };

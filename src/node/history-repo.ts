@@ -12,7 +12,7 @@
  * hexadecimal before they reach git.
  */
 import { execFile } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { VltError } from '../core/errors';
@@ -178,6 +178,10 @@ export class GitHistoryRepo implements HistoryRepo {
     const dir = path.join(this.scratchRoot, VLT_DIR);
     await mkdir(dir, { recursive: true });
     await copyFile(from, path.join(dir, INDEX_FILE));
+    // With the snapshots index.db names (search, symbols): without them the first run would
+    // rebuild the search index from every stored chunk.
+    const sidecars = (await readdir(path.dirname(from))).filter((n) => /^[a-z]+-\d+-[0-9a-z]+\.bin$/.test(n));
+    await Promise.all(sidecars.map((n) => copyFile(path.join(path.dirname(from), n), path.join(dir, n))));
     return true;
   }
 

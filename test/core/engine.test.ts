@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/core/engine';
@@ -132,6 +132,33 @@ describe('an index run that loads the search index at its first change', () => {
       expect((await again.search('beta_two')).hits[0]?.path).toBe('b.py');
     } finally {
       await again.close();
+    }
+  });
+
+  it('is right when the snapshot file is gone and a changed file has several chunks', async () => {
+    const first = await Engine.open(dir, deps, 'write');
+    await first.index();
+    await first.close();
+    // An index.db copied without its sidecar files names a search snapshot that is not there.
+    for (const name of readdirSync(path.join(dir, '.vlt'))) if (name.startsWith('search-')) rmSync(path.join(dir, '.vlt', name));
+    // Functions long enough to be a chunk each.
+    const fn = (name: string) => `def ${name}(values):\n${Array.from({ length: 40 }, (_, i) => `    values.append(${i} * len(values))  # step ${i} of ${name}`).join('\n')}\n    return values\n`;
+    writeFileSync(path.join(dir, 'a.py'), ['alpha_first', 'alpha_second', 'alpha_third'].map(fn).join('\n\n'));
+    const again = await Engine.open(dir, deps, 'write');
+    try {
+      await again.index();
+      for (const name of ['alpha_first', 'alpha_second', 'alpha_third']) expect((await again.search(name)).hits[0]?.symbol).toBe(name);
+      expect((await again.search('beta_two')).hits[0]?.path).toBe('b.py');
+      // Searched again after a reopen, from the snapshot this run wrote.
+      await again.close();
+      const reopened = await Engine.open(dir, deps, 'read');
+      try {
+        expect((await reopened.search('alpha_third')).hits[0]?.symbol).toBe('alpha_third');
+      } finally {
+        await reopened.close();
+      }
+    } finally {
+      await again.close().catch(() => {});
     }
   });
 });

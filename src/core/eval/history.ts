@@ -13,6 +13,7 @@ import type { Engine } from '../engine';
 import { cancelledError } from '../abort';
 import { isTestPath } from '../intel/repomap-rank';
 import { locatorFor, type LocatedFile, type PastChange } from '../locate/locate';
+import { Oracle } from '../oracle/oracle';
 import { languageForPath } from '../parse/languages';
 import type { ProgressSink } from '../ports';
 
@@ -38,8 +39,15 @@ export interface HistoryInstance {
   namesGold: boolean;
 }
 
-export type EvalMethod = 'locate' | 'search' | 'bm25';
+export type EvalMethod = 'locate' | 'search' | 'bm25' | 'oracle';
+/** The methods compared unless others are asked for. */
 export const EVAL_METHODS: readonly EvalMethod[] = ['locate', 'search', 'bm25'];
+/**
+ * Every method: `oracle` is the oracle's extractive answer (`vlt oracle --no-llm`) to the message,
+ * its cited code files in order; it also records whether the oracle declined ("no relevant
+ * context"), which on a project's own commit messages is always wrong.
+ */
+export const ALL_EVAL_METHODS: readonly EvalMethod[] = [...EVAL_METHODS, 'oracle'];
 
 export interface MethodMetrics {
   n: number;
@@ -57,6 +65,8 @@ export interface InstanceResult extends HistoryInstance {
   ms: Record<EvalMethod, number>;
   /** The locate mode's first files with each channel's share (for studying its weights). */
   locateDetail?: LocatedFile[];
+  /** With the `oracle` method: the oracle declined, and why. */
+  oracle?: { noContext: boolean; why?: string; type: string; paths: string[] };
 }
 
 export interface HistoryEvalReport {
@@ -66,6 +76,8 @@ export interface HistoryEvalReport {
   overall: Record<EvalMethod, MethodMetrics>;
   /** The instances whose message names no gold file: the honest half of the test. */
   namesNoGold: Record<EvalMethod, MethodMetrics>;
+  /** With the `oracle` method: how many messages the oracle declined as having no relevant context. */
+  oracleNoContext?: { n: number; declined: number; rate: number };
   /** Instances not run because the time cap was reached. */
   skippedForTime: number;
   indexMs: number;
@@ -267,6 +279,7 @@ export async function runHistoryEval(repo: HistoryRepo, opts: HistoryEvalOptions
       const top = {} as Record<EvalMethod, string[]>;
       const ms = {} as Record<EvalMethod, number>;
       let detail: LocatedFile[] | undefined;
+      let oracleRun: InstanceResult['oracle'];
       for (const m of methods) {
         const tm = performance.now();
         let ranked: string[];
@@ -277,12 +290,21 @@ export async function runHistoryEval(repo: HistoryRepo, opts: HistoryEvalOptions
           if (opts.detail) detail = located.files;
         }
         else if (m === 'search') ranked = filesOfHits((await engine.search(inst.query, { k: 50, ...(opts.signal ? { signal: opts.signal } : {}) })).hits);
+        else if (m === 'oracle') {
+          const allowed = past ? await repo.ancestors(inst.parent, HISTORY_DEPTH) : undefined;
+          const history = past && allowed ? { changes: past, allowed } : undefined;
+          const oracle = new Oracle({ engine, ...(history ? { locateHistory: async () => history } : {}) });
+          const answer = await oracle.ask(inst.query, { noLlm: true, noLog: true, explain: true, ...(opts.signal ? { signal: opts.signal } : {}) });
+          ranked = answer.files;
+          const why = answer.explain?.threshold.why;
+          oracleRun = { noContext: answer.noContext, ...(why ? { why } : {}), type: answer.type, paths: answer.explain?.runs.filter((p) => p.status === 'ok').map((p) => p.name) ?? [] };
+        }
         else ranked = locator.baseline(inst.query, RANK_DEPTH).map((f) => f.path);
         ms[m] = Number((performance.now() - tm).toFixed(1));
         ranks[m] = firstGoldRank(ranked, inst.gold);
         top[m] = ranked.slice(0, 5);
       }
-      results.push({ ...inst, ranks, top, ms, ...(detail ? { locateDetail: detail } : {}) });
+      results.push({ ...inst, ranks, top, ms, ...(detail ? { locateDetail: detail } : {}), ...(oracleRun ? { oracle: oracleRun } : {}) });
     }
   } finally {
     // The scratch index is thrown away with the scratch tree.
@@ -290,10 +312,13 @@ export async function runHistoryEval(repo: HistoryRepo, opts: HistoryEvalOptions
   }
   opts.onProgress?.({ phase: 'eval', done: chosen.length, total: chosen.length });
   const summary = (subset: InstanceResult[]) => Object.fromEntries(methods.map((m) => [m, metrics(subset.map((r) => r.ranks[m]))])) as Record<EvalMethod, MethodMetrics>;
+  const asked = results.filter((r) => r.oracle);
+  const declined = asked.filter((r) => r.oracle?.noContext).length;
   return {
     instances: results,
     candidates,
     overall: summary(results),
+    ...(asked.length ? { oracleNoContext: { n: asked.length, declined, rate: Number((declined / asked.length).toFixed(4)) } } : {}),
     namesNoGold: summary(results.filter((r) => !r.namesGold)),
     skippedForTime,
     indexMs: Math.round(indexMs),
