@@ -233,6 +233,16 @@ if (want('nocontext')) {
   results.nocontext = await runBench('no-context-bench', ['--go-dir', path.join(work, 'go'), '--django-dir', path.join(work, 'django'), '--bench-dir', work, ...(withModel ? ['--model'] : [])]);
 }
 
+// Real text, both sides of the no-context decision and the oracle's files beside its own
+// retrievers: the history set's commit messages asked of their own repositories (at the parent
+// commit), and frozen fix-commit subjects of two Haskell projects asked of the same repositories
+// (test/bench/real-text-bench.ts); on the clones build-set.mjs makes under .bench/history.
+if (want('nocontext') || want('oracle')) {
+  const splitArg = process.argv.includes('--split') ? process.argv[process.argv.indexOf('--split') + 1] : 'test';
+  console.error(`[real-text] commit messages on their own and on foreign repositories (${splitArg} half)…`);
+  results.realText = await runBench('real-text-bench', ['--split', splitArg]);
+}
+
 // File localization: the frozen history set (test/bench/locate/history-set.json) on the clones
 // build-set.mjs makes under .bench/history, and the locate mode's latency on Go and Django.
 if (want('locate')) {
@@ -436,6 +446,20 @@ if (results.nocontext) {
   lines.push(`| latency p50 / p95 | ${cell((c) => `${ms(c.latency.p50)} / ${ms(c.latency.p95)}`, '')} |`);
   for (const [name, c] of Object.entries(n.corpora)) {
     for (const w of c.wrong.onTopicNoContext) lines.push(`- ${name}: on-topic ${w.id} answered "no context": "${w.question}"`);
+  }
+}
+if (results.realText) {
+  const R = results.realText;
+  const s = R.summary;
+  const ran = R.repos.filter((r) => !r.skipped);
+  lines.push('');
+  lines.push(`The oracle on real text (${s.split} half; ${ran.length} of ${R.repos.length} repositories have a clone under .bench/history):`);
+  if (ran.length > 0) {
+    lines.push('');
+    lines.push('| | messages | answered "no context" | target | oracle Acc@1 / Acc@5 | locate Acc@1 / Acc@5 | search Acc@1 / Acc@5 |');
+    lines.push('|---|---|---|---|---|---|---|');
+    lines.push(`| own fix commits, at the parent commit | ${s.own.n} | ${s.own.declined} (${pc(s.own.rate)}) | ≤ ${pc(s.targets.ownNoContext)} | ${s.own.acc1.oracle.toFixed(3)} / ${s.own.acc5.oracle.toFixed(3)} | ${s.own.acc1.locate.toFixed(3)} / ${s.own.acc5.locate.toFixed(3)} | ${s.own.acc1.search.toFixed(3)} / ${s.own.acc5.search.toFixed(3)} |`);
+    lines.push(`| foreign fix commits (Haskell projects) | ${s.foreign.n} | ${s.foreign.declined} (${pc(s.foreign.rate)}) | ≥ ${pc(s.targets.foreignNoContext)} | | | |`);
   }
 }
 if (results.context) {

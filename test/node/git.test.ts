@@ -452,3 +452,28 @@ describe('GitRetriever ordering and plumbing (fake history)', () => {
     expect(e.message).toMatch(/failed/);
   });
 });
+
+describe('the oracle on history questions about what the repository has', () => {
+  it('answers from git when the file or the change exists, and declines a change that never happened', async () => {
+    const { Engine } = await import('../../src/core/engine');
+    const { Oracle } = await import('../../src/core/oracle/oracle');
+    const { nodeWorkspaceFs } = await import('../../src/node/fs');
+    const engine = await Engine.open(ws, { fs: nodeWorkspaceFs, embeddingProvider: null }, 'write');
+    try {
+      await engine.index();
+      const oracle = new Oracle({ engine, git: new NodeGitHistory(ws) });
+      const ask = (q: string) => oracle.ask(q, { noLlm: true, noLog: true, explain: true });
+      const byFile = await ask('Why did token.ts change?');
+      expect(byFile.type).toBe('history');
+      expect(byFile.noContext, byFile.explain?.threshold.why).toBe(false);
+      expect(byFile.citations.some((c) => c.source === 'git')).toBe(true);
+      const byChange = await ask('When was the dash module added?');
+      expect(byChange.noContext, byChange.explain?.threshold.why).toBe(false);
+      expect(byChange.explain?.threshold.vouched).toMatch(/commit .* is about dash/);
+      const never = await ask('When was the Kubernetes operator added?');
+      expect(never.noContext).toBe(true);
+    } finally {
+      await engine.close();
+    }
+  });
+});

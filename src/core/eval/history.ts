@@ -66,7 +66,7 @@ export interface InstanceResult extends HistoryInstance {
   /** The locate mode's first files with each channel's share (for studying its weights). */
   locateDetail?: LocatedFile[];
   /** With the `oracle` method: the oracle declined, and why. */
-  oracle?: { noContext: boolean; why?: string; type: string; paths: string[] };
+  oracle?: { noContext: boolean; why?: string; type: string; paths: string[]; threshold?: Record<string, unknown> };
 }
 
 export interface HistoryEvalReport {
@@ -297,7 +297,7 @@ export async function runHistoryEval(repo: HistoryRepo, opts: HistoryEvalOptions
           const answer = await oracle.ask(inst.query, { noLlm: true, noLog: true, explain: true, ...(opts.signal ? { signal: opts.signal } : {}) });
           ranked = answer.files;
           const why = answer.explain?.threshold.why;
-          oracleRun = { noContext: answer.noContext, ...(why ? { why } : {}), type: answer.type, paths: answer.explain?.runs.filter((p) => p.status === 'ok').map((p) => p.name) ?? [] };
+          oracleRun = { noContext: answer.noContext, ...(why ? { why } : {}), type: answer.type, paths: answer.explain?.runs.filter((p) => p.status === 'ok').map((p) => p.name) ?? [], ...(answer.explain ? { threshold: { ...answer.explain.threshold } } : {}) };
         }
         else ranked = locator.baseline(inst.query, RANK_DEPTH).map((f) => f.path);
         ms[m] = Number((performance.now() - tm).toFixed(1));

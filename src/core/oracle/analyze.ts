@@ -10,6 +10,7 @@
  */
 import { analyzeQuery } from '../search/query';
 import { isStopword } from '../search/tokenizer';
+import { classifyReport } from './report';
 import type { AnalyzedQuestion, QuestionType } from './types';
 
 /** Words that carry the question's form, not its subject; they are not search terms. */
@@ -90,16 +91,19 @@ const EXTENSION_LANGUAGE: Record<string, string> = {
 export function analyzeQuestion(text: string): AnalyzedQuestion {
   const q = analyzeQuery(text);
   const isLong = q.isLong;
-  // A pasted report is classified by its opening only: a traceback's "raise" or "test" words
-  // say nothing about what the user asks.
-  const head = isLong ? text.slice(0, 300) : text;
 
   let type: QuestionType = 'conceptual';
-  let typeReason = isLong ? 'a pasted report: ranked by the files and identifiers it mentions' : 'no specific pattern: a conceptual question';
+  let typeReason = 'no specific pattern: a conceptual question';
   let subject: string | undefined;
-  if (!isLong) {
+  // A report (and every pasted document) is not matched against the question patterns: a
+  // traceback's "raise" or a commit's "revert" say nothing about what the user asks.
+  const report = classifyReport(text, isLong);
+  if (report) {
+    type = 'report';
+    typeReason = report.why;
+  } else {
     for (const rule of RULES) {
-      const m = rule.re.exec(head);
+      const m = rule.re.exec(text);
       if (!m) continue;
       const cap = rule.subject ? m[1]?.replace(/\(\)$/, '') : undefined;
       // "What is the architecture?" must not make `architecture` a symbol: a lower-case plain
@@ -123,8 +127,9 @@ export function analyzeQuestion(text: string): AnalyzedQuestion {
   // Call syntax marks code: "when timeout() fires".
   for (const m of text.matchAll(/(?:^|[^\w$.])([A-Za-z_$][\w$]*)\(\)/g)) addSymbol(m[1]!);
   // Capitalised words inside a sentence ("the Server type") are likely type names; the first
-  // word of the question is capitalised for grammar, not because it is code.
-  if (!isLong) {
+  // word of the question is capitalised for grammar, not because it is code. In a report they
+  // are as often the reporter's browser, platform or language ("Fix Firefox compatibility").
+  if (!isLong && !report) {
     const words = text.split(/\s+/);
     words.forEach((w, i) => {
       // "Django's ORM": the possessive is grammar, the name is Django.
@@ -174,5 +179,5 @@ export function analyzeQuestion(text: string): AnalyzedQuestion {
   }
   for (const m of text.matchAll(/\b(?:package|module|folder|directory|crate)\s+`?([A-Za-z_][\w./-]*)`?/gi)) if (!named.has(m.index) && !QUESTION_WORDS.has(m[1]!.toLowerCase())) addDir(m[1]!);
 
-  return { text, type, typeReason, symbols, paths: q.paths, ...(dirs.length ? { dirs } : {}), languages, terms, isLong };
+  return { text, type, typeReason, symbols, paths: q.paths, ...(dirs.length ? { dirs } : {}), languages, terms, isLong, ...(report ? { report } : {}) };
 }

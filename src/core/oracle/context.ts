@@ -24,6 +24,7 @@ export const CONTEXT_BUDGETS: Readonly<Record<QuestionType, number>> = {
   behavioural: 5000,
   structural: 5000,
   history: 4000,
+  report: 6000,
 };
 
 /** The share of the budget the repo-map slice may take, and its absolute cap. */

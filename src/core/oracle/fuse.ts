@@ -31,11 +31,24 @@ export const PATH_WEIGHTS: Readonly<Record<string, number>> = {
   git: 1,
 };
 
-export function fuseRuns(runs: readonly RetrieverRun[]): RankedEvidence[] {
+/**
+ * For a report, the locate path ranks files by everything a report holds (frames, named files
+ * and symbols, the history of similar changes) and measures ahead of search on real reports and
+ * commit messages; at this weight its first files lead the fusion, and a file search alone
+ * found still follows.
+ */
+export const REPORT_LOCATE_WEIGHT = 3;
+
+/** The path weights for a question of this type. */
+export function pathWeights(q: Pick<AnalyzedQuestion, 'type'>): Readonly<Record<string, number>> {
+  return q.type === 'report' ? { ...PATH_WEIGHTS, locate: REPORT_LOCATE_WEIGHT } : PATH_WEIGHTS;
+}
+
+export function fuseRuns(runs: readonly RetrieverRun[], weights: Readonly<Record<string, number>> = PATH_WEIGHTS): RankedEvidence[] {
   const byKey = new Map<string, RankedEvidence>();
   for (const run of runs) {
     if (run.status !== 'ok') continue;
-    const w = PATH_WEIGHTS[run.name] ?? 1;
+    const w = weights[run.name] ?? 1;
     run.results.forEach((r, i) => {
       const add = w / (RRF_K + i + 1);
       const cur = byKey.get(r.key);

@@ -31,7 +31,7 @@ export class LocateRetriever implements Retriever {
   ) {}
 
   applies(q: AnalyzedQuestion): true | string {
-    return looksLikeBugReport(q.text) ? true : 'only for bug reports (a traceback, an error message, a crash or failure)';
+    return q.type === 'report' || looksLikeBugReport(q.text) ? true : 'only for reports (an issue, a change description, a traceback or an error message)';
   }
 
   async retrieve(req: RetrievalRequest): Promise<RetrievalResult[]> {

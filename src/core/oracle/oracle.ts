@@ -29,7 +29,7 @@ import { runAgent, type AgentTool } from './agent';
 import { analyzeQuestion } from './analyze';
 import { extractiveBrief, searchedSummary } from './brief';
 import { assembleContext, evidenceText } from './context';
-import { dedupeSpans, featureRerank, fuseRuns } from './fuse';
+import { dedupeSpans, featureRerank, fuseRuns, pathWeights } from './fuse';
 import { GitRetriever, type GitHistory } from './git';
 import { LlmReranker } from './llm-rerank';
 import { LocateRetriever } from './locate-retriever';
@@ -253,13 +253,13 @@ export class Oracle {
     lap('retrieve');
 
     // 4. Second phase: neighbours and history of what the first phase found.
-    let ranked = featureRerank(dedupeSpans(fuseRuns(runs)), q, this.clock.now());
+    let ranked = featureRerank(dedupeSpans(fuseRuns(runs, pathWeights(q))), q, this.clock.now());
     runs.push(...(await Promise.all([this.expandGraph(ranked, sources, opts.signal), this.runPath(this.gitPath(ranked), q, sources, opts.signal, emit)])));
     lap('expand');
 
     // 5. Fusion over every path, then the rerankers.
     emit({ type: 'phase', phase: 'rerank', message: 'ranking the evidence' });
-    ranked = featureRerank(dedupeSpans(fuseRuns(runs)), q, this.clock.now());
+    ranked = featureRerank(dedupeSpans(fuseRuns(runs, pathWeights(q))), q, this.clock.now());
     ranked = await this.rerankHead(ranked, q, opts.signal, !useModel);
     lap('rerank');
 
@@ -540,6 +540,7 @@ function explainOf(q: AnalyzedQuestion, runs: readonly RetrieverRun[], ranked: r
       maxAbsent: MAX_ABSENT,
       unknownSymbols: decision.unknownSymbols,
       ...(decision.why ? { why: decision.why } : {}),
+      ...(decision.vouched ? { vouched: decision.vouched } : {}),
       ...(r
         ? {
             cooccurrence: { chunk: Number(r.chunk.toFixed(3)), file: Number(r.file.toFixed(3)), ...(r.where ? { where: r.where } : {}), concepts: r.concepts },

@@ -43,6 +43,7 @@ import { identifierParts, tokenize } from '../search/tokenizer';
 import { abbreviationsOf } from './abbreviations';
 import { inNamedDir } from './paths';
 import { unwrittenNames } from './proper-names';
+import { isReportFormWord } from './report';
 import type { AnalyzedQuestion, RankedEvidence } from './types';
 
 /**
@@ -361,6 +362,8 @@ export interface ContextDecision {
   unknownSymbols: string[];
   /** Absent for pasted reports. */
   relevance?: Relevance;
+  /** What showed the subject exists when that settled the decision (a history question's commit). */
+  vouched?: string;
 }
 
 /**
@@ -371,6 +374,9 @@ export interface ContextDecision {
  * subjects.
  */
 export function decideContext(engine: Engine, q: AnalyzedQuestion, ranked: readonly RankedEvidence[], asked: AnalyzedQuestion = q): ContextDecision {
+  if (q.type === 'report') return decideReport(engine, q, ranked);
+  const history = q.type === 'history' ? historyFound(q, ranked) : undefined;
+  if (history) return { noContext: false, covered: 1, absent: 0, unknownSymbols: [], vouched: history };
   if (q.isLong) {
     const c = reportCoverage(engine, q, ranked);
     const why = firstReason([
@@ -534,4 +540,76 @@ export function reportCoverage(engine: Engine, q: AnalyzedQuestion, ranked: read
     else if (d === 0 && !forms[absentTerms.indexOf(t)]!.some((f) => (known.get(f) ?? 0) > 0)) absent += idf;
   }
   return total > 0 ? { covered: covered / total, absent: absent / total, unknownSymbols } : { covered: 0, absent: 0, unknownSymbols };
+}
+
+/**
+ * A chunk share at or below which a word is specific to some part of the project (with at least
+ * {@link SPECIFIC_MIN_DF} chunks allowed in a small one); a word in more chunks is one of the
+ * project's common words ("error", "value", "type") and says little about what a report is about.
+ */
+export const SPECIFIC_DF_SHARE = 0.1;
+const SPECIFIC_MIN_DF = 3;
+
+/**
+ * The no-context decision for a report (an issue, a change description, error output; see
+ * report.ts). A report is about the project it is pasted into unless the evidence says otherwise,
+ * so the words it holds that the index lacks (the reporter's own names, platforms, people, log
+ * noise) never decline it. It is declined when nothing was found, or when it has specific words
+ * and none of them occurs in the project: all that the project shares with it is common words.
+ * A report with no specific word at all ("fix a typo") is answered from what was found.
+ */
+export function decideReport(engine: Engine, q: AnalyzedQuestion, ranked: readonly RankedEvidence[]): ContextDecision {
+  const base = { covered: 0, absent: 0, unknownSymbols: [] as string[] };
+  if (ranked.length === 0) return { ...base, noContext: true, why: 'nothing was found' };
+  if (namedFound(ranked)) return { ...base, covered: 1, noContext: false };
+  const words = subjectWords(q).filter((w) => !/^(?:0?x)?[0-9a-f]*\d[0-9a-f]*$/i.test(w) && !isReportFormWord(w));
+  const forms = words.map((w) => {
+    const toks = tokenize(w);
+    return [...new Set(toks.flatMap((t) => [t, ...inflections(t)]))];
+  });
+  const { docs, df } = engine.termRarity([...new Set(forms.flat())]);
+  const specificDf = Math.max(SPECIFIC_MIN_DF, docs * SPECIFIC_DF_SHARE);
+  const dfOf = (ts: readonly string[]) => Math.max(0, ...ts.map((t) => df.get(t) ?? 0));
+  const known = words.filter((_, i) => dfOf(forms[i]!) > 0);
+  // A name written as code (`throwHttpErrors`, `response.json()`) that the project holds is
+  // specific however often it occurs.
+  const code = new Set(q.symbols.map((s) => s.toLowerCase()));
+  const specific = words.filter((w, i) => {
+    const d = dfOf(forms[i]!);
+    return d > 0 && (d <= specificDf || code.has(w.toLowerCase()));
+  });
+  const absentWords = words.filter((_, i) => forms[i]!.length > 0 && dfOf(forms[i]!) === 0);
+  const r = assessRelevance(engine, q, ranked);
+  const covered = r.cooccurrence;
+  const why =
+    specific.length === 0 && absentWords.length > 0
+      ? `none of its specific words occurs in the project (${absentWords.slice(0, 4).join(', ')} occur nowhere${known.length ? `; ${known.slice(0, 4).join(', ')} occur in many places` : ''})`
+      : undefined;
+  return { covered, absent: r.absent, unknownSymbols: [], relevance: r, noContext: why !== undefined, ...(why ? { why } : {}) };
+}
+
+/** Words of a history question that say it asks about history, not what about. */
+const HISTORY_FORM = /^(?:chang|add|remov|introduc|modif|refactor|renam|deprecat|rewr|revert|switch|mov|delet|wr[io]t|history|commit|blame|changelog|regression|last|since)/i;
+
+/**
+ * A history question about something the repository has is answered from git, whatever its
+ * words' co-occurrence in the code: its evidence names a file the question names, or a commit
+ * whose message holds the question's subject words ("when was the extra export added?" and the
+ * commit "Add the extra export"). Returns what vouches for it, or undefined.
+ */
+export function historyFound(q: AnalyzedQuestion, ranked: readonly RankedEvidence[]): string | undefined {
+  const top = ranked.slice(0, COVERAGE_TOP);
+  const named = top.find((e) => e.features.namedPath !== undefined);
+  if (named) return `the file it names, ${named.result.path}, is in the repository`;
+  const subject = subjectWords(q)
+    .filter((w) => !HISTORY_FORM.test(w))
+    .flatMap((w) => tokenize(w).slice(0, 1));
+  if (subject.length === 0) return undefined;
+  for (const e of top) {
+    if (e.result.source !== 'git') continue;
+    const words = new Set(tokenize(e.result.content).flatMap((t) => [t, inflectionKey(t)]));
+    const held = subject.filter((t) => words.has(t) || words.has(inflectionKey(t)));
+    if (held.length === subject.length) return `commit ${String(e.result.metadata.hash ?? '').slice(0, 10)} is about ${held.join(', ')}`;
+  }
+  return undefined;
 }

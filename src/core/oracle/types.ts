@@ -1,3 +1,4 @@
+import type { ReportClass } from './report';
 /**
  * The oracle's data model: what a question is analysed into, what every retrieval path
  * returns, what the assembled context looks like, and what an answer carries. Every
@@ -5,10 +6,14 @@
  * speak these types and nothing else.
  */
 
-/** What kind of answer a question asks for; decides the retrieval paths and the context budget. */
-export type QuestionType = 'definition' | 'references' | 'conceptual' | 'behavioural' | 'structural' | 'history';
+/**
+ * What kind of answer a question asks for; decides the retrieval paths and the context budget.
+ * `report`: not a question but an issue report, a feature request, a change description or
+ * error output (see report.ts): the files to change are the answer.
+ */
+export type QuestionType = 'definition' | 'references' | 'conceptual' | 'behavioural' | 'structural' | 'history' | 'report';
 
-export const QUESTION_TYPES: readonly QuestionType[] = ['definition', 'references', 'conceptual', 'behavioural', 'structural', 'history'];
+export const QUESTION_TYPES: readonly QuestionType[] = ['definition', 'references', 'conceptual', 'behavioural', 'structural', 'history', 'report'];
 
 /** The result of the pattern-based question analyzer (no model involved). */
 export interface AnalyzedQuestion {
@@ -30,8 +35,10 @@ export interface AnalyzedQuestion {
   languages: string[];
   /** Content words, stop words removed, as the user wrote them. */
   terms: string[];
-  /** A pasted bug report or traceback rather than a one-line question. */
+  /** A pasted document (a report, a log) rather than a one-line question: many words. */
   isLong: boolean;
+  /** With type `report`: what kind of report, and why (report.ts). */
+  report?: ReportClass;
 }
 
 /** Where a piece of evidence comes from. `lsp` is an exact navigation answer. */
@@ -215,5 +222,7 @@ export interface OracleExplain {
     ownAbsent?: number;
     /** Co-occurrence within the folders the question names. */
     scoped?: number;
+    /** What showed the subject exists when that settled the decision. */
+    vouched?: string;
   };
 }

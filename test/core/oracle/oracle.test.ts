@@ -104,7 +104,7 @@ describe('the extractive oracle (no language model)', () => {
     // --explain shows every path, the fusion and the context with token counts.
     const e = ans.explain!;
     expect(e.runs.map((r) => r.name)).toEqual(['code', 'scoped', 'navigation', 'tests', 'locate', 'structure', 'notes', 'threads', 'graph', 'git']);
-    expect(e.runs.find((r) => r.name === 'locate')).toMatchObject({ status: 'skipped', reason: 'only for bug reports (a traceback, an error message, a crash or failure)' });
+    expect(e.runs.find((r) => r.name === 'locate')).toMatchObject({ status: 'skipped', reason: 'only for reports (an issue, a change description, a traceback or an error message)' });
     expect(e.runs.find((r) => r.name === 'scoped')!.reason).toBe('no directory named by the question or its words');
     expect(e.runs.find((r) => r.name === 'tests')!.status).toBe('skipped');
     expect(e.ranked.length).toBeGreaterThan(2);
