@@ -195,3 +195,15 @@ export function featureRerank(ranked: readonly RankedEvidence[], q: AnalyzedQues
   });
   return out.sort((a, b) => b.score - a.score || b.fused - a.fused);
 }
+
+/**
+ * For a report, the locate path's files first, in its order, then the rest as ranked: locate
+ * measures ahead of search and of the fused list on real reports and commit messages (the
+ * real-text bench), and the boosts of the feature reranker, made for questions, must not move a
+ * test or a doc page above the file it ranked first. Other questions keep the fused order.
+ */
+export function leadWithLocate(ranked: readonly RankedEvidence[], q: Pick<AnalyzedQuestion, 'type'>): RankedEvidence[] {
+  if (q.type !== 'report') return [...ranked];
+  const located = ranked.filter((e) => e.ranks.locate !== undefined).sort((a, b) => a.ranks.locate! - b.ranks.locate!);
+  return [...located, ...ranked.filter((e) => e.ranks.locate === undefined)];
+}

@@ -13,7 +13,7 @@
  */
 import { parseReport } from '../locate/report';
 
-export type ReportKind = 'traceback' | 'error' | 'issue' | 'feature' | 'change' | 'pasted';
+export type ReportKind = 'traceback' | 'error' | 'issue' | 'feature' | 'change' | 'statement' | 'pasted';
 
 export interface ReportClass {
   kind: ReportKind;
@@ -33,7 +33,7 @@ const CHANGE_VERBS = new Set(
     'skip skips skipped enable enables enabled disable disables disabled restore restores restored respect respects preserve ' +
     'preserves preserved convert converts converted document documents documented optimize optimise optimized optimised speed ' +
     'reduce reduces reduced increase increases increased introduce introduces introduced upgrade upgraded downgrade tweak tweaks ' +
-    'tweaked resolve resolves resolved patch patches patched return returns raise raises throw throws accept accepts reject rejects ' +
+    'tweaked give gives import imports invoke invokes adding removing updating using cast casts limit limits resolve resolves resolved patch patches patched return returns raise raises throw throws accept accepts reject rejects ' +
     'warn warns emit emits expand extend extends extended normalize normalise normalized include includes included exclude excludes ' +
     'set sets let lets keep keeps kept stop stops stopped treat treats treated infer infers inferred validate validates validated ' +
     'parse parses parsed serialize serializes serialized escape escapes escaped encode encodes decode decodes migrate migrated ' +
@@ -52,7 +52,8 @@ const FORM_WORDS = new Set(['bug', 'bugs', 'issue', 'issues', 'typo', 'typos', '
 /** Whether `word` says what kind of report a text is rather than what it is about ("fix", "typo"). */
 export function isReportFormWord(word: string): boolean {
   const w = word.toLowerCase();
-  return CHANGE_VERBS.has(w) || FORM_WORDS.has(w);
+  const base = w.replace(/(?:ing|ed|s)$/, '');
+  return [w, base, `${base}e`].some((x) => CHANGE_VERBS.has(x) || FORM_WORDS.has(x));
 }
 
 /** `fix:`, `feat(types):`, `chore!:`: a conventional-commit prefix. */
@@ -87,5 +88,8 @@ export function classifyReport(text: string, long: boolean): ReportClass | undef
   if (FEATURE_MARKERS.test(trimmed)) return { kind: 'feature', why: 'a feature request' };
   if (ISSUE_MARKERS.test(trimmed)) return { kind: 'issue', why: 'an issue report: it describes what happens and what was expected' };
   if (long) return { kind: 'pasted', why: 'a pasted text: ranked by the files and identifiers it mentions' };
+  // A sentence that does not ask ("Safer error response handling.", "Invoke callback for
+  // sendfile when client aborts") states something about the code: a change, a report's title.
+  if (/[a-z]{2,}\s+\S+\s+\S+/i.test(firstLine) && !/\?\s*$/.test(trimmed)) return { kind: 'statement', why: 'a statement, not a question: read as a description of a change or a problem' };
   return undefined;
 }
