@@ -74,6 +74,14 @@ describe('ask_oracle and read_file_range over MCP', () => {
     expect(r.explain).toBeUndefined();
   }, 60_000);
 
+  it('reads a pasted issue report as a report: not declined for the words the project lacks, and located', async () => {
+    const report = 'refreshSession returns a token for an expired session\n\nEnvironment: macOS 14, Node 20.11, pyOpenSSL 23.2\n\ncc @ArifAhmed1995';
+    const r = structured<AskOracleResult>(await call(s, 'ask_oracle', { question: report, explain: true }));
+    expect(r.type).toBe('report');
+    expect(r.noContext).toBe(false);
+    expect(r.files.slice(0, 3)).toContain('src/auth/session.ts');
+  }, 60_000);
+
   it('says when there is no context, as a result and not an error', async () => {
     const r = structured<AskOracleResult>(await call(s, 'ask_oracle', { question: 'How does the Kubernetes pod scheduler pick a node?' }));
     expect(r.noContext).toBe(true);

@@ -90,6 +90,6 @@ export function classifyReport(text: string, long: boolean): ReportClass | undef
   if (long) return { kind: 'pasted', why: 'a pasted text: ranked by the files and identifiers it mentions' };
   // A sentence that does not ask ("Safer error response handling.", "Invoke callback for
   // sendfile when client aborts") states something about the code: a change, a report's title.
-  if (/[a-z]{2,}\s+\S+\s+\S+/i.test(firstLine) && !/\?\s*$/.test(trimmed)) return { kind: 'statement', why: 'a statement, not a question: read as a description of a change or a problem' };
+  if (/[a-z]{2,}\s+\S+\s+\S+/i.test(firstLine) && !trimmed.includes('?')) return { kind: 'statement', why: 'a statement, not a question: read as a description of a change or a problem' };
   return undefined;
 }

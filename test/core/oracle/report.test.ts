@@ -10,8 +10,10 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../../src/core/engine';
 import { analyzeQuestion } from '../../../src/core/oracle/analyze';
+import { dedupeSpans, featureRerank, fuseRuns, leadWithLocate, pathWeights } from '../../../src/core/oracle/fuse';
 import { Oracle } from '../../../src/core/oracle/oracle';
 import { classifyReport, isReportFormWord } from '../../../src/core/oracle/report';
+import type { RetrieverRun } from '../../../src/core/oracle/types';
 import { nodeWorkspaceFs } from '../../../src/node/fs';
 
 describe('classifyReport', () => {
@@ -126,5 +128,27 @@ describe('the oracle on reports', () => {
     expect(ans.type).toBe('report');
     expect(ans.noContext).toBe(true);
     expect(ans.explain!.threshold.why).toMatch(/none of its specific words occurs in the project/);
+  });
+});
+
+describe('fusion for reports', () => {
+  const run = (name: string, paths: string[]): RetrieverRun => ({
+    name,
+    family: 'code',
+    status: 'ok',
+    ms: 1,
+    results: paths.map((p, i) => ({ key: `code:${p}:1-9`, source: p.startsWith('test/') ? 'test' : 'code', path: p, startLine: 1, endLine: 9, content: 'x', score: 10 - i, method: name, citation: `[${p}:1-9]`, metadata: {} })),
+  });
+
+  it("puts the locate path's files first, in its order, for a report only", () => {
+    const runs = [run('code', ['test/a.test.ts', 'docs/a.md', 'src/b.ts']), run('locate', ['src/b.ts', 'src/c.ts'])];
+    const report = analyzeQuestion('Fix the retry count when the server answers 503');
+    expect(report.type).toBe('report');
+    const ranked = leadWithLocate(featureRerank(dedupeSpans(fuseRuns(runs, pathWeights(report))), report, 0), report);
+    expect(ranked.map((e) => e.result.path).slice(0, 2)).toEqual(['src/b.ts', 'src/c.ts']);
+    const question = analyzeQuestion('How are retries counted?');
+    const asked = leadWithLocate(featureRerank(dedupeSpans(fuseRuns(runs, pathWeights(question))), question, 0), question);
+    expect(asked[0]?.result.path).not.toBe('src/c.ts');
+    expect(pathWeights(report).locate).toBeGreaterThan(pathWeights(question).locate ?? 1);
   });
 });
