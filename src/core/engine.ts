@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { GENERATED_MODES, loadConfig, warnIgnoredKeysOnce, type GeneratedMode, type VltConfig } from './config';
 import { VltError } from './errors';
 import { OpenAIEmbeddingProvider, embeddingCacheKey } from './embeddings';
-import { dryRun, GENERATED_META, goVendorDirsOf, inGoVendorDir, persistIndex, runIndex, type DryRunReport, type IndexReport } from './indexer';
+import { chunkDoc, chunkNames, dryRun, GENERATED_META, goVendorDirsOf, inGoVendorDir, persistIndex, runIndex, type DryRunReport, type IndexReport } from './indexer';
 import { CodeGraph, loadResolverConfig, type GraphBuilder } from './intel/graph';
 import type { LanguageServers } from './intel/lsp';
 import { Navigator, type TagsProvider } from './intel/navigate';
@@ -218,8 +218,16 @@ export class Engine {
   /** A search index built from the stored chunks (vectors are filled separately, from the cache). */
   private static buildSearchIndex(store: IndexStore, dims: number | undefined): SearchIndex {
     const idx = SearchIndex.create(dims);
+    // The documents an index run adds, in the same order (ascending chunk id): a rebuilt index
+    // scores and breaks ties as the index it replaces, and as a fresh build of the same files.
+    let fileId = -1;
+    let symbols: ReturnType<IndexStore['symbolsOfFile']> = [];
     for (const c of store.allChunksForIndexing()) {
-      idx.add({ id: c.id, path: c.path, language: c.language, kind: c.kind, name: c.symbol ?? '', sig: [c.signature, c.container, c.docstring].filter(Boolean).join('\n'), body: c.text });
+      if (c.fileId !== fileId) {
+        fileId = c.fileId;
+        symbols = store.symbolsOfFile(fileId);
+      }
+      idx.add(chunkDoc(c.id, c.path, c.language, c, chunkNames(c, symbols)));
     }
     return idx;
   }

@@ -14,7 +14,7 @@ import type { ParsePool } from './parse/pool';
 import type { ChunkDoc, SearchIndex } from './search/orama-index';
 import type { IndexStore } from './store/store';
 import { estimateTokens } from './tokens';
-import type { Chunk, LanguageId, ParsedFile } from './types';
+import type { Chunk, LanguageId, ParsedFile, SymbolDef } from './types';
 import { VltError } from './errors';
 
 export interface IndexReport {
@@ -101,7 +101,11 @@ export function enrichedText(path: string, language: LanguageId, imports: string
 }
 
 /** The document the search index holds for a chunk. `names` are the symbols defined inside it. */
-export function chunkDoc(id: number, path: string, language: LanguageId, c: Chunk, names: string[]): ChunkDoc {
+/**
+ * The search document of a chunk. An index run and a rebuild from the stored chunks (an
+ * unreadable snapshot, a compaction) both make it here, so that their scores are the same.
+ */
+export function chunkDoc(id: number, path: string, language: LanguageId, c: Pick<Chunk, 'kind' | 'signature' | 'container' | 'decorators' | 'docstring' | 'text'>, names: readonly string[]): ChunkDoc {
   return {
     id,
     path,
@@ -113,19 +117,22 @@ export function chunkDoc(id: number, path: string, language: LanguageId, c: Chun
   };
 }
 
-/** Names (plain and qualified) of the definitions that start inside each chunk. */
-export function namesPerChunk(parsed: ParsedFile): string[][] {
-  return parsed.chunks.map((c) => {
-    const names = new Set<string>();
-    if (c.symbol) names.add(c.symbol);
-    for (const s of parsed.symbols) {
-      if (s.startLine >= c.startLine && s.startLine <= c.endLine) {
-        names.add(s.name);
-        if (s.qualifiedName !== s.name) names.add(s.qualifiedName);
-      }
+/** Names (plain and qualified) of the definitions that start inside a chunk. */
+export function chunkNames(c: Pick<Chunk, 'symbol' | 'startLine' | 'endLine'>, symbols: ReadonlyArray<Pick<SymbolDef, 'name' | 'qualifiedName' | 'startLine'>>): string[] {
+  const names = new Set<string>();
+  if (c.symbol) names.add(c.symbol);
+  for (const s of symbols) {
+    if (s.startLine >= c.startLine && s.startLine <= c.endLine) {
+      names.add(s.name);
+      if (s.qualifiedName !== s.name) names.add(s.qualifiedName);
     }
-    return [...names];
-  });
+  }
+  return [...names];
+}
+
+/** {@link chunkNames} of each chunk of a parsed file. */
+export function namesPerChunk(parsed: ParsedFile): string[][] {
+  return parsed.chunks.map((c) => chunkNames(c, parsed.symbols));
 }
 
 /**
