@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { GENERATED_MODES, loadConfig, warnIgnoredKeysOnce, type GeneratedMode, type VltConfig } from './config';
 import { VltError } from './errors';
 import { OpenAIEmbeddingProvider, embeddingCacheKey } from './embeddings';
-import { chunkDoc, chunkNames, dryRun, GENERATED_META, goVendorDirsOf, inGoVendorDir, persistIndex, runIndex, type DryRunReport, type IndexReport } from './indexer';
+import { chunkDoc, chunkNames, dryRun, enrichedText, GENERATED_META, goVendorDirsOf, inGoVendorDir, persistIndex, runIndex, type DryRunReport, type IndexReport } from './indexer';
 import { CodeGraph, loadResolverConfig, type GraphBuilder } from './intel/graph';
 import type { LanguageServers } from './intel/lsp';
 import { Navigator, type TagsProvider } from './intel/navigate';
@@ -101,6 +101,8 @@ export class Engine {
   /** The in-thread parser of small runs, once the workers are released. */
   private threadPool: ParsePool | undefined;
   private smallRunsInThread = false;
+  /** Some stored chunk may lack a vector (until a run that embeds has checked them all). */
+  private vectorsMayBeMissing = true;
   /** An index run changed the search index since the last commit. */
   private searchUnsaved = false;
   /** Bumped whenever an index run changed what the store holds; see {@link stateVersion}. */
@@ -264,11 +266,39 @@ export class Engine {
     return this.store.isEmpty && this.store.getMeta('generation') === undefined;
   }
 
-  private async ensureVectorDims(): Promise<void> {
-    if (!this.embeddings) return;
+  /**
+   * Stored chunks the search index has no vector for, with the text to embed: left behind by a
+   * run whose endpoint failed. Empty when every chunk has one (a lookup per chunk).
+   */
+  private missingVectors(): Array<{ id: number; hash: string; text: string }> {
+    if (!this.vectorsMayBeMissing) return [];
+    const index = this.searchIndex;
+    const ids = this.store
+      .chunkHashes()
+      .filter((p) => !index.hasVector(p.id))
+      .map((p) => p.id);
+    if (ids.length === 0) return [];
+    const imports = new Map<string, string[]>();
+    return this.store.getChunks(ids).map((c) => {
+      let imp = imports.get(c.path);
+      if (!imp) imports.set(c.path, (imp = this.store.getFile(c.path)?.imports ?? []));
+      return { id: c.id, hash: c.hash, text: enrichedText(c.path, c.language, imp, c) };
+    });
+  }
+
+  /** Whether this run embeds: the endpoint's vector size is known (or was just asked) and matches the search index. */
+  private async ensureVectorDims(): Promise<boolean> {
+    if (!this.embeddings) return false;
     let dims = this.config.embeddings.dimensions ?? (Number(this.store.getMeta('embedding_dims')) || undefined);
     if (!dims) {
-      const [probe] = await this.embeddings.embed(['dimension probe']);
+      let probe: ArrayLike<number> | undefined;
+      try {
+        [probe] = await this.embeddings.embed(['dimension probe']);
+      } catch (e) {
+        // No vectors this run, but the text and symbol index is still updated; the next run asks again.
+        this.logger.warn(`embedding failed (${e instanceof Error ? e.message : String(e)}): the text and symbol index is updated without vectors, and the next sync embeds the chunks`);
+        return false;
+      }
       dims = probe?.length;
       if (!dims) throw new VltError('EMBEDDING_FAILED', 'the embedding endpoint returned an empty vector');
     }
@@ -277,12 +307,13 @@ export class Engine {
       this.searchIndex = Engine.loadSearchIndex(this.store, dims, this.logger);
       this.store.setMeta('embedding_model', this.embeddings.model);
     }
+    return true;
   }
 
   /** Indexes what changed. With `persist: false` the result is searchable at once; call {@link commit} to save it. */
   async index(opts: { onProgress?: ProgressSink; signal?: AbortSignal; persist?: boolean; paths?: string[] } = {}): Promise<IndexReport> {
     if (this.mode !== 'write') throw new VltError('INTERNAL', 'index() needs an engine opened in write mode');
-    await this.ensureVectorDims();
+    const embedding = await this.ensureVectorDims();
     // A long-lived writer parses its small targeted runs in this thread once it has let its
     // workers go (see releaseParseWorkers); everything else gets the worker pool.
     let pool: ParsePool;
@@ -312,7 +343,7 @@ export class Engine {
       },
       pool,
       logger: this.logger,
-      ...(this.embeddings ? { embeddings: this.embeddings } : {}),
+      ...(embedding && this.embeddings ? { embeddings: this.embeddings, missingVectors: () => this.missingVectors() } : {}),
       ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
       ...(opts.persist !== undefined ? { persist: opts.persist } : {}),
@@ -324,6 +355,8 @@ export class Engine {
         patched = true;
       },
     });
+    // Once a run embedded everything it was given, later runs need not look for missing vectors.
+    if (this.embeddings) this.vectorsMayBeMissing = !embedding || report.vectorsPending !== undefined;
     if (this.store.rebuildReason) report.rebuildReason = this.store.rebuildReason;
     if (!patched) this.invalidateCaches(report.changed);
     if (report.changed.length > 0) {
@@ -431,6 +464,7 @@ export class Engine {
 
   private async dropDerivedState(generationBefore: number): Promise<void> {
     this.loadedSearchIndex = undefined;
+    this.vectorsMayBeMissing = true;
     this.symbolTables.drop();
     this.invalidateCaches([]);
     this.stateChanged(generationBefore);

@@ -29,6 +29,13 @@ export interface IndexReport {
   chunksRemoved: number;
   embedded: number;
   embeddingCacheHits: number;
+  /**
+   * Chunks left without a vector because the embedding endpoint failed: the text and symbol
+   * index was updated all the same, and the next run embeds them. Absent when none.
+   */
+  vectorsPending?: number;
+  /** Why the vectors are pending, as the endpoint failed. */
+  embeddingError?: string;
   ms: Record<'discover' | 'parse' | 'embed' | 'persist' | 'total', number>;
   /** Set when a corrupt or outdated index was moved aside and rebuilt. */
   rebuildReason?: string;
@@ -63,6 +70,8 @@ export interface IndexContext {
   pool: ParsePool;
   logger: Logger;
   embeddings?: EmbeddingProvider;
+  /** Stored chunks without a vector, with the text to embed (see IndexReport.vectorsPending). */
+  missingVectors?: () => Array<{ id: number; hash: string; text: string }>;
   onProgress?: ProgressSink;
   signal?: AbortSignal;
   /**
@@ -100,7 +109,6 @@ export function enrichedText(path: string, language: LanguageId, imports: string
   return lines.join('\n');
 }
 
-/** The document the search index holds for a chunk. `names` are the symbols defined inside it. */
 /**
  * The search document of a chunk. An index run and a rebuild from the stored chunks (an
  * unreadable snapshot, a compaction) both make it here, so that their scores are the same.
@@ -438,6 +446,11 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
   report.filesSkipped = skipped.length;
 
   const tEmbed = performance.now();
+  // Chunks an earlier run stored without a vector (its endpoint failed) are embedded now.
+  if (ctx.embeddings && ctx.missingVectors) {
+    const queued = new Set(embedQueue.map((e) => e.id));
+    for (const m of ctx.missingVectors()) if (!queued.has(m.id)) embedQueue.push(m);
+  }
   if (ctx.embeddings && embedQueue.length > 0) {
     const cfg = ctx.config.embeddings;
     let needed = 0;
@@ -450,13 +463,23 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
         onProgress?.({ phase: 'embed', done: d, total: t });
       },
     });
-    const vectors = await service.embedAll(embedQueue.map(({ hash, text }) => ({ hash, text })), signal);
-    for (const item of embedQueue) {
-      const v = vectors.get(item.hash);
-      if (v) search.setVector(item.id, v);
+    try {
+      const vectors = await service.embedAll(embedQueue.map(({ hash, text }) => ({ hash, text })), signal);
+      for (const item of embedQueue) {
+        const v = vectors.get(item.hash);
+        if (v) search.setVector(item.id, v);
+      }
+      report.embedded = needed;
+      report.embeddingCacheHits = new Set(embedQueue.map((e) => e.hash)).size - needed;
+    } catch (e) {
+      // A failing endpoint costs the vectors, never the text and symbol index (seed: "BM25-only
+      // with a warning"): the run saves what it parsed, and the next run embeds what is missing.
+      if (signal?.aborted) throw e;
+      const message = e instanceof Error ? e.message : String(e);
+      report.vectorsPending = embedQueue.length;
+      report.embeddingError = message;
+      logger.warn(`embedding failed (${message}): ${embedQueue.length} chunks have no vector yet; the text and symbol index is up to date, and the next sync embeds them`);
     }
-    report.embedded = needed;
-    report.embeddingCacheHits = new Set(embedQueue.map((e) => e.hash)).size - needed;
   }
   report.ms.embed = performance.now() - tEmbed;
 

@@ -346,12 +346,20 @@ describe('embeddings through an OpenAI-compatible endpoint', () => {
     expect(out.hits[0].path).toBe('python/sample.py');
   });
 
-  it('fails init with a clear error when the endpoint keeps failing', async () => {
+  it('keeps the text and symbol index when the endpoint keeps failing, says so, and embeds on the next sync', async () => {
     fake.fail('embeddings', '401', 100);
     appendFileSync(path.join(ws.dir, 'go/sample.go'), '\nfunc AnotherOne() {}\n');
     const r = await vlt(['coderag', 'sync', '-C', ws.dir], { env: env() });
-    expect(r.code).toBe(1);
+    expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/401|API key/);
+    expect(r.stderr, r.stderr).toMatch(/next sync embeds/);
+    // The edited symbol is findable at once, without the vectors.
+    const found = await vlt(['coderag', 'search', 'AnotherOne', '--json', '-C', ws.dir], { env: env() });
+    expect((JSON.parse(found.stdout) as Array<{ symbol?: string }>)[0]?.symbol).toBe('AnotherOne');
     fake.reset();
+    const again = await vlt(['coderag', 'sync', '-C', ws.dir], { env: env() });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).not.toMatch(/embedding failed/);
+    expect(fake.counts.embeddings).toBeGreaterThan(0);
   });
 });

@@ -2,7 +2,8 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/core/engine';
-import type { WorkspaceFs } from '../../src/core/ports';
+import type { EmbeddingProvider, WorkspaceFs } from '../../src/core/ports';
+import { VltError } from '../../src/core/errors';
 import { nodeWorkspaceFs } from '../../src/node/fs';
 import { tempDir } from '../helpers/cli';
 
@@ -297,4 +298,70 @@ describe('search index under churn', () => {
       await engine.close();
     }
   }, 60_000);
+});
+
+describe('an embedding endpoint that fails', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = tempDir();
+    writeFileSync(path.join(dir, 'a.py'), 'def alpha_one():\n    return 1\n');
+    writeFileSync(path.join(dir, 'b.py'), 'def beta_two():\n    return 2\n');
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** A provider whose endpoint can be switched off, as an unreachable one answers. */
+  function switchable(): EmbeddingProvider & { up: boolean; calls: number } {
+    const p = {
+      model: 'switchable',
+      dimensions: 8,
+      up: true,
+      calls: 0,
+      async embed(texts: string[]): Promise<number[][]> {
+        p.calls++;
+        if (!p.up) throw new VltError('EMBEDDING_FAILED', 'could not connect to embedding endpoint (6 attempts)');
+        return texts.map((t) => Array.from({ length: 8 }, (_, i) => ((t.length + i) % 7) / 7 + 0.01));
+      },
+    };
+    return p;
+  }
+
+  it('costs the vectors, never the text and symbol index, and the next run embeds what is missing', async () => {
+    const provider = switchable();
+    const engine = await Engine.open(dir, { fs: nodeWorkspaceFs, embeddingProvider: provider, parseWorkers: 0 }, 'write');
+    try {
+      await engine.index();
+      expect(engine.status().vectors.count).toBe(2);
+      provider.up = false;
+      writeFileSync(path.join(dir, 'a.py'), 'def alpha_renamed():\n    return 1\n');
+      const r = await engine.index();
+      expect(r.vectorsPending).toBe(1);
+      expect(r.embeddingError).toMatch(/could not connect/);
+      expect((await engine.search('alpha_renamed')).hits[0]?.path).toBe('a.py');
+      expect(engine.status().vectors.count).toBe(1);
+      provider.up = true;
+      const again = await engine.index();
+      expect(again.vectorsPending).toBeUndefined();
+      expect(engine.status().vectors.count).toBe(2);
+    } finally {
+      await engine.close();
+    }
+    // What the failing run indexed was saved: a new process finds the renamed symbol.
+    const reader = await Engine.open(dir, { fs: nodeWorkspaceFs, embeddingProvider: null }, 'read');
+    try {
+      expect((await reader.search('alpha_renamed')).hits[0]?.path).toBe('a.py');
+    } finally {
+      await reader.close();
+    }
+  });
+
+  it('indexes text and symbols when the endpoint is down from the start', async () => {
+    const provider = { ...switchable(), dimensions: undefined, up: false };
+    const engine = await Engine.open(dir, { fs: nodeWorkspaceFs, embeddingProvider: provider, parseWorkers: 0 }, 'write');
+    try {
+      await engine.index();
+      expect((await engine.search('beta_two')).hits[0]?.path).toBe('b.py');
+    } finally {
+      await engine.close();
+    }
+  });
 });

@@ -78,8 +78,13 @@ function codeIndexComponent(): IIndex<CodeIndexStore> {
     },
     remove(impl, store, prop, id, internalId, value, schemaType, language, tokenizer, docsCount) {
       // The slim documents store keeps `path` but not the other text fields, so Orama only
-      // calls us for `path` among them: that call removes the whole document's postings.
-      if (prop === 'path') store.text.remove(internalId);
+      // calls us for `path` among them: that call removes the whole document's postings, and
+      // its vector (Orama never calls us for `embedding` either: a dead chunk's vector would
+      // stay among those vector search scans and the count of chunks with a vector).
+      if (prop === 'path') {
+        store.text.remove(internalId);
+        (store.vectorIndexes as Record<string, { node?: { remove?: (id: number) => void } } | undefined>).embedding?.node?.remove?.(internalId);
+      }
       if (TEXT_FIELD_SET.has(prop)) return true;
       return base.remove(impl as never, store, prop, id, internalId, value, schemaType, language, tokenizer, docsCount);
     },
@@ -313,6 +318,12 @@ export class SearchIndex {
   setVector(id: number, vector: Float32Array): void {
     const internal = this.parts.idToInternalId.get(String(id));
     if (internal !== undefined) this.parts.vectors?.add(internal, vector);
+  }
+
+  /** Whether the chunk has a vector. */
+  hasVector(id: number): boolean {
+    const internal = this.parts.idToInternalId.get(String(id));
+    return internal !== undefined && (this.parts.vectors?.vectors.has(internal) ?? false);
   }
 
   vectorCount(): number {
