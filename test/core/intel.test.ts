@@ -5,7 +5,7 @@
  * providers (a server that times out or crashes, one not installed), bad positions, unknown
  * and ambiguous names.
  */
-import { cpSync } from 'node:fs';
+import { cpSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/core/engine';
@@ -194,6 +194,23 @@ describe('definitions and references without a language server', () => {
     await expectVltError(nav.definition('../../etc/passwd:1:1'), 'PATH_OUTSIDE_WORKSPACE');
     await expectVltError(nav.definition('src/nope.ts:1:1'), 'PATH_NOT_FOUND');
     await expectVltError(nav.definition('src/service.ts:3:1'), 'USAGE', /no identifier/);
+  });
+
+  it('looks a name in prose up by name: a word of a README, which no parser reads', async () => {
+    const nav = ts.navigator();
+    const readme = path.join(ts.root, 'NOTES.md');
+    writeFileSync(readme, '# Notes\n\nStart with the Service class and its run() helper.\n');
+    try {
+      const col = 'Start with the '.length + 3;
+      const def = await nav.definition(`NOTES.md:3:${col}`);
+      expect(top(def)).toBe('src/service.ts:5:14');
+      expect(def.notes.join('\n')).toMatch(/NOTES\.md has no parser for its language: `Service` was looked up by name/);
+      const refs = await nav.references(`NOTES.md:3:${col}`);
+      expect(refs.locations.some((l) => l.path === 'src/service.ts')).toBe(true);
+      await expectVltError(nav.definition('NOTES.md:1:1'), 'USAGE', /no identifier at NOTES\.md:1:1/);
+    } finally {
+      rmSync(readme, { force: true });
+    }
   });
 });
 

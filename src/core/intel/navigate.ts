@@ -260,7 +260,11 @@ export class Navigator {
     if (!facts) {
       const exists = await this.deps.fs.stat(path.join(this.deps.root, file)).catch(() => undefined);
       if (!exists) throw new VltError('PATH_NOT_FOUND', `${file} does not exist in the workspace`);
-      throw new VltError('USAGE', `${file} is not a source file the navigator can read (no parser for its language)`);
+      // A name in prose (a README, a comment in a file no parser reads) is looked up by name.
+      const word = await this.wordAt(file, q.line, q.col);
+      if (!word) throw new VltError('USAGE', `no identifier at ${file}:${q.line}:${q.col} (${file} has no parser, so only a name under the cursor can be looked up)`);
+      const byName = await this.definitionByName(query, word, opts);
+      return { ...byName, notes: [`${file} has no parser for its language: \`${word}\` was looked up by name`, ...byName.notes] };
     }
     this.checkPosition(file, facts, q.line, q.col);
     const providers: ProviderRun[] = [];
@@ -414,6 +418,19 @@ export class Navigator {
     const hits = await this.deps.search(name);
     providers.push({ provider: 'search', status: hits.length > 0 ? 'answered' : 'empty', ms: performance.now() - t0 });
     return hits.slice(0, 10).map((h) => ({ path: h.path, line: h.line, col: 1, provenance: 'search', exact: false, confidence: 'low', how: 'search hit' }));
+  }
+
+  /** The identifier (dotted names included) at a 1-based line and column of a file, read as text. */
+  private async wordAt(file: string, line: number, col: number): Promise<string | undefined> {
+    const bytes = await this.deps.fs.readFile(path.join(this.deps.root, file)).catch(() => undefined);
+    if (!bytes) return undefined;
+    const text = new TextDecoder().decode(bytes.subarray(0, 4 * 1024 * 1024)).split('\n')[line - 1];
+    if (text === undefined) return undefined;
+    for (const m of text.matchAll(/[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*/g)) {
+      const at = m.index + 1;
+      if (col >= at && col <= at + m[0].length) return m[0].length >= 2 ? m[0] : undefined;
+    }
+    return undefined;
   }
 
   private async definitionByName(query: string, name: string, opts: NavOptions): Promise<NavAnswer> {
