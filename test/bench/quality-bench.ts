@@ -14,6 +14,7 @@
  */
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { Oracle } from '../../src/core/oracle/oracle';
 import { Engine } from '../../src/core/engine';
 import { RANK, RANK_STAGES, STAGES_OFF_BY_DEFAULT, type RankStage } from '../../src/core/search/rank';
 import { nodeWorkspaceFs } from '../../src/node/fs';
@@ -54,6 +55,8 @@ const arg = (name: string): string | undefined => {
 const split = arg('split') ?? 'test';
 const onlyCorpora = arg('corpus')?.split(',');
 const k = Number(arg('k') ?? 10);
+/** `--oracle`: also score the extractive oracle's cited evidence for each query, beside search. */
+const withOracle = process.argv.includes('--oracle');
 // The default ranking, then each asked-for variant: `all` (no ranking layer), `only-STAGE`, and
 // a STAGE name, which is the default without it (or with it, for a stage off by default).
 const ablations: Array<{ name: string; disabled: RankStage[] }> = [{ name: 'ranked', disabled: [...STAGES_OFF_BY_DEFAULT] }];
@@ -145,6 +148,20 @@ async function main(): Promise<void> {
           add(t.byLanguage, q.language, s);
           add(t.byKind, q.kind, s);
           add(t.all, 'all', s);
+        }
+        if (withOracle) {
+          // The oracle's code citations in the order its brief gives them, scored as search's hits.
+          const ans = await new Oracle({ engine }).ask(q.query, { noLlm: true, noLog: true });
+          const spans = ans.citations.flatMap((c) => {
+            const m = /:(\d+)(?:-(\d+))?\]$/.exec(c.citation);
+            return (c.source === 'code' || c.source === 'lsp' || c.source === 'test') && m ? [{ path: c.path, start: Number(m[1]), end: Number(m[2] ?? m[1]) }] : [];
+          });
+          const so = score(spans.slice(0, k), q.gold);
+          dump?.push({ id: q.id, system: 'oracle', query: q.query, kind: q.kind, ndcg: so.ndcg, gold: q.gold, hits: spans.map((h) => `${h.path}:${h.start}-${h.end}`) });
+          const t = sys('oracle');
+          add(t.byLanguage, q.language, so);
+          add(t.byKind, q.kind, so);
+          add(t.all, 'all', so);
         }
         const bm25 = engine.textHits(q.query, k).map((r) => ({ path: r.path, start: r.startLine, end: r.endLine }));
         const s = score(bm25, q.gold);
