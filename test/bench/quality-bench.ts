@@ -151,13 +151,13 @@ async function main(): Promise<void> {
         }
         if (withOracle) {
           // The oracle's code citations in the order its brief gives them, scored as search's hits.
-          const ans = await new Oracle({ engine }).ask(q.query, { noLlm: true, noLog: true });
+          const ans = await new Oracle({ engine }).ask(q.query, { noLlm: true, noLog: true, explain: Boolean(dump) });
           const spans = ans.citations.flatMap((c) => {
             const m = /:(\d+)(?:-(\d+))?\]$/.exec(c.citation);
             return (c.source === 'code' || c.source === 'lsp' || c.source === 'test') && m ? [{ path: c.path, start: Number(m[1]), end: Number(m[2] ?? m[1]) }] : [];
           });
           const so = score(spans.slice(0, k), q.gold);
-          dump?.push({ id: q.id, system: 'oracle', query: q.query, kind: q.kind, ndcg: so.ndcg, gold: q.gold, hits: spans.map((h) => `${h.path}:${h.start}-${h.end}`) });
+          dump?.push({ id: q.id, system: 'oracle', query: q.query, kind: q.kind, ndcg: so.ndcg, gold: q.gold, hits: spans.map((h) => `${h.path}:${h.start}-${h.end}`), type: ans.type, ...(ans.noContext ? { why: ans.explain?.threshold.why } : {}) });
           const t = sys('oracle');
           add(t.byLanguage, q.language, so);
           add(t.byKind, q.kind, so);

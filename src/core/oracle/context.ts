@@ -41,9 +41,9 @@ const TIER_ORDER: readonly ContextTier[] = ['selected', 'primary', 'conversation
 export function tierOf(e: RankedEvidence, q: AnalyzedQuestion): ContextTier {
   const r = e.result;
   if (e.ranks.graph !== undefined && Object.keys(e.ranks).length === 1) return 'neighbour';
-  // A report's order is the locate path's (see leadWithLocate); a definition it names is
+  // A report's order is the locate path's (see leadEvidence); a definition it names is
   // already ranked there.
-  if (r.metadata.definition === true && e.features.exactSymbol !== undefined && q.type !== 'report') return 'selected';
+  if (r.metadata.definition === true && e.features.exactSymbol !== undefined && !(q.type === 'report' && q.report?.kind !== 'statement')) return 'selected';
   const named = q.paths.find((p) => r.path === p.path || r.path.endsWith(`/${p.path}`));
   if (named && (named.line === undefined || (r.startLine !== undefined && r.startLine <= named.line && named.line <= (r.endLine ?? r.startLine)))) return 'selected';
   return 'primary';

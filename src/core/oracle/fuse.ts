@@ -40,8 +40,17 @@ export const PATH_WEIGHTS: Readonly<Record<string, number>> = {
 export const REPORT_LOCATE_WEIGHT = 3;
 
 /** The path weights for a question of this type. */
-export function pathWeights(q: Pick<AnalyzedQuestion, 'type'>): Readonly<Record<string, number>> {
-  return q.type === 'report' ? { ...PATH_WEIGHTS, locate: REPORT_LOCATE_WEIGHT } : PATH_WEIGHTS;
+export function pathWeights(q: Pick<AnalyzedQuestion, 'type' | 'report'>): Readonly<Record<string, number>> {
+  return locateLeads(q) ? { ...PATH_WEIGHTS, locate: REPORT_LOCATE_WEIGHT } : PATH_WEIGHTS;
+}
+
+/**
+ * Whether the locate path leads: for a report that says what went wrong or what changed. A
+ * statement that only describes behaviour ("parse a Range header into byte ranges") reads the
+ * same as a search for it, and search leads it as it leads a question.
+ */
+function locateLeads(q: Pick<AnalyzedQuestion, 'type' | 'report'>): boolean {
+  return q.type === 'report' && q.report?.kind !== 'statement';
 }
 
 export function fuseRuns(runs: readonly RetrieverRun[], weights: Readonly<Record<string, number>> = PATH_WEIGHTS): RankedEvidence[] {
@@ -197,13 +206,26 @@ export function featureRerank(ranked: readonly RankedEvidence[], q: AnalyzedQues
 }
 
 /**
- * For a report, the locate path's files first, in its order, then the rest as ranked: locate
- * measures ahead of search and of the fused list on real reports and commit messages (the
- * real-text bench), and the boosts of the feature reranker, made for questions, must not move a
- * test or a doc page above the file it ranked first. Other questions keep the fused order.
+ * The evidence's head, after the feature reranker (whose boosts were made for questions):
+ * - a report that says what went wrong or changed: the locate path's files first, in its order.
+ *   Locate measures ahead of search and of the fused list on real reports and commit messages
+ *   (the real-text bench), and a test or doc page must not move above the file it ranks first;
+ * - a question in words, or a statement of behaviour: search's first {@link SEARCH_LEAD} hits
+ *   first, in search's order. Search ranks with its own stages (code over docs and tests, the
+ *   query's intent), and the oracle must not put the implementation below where search puts it.
+ * Questions about definitions, uses, structure, behaviour and history keep the fused order,
+ * where navigation, the named folder or the tests lead by design.
  */
-export function leadWithLocate(ranked: readonly RankedEvidence[], q: Pick<AnalyzedQuestion, 'type'>): RankedEvidence[] {
-  if (q.type !== 'report') return [...ranked];
-  const located = ranked.filter((e) => e.ranks.locate !== undefined).sort((a, b) => a.ranks.locate! - b.ranks.locate!);
-  return [...located, ...ranked.filter((e) => e.ranks.locate === undefined)];
+export function leadEvidence(ranked: readonly RankedEvidence[], q: Pick<AnalyzedQuestion, 'type' | 'report'>): RankedEvidence[] {
+  if (locateLeads(q)) return leadWith(ranked, 'locate', Infinity);
+  if (q.type === 'conceptual' || q.type === 'report') return leadWith(ranked, 'code', SEARCH_LEAD);
+  return [...ranked];
+}
+
+/** Search hits that lead a question in words. */
+export const SEARCH_LEAD = 3;
+
+function leadWith(ranked: readonly RankedEvidence[], path: string, n: number): RankedEvidence[] {
+  const lead = ranked.filter((e) => (e.ranks[path] ?? Infinity) <= n).sort((a, b) => a.ranks[path]! - b.ranks[path]!);
+  return [...lead, ...ranked.filter((e) => !lead.includes(e))];
 }

@@ -29,7 +29,7 @@ import { runAgent, type AgentTool } from './agent';
 import { analyzeQuestion } from './analyze';
 import { extractiveBrief, searchedSummary } from './brief';
 import { assembleContext, evidenceText } from './context';
-import { dedupeSpans, featureRerank, fuseRuns, leadWithLocate, pathWeights } from './fuse';
+import { dedupeSpans, featureRerank, fuseRuns, leadEvidence, pathWeights } from './fuse';
 import { GitRetriever, type GitHistory } from './git';
 import { LlmReranker } from './llm-rerank';
 import { LocateRetriever } from './locate-retriever';
@@ -260,7 +260,7 @@ export class Oracle {
     // 5. Fusion over every path, then the rerankers.
     emit({ type: 'phase', phase: 'rerank', message: 'ranking the evidence' });
     ranked = featureRerank(dedupeSpans(fuseRuns(runs, pathWeights(q))), q, this.clock.now());
-    ranked = await this.rerankHead(leadWithLocate(ranked, q), q, opts.signal, !useModel);
+    ranked = await this.rerankHead(leadEvidence(ranked, q), q, opts.signal, !useModel);
     lap('rerank');
 
     // No answer quotes silently stale code: evidence from files changed since indexing is re-read.

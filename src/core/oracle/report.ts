@@ -24,23 +24,20 @@ export interface ReportClass {
 /** Words a change description starts with: the imperative, the third person and the past. */
 const CHANGE_VERBS = new Set(
   (
-    'fix fixe fixes fixed fixing add adds added remove removes removed delete deletes deleted update updates updated revert reverts reverted ' +
-    'use uses improve improves improved refactor refactors refactored rename renames renamed support supports allow allows allowed ' +
-    'handle handles handled make makes made ensure ensures ensured avoid avoids avoided prevent prevents prevented drop drops dropped ' +
-    'bump bumps bumped move moves moved change changes changed replace replaces replaced implement implements implemented correct ' +
-    'corrects corrected clean cleans cleaned cleanup simplify simplifies simplified switch switches switched omit omits omitted check ' +
-    'checks catch catches caught deprecate deprecates deprecated expose exposes exposed export exports exported pass passes passed ' +
-    'skip skips skipped enable enables enabled disable disables disabled restore restores restored respect respects preserve ' +
-    'preserves preserved convert converts converted document documents documented optimize optimise optimized optimised speed ' +
-    'reduce reduces reduced increase increases increased introduce introduces introduced upgrade upgraded downgrade tweak tweaks ' +
-    'tweaked give gives import imports invoke invokes adding removing updating using cast casts limit limits resolve resolves resolved patch patches patched return returns raise raises throw throws accept accepts reject rejects ' +
-    'warn warns emit emits expand extend extends extended normalize normalise normalized include includes included exclude excludes ' +
-    'set sets let lets keep keeps kept stop stops stopped treat treats treated infer infers inferred validate validates validated ' +
-    'parse parses parsed serialize serializes serialized escape escapes escaped encode encodes decode decodes migrate migrated ' +
-    'reorganize reorganized split splits merge merged unify unified rewrite rewrote rewritten port ported guard guards fallback ' +
-    'relax relaxes relaxed tighten tightens tightened loosen loosened attempt attempts retry retries call calls create creates created ' +
+    // Verbs that change code, not verbs that say what code does ("parse", "merge", "return"
+    // describe behaviour: "parse a Range header into byte ranges" is a search, not a commit).
+    'fix fixe fixes fixed fixing add adds added adding remove removes removed removing delete deletes deleted update updates ' +
+    'updated updating revert reverts reverted use uses using improve improves improved refactor refactors refactored rename ' +
+    'renames renamed support supports allow allows allowed ensure ensures ensured avoid avoids avoided prevent prevents prevented ' +
+    'drop drops dropped bump bumps bumped move moves moved change changes changed replace replaces replaced implement implements ' +
+    'implemented correct corrects corrected clean cleans cleaned cleanup simplify simplifies simplified switch switches switched ' +
+    'omit omits omitted deprecate deprecates deprecated expose exposes exposed enable enables enabled disable disables disabled ' +
+    'restore restores restored respect respects preserve preserves preserved document documents documented optimize optimise ' +
+    'optimized optimised speed reduce reduces reduced introduce introduces introduced upgrade upgraded downgrade tweak tweaks ' +
+    'tweaked give gives import imports resolve resolves resolved patch patches patched migrate migrated reorganize reorganized ' +
+    'unify unified rewrite rewrote rewritten port ported relax relaxes relaxed tighten tightens tightened attempt attempts ' +
     'release released prepare prepared consider considers ignore ignores ignored install installs reset resets prefer prefers ' +
-    'bugfix hotfix typo typos cleanup polish lint linting testing minor small tidy don\'t dont do not never always properly correctly'
+    'bugfix hotfix typo typos polish lint linting tidy don\'t dont do not never always properly correctly'
   ).split(' '),
 );
 /**

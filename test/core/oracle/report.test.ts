@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../../src/core/engine';
 import { analyzeQuestion } from '../../../src/core/oracle/analyze';
-import { dedupeSpans, featureRerank, fuseRuns, leadWithLocate, pathWeights } from '../../../src/core/oracle/fuse';
+import { dedupeSpans, featureRerank, fuseRuns, leadEvidence, pathWeights } from '../../../src/core/oracle/fuse';
 import { Oracle } from '../../../src/core/oracle/oracle';
 import { classifyReport, isReportFormWord } from '../../../src/core/oracle/report';
 import type { RetrieverRun } from '../../../src/core/oracle/types';
@@ -140,15 +140,20 @@ describe('fusion for reports', () => {
     results: paths.map((p, i) => ({ key: `code:${p}:1-9`, source: p.startsWith('test/') ? 'test' : 'code', path: p, startLine: 1, endLine: 9, content: 'x', score: 10 - i, method: name, citation: `[${p}:1-9]`, metadata: {} })),
   });
 
-  it("puts the locate path's files first, in its order, for a report only", () => {
+  it("puts the locate path's files first for a report, and search's first hits for a question in words", () => {
     const runs = [run('code', ['test/a.test.ts', 'docs/a.md', 'src/b.ts']), run('locate', ['src/b.ts', 'src/c.ts'])];
     const report = analyzeQuestion('Fix the retry count when the server answers 503');
     expect(report.type).toBe('report');
-    const ranked = leadWithLocate(featureRerank(dedupeSpans(fuseRuns(runs, pathWeights(report))), report, 0), report);
+    const ranked = leadEvidence(featureRerank(dedupeSpans(fuseRuns(runs, pathWeights(report))), report, 0), report);
     expect(ranked.map((e) => e.result.path).slice(0, 2)).toEqual(['src/b.ts', 'src/c.ts']);
+    // A question in words: search's first hits lead, in search's order.
     const question = analyzeQuestion('How are retries counted?');
-    const asked = leadWithLocate(featureRerank(dedupeSpans(fuseRuns(runs, pathWeights(question))), question, 0), question);
-    expect(asked[0]?.result.path).not.toBe('src/c.ts');
+    const asked = leadEvidence(featureRerank(dedupeSpans(fuseRuns(runs, pathWeights(question))), question, 0), question);
+    expect(asked.map((e) => e.result.path).slice(0, 3)).toEqual(['test/a.test.ts', 'docs/a.md', 'src/b.ts']);
+    // A statement of behaviour reads as a search: search leads it too, locate keeps its usual weight.
+    const statement = analyzeQuestion('parse the retry count out of the server answer');
+    expect(statement.report?.kind).toBe('statement');
+    expect(pathWeights(statement).locate).toBe(pathWeights(question).locate);
     expect(pathWeights(report).locate).toBeGreaterThan(pathWeights(question).locate ?? 1);
   });
 });
