@@ -29,6 +29,8 @@ const PROBES: Partial<Record<LanguageId, { name: string; words: string }>> = {
   dart: { name: 'withdraw', words: 'bank account balance in cents' },
   ocaml: { name: 'min_elt', words: 'binary search tree of integers' },
   sql: { name: 'order_lines', words: 'total quantity ordered per SKU' },
+  // Defined with `fun!`: Vim takes any abbreviation of :function from `fu` on.
+  vimscript: { name: 'strip#Leading', words: 'blank lines at the top of the buffer' },
 };
 
 describe('languages read as text', () => {

@@ -460,7 +460,10 @@ function undefinedMembers(engine: Engine, q: AnalyzedQuestion): string[] {
   const known = (name: string) => segments.has(name.toLowerCase()) || engine.store.findSymbols(name, { limit: 1 }).some((s) => s.name === name);
   return q.symbols.filter((sym) => {
     if (/\//.test(sym)) return false;
-    const parts = sym.replace(/\(\)$/, '').split(/::|\.|#|->/).filter((p) => p !== '');
+    // A name whose separators are part of it (Vim's `tar#Browse`, a PHP `Ns\\Name`) is defined whole.
+    const whole = sym.replace(/\(\)$/, '');
+    if (engine.store.findSymbols(whole, { limit: 5 }).some((s) => s.name === whole || s.qualifiedName === whole)) return false;
+    const parts = whole.split(/::|\.|#|->/).filter((p) => p !== '');
     const last = parts.pop();
     if (last === undefined || parts.length === 0 || !/^[A-Za-z_$][\w$]*$/.test(last)) return false;
     return parts.some(known) && !known(last);

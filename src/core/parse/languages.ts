@@ -183,7 +183,7 @@ const QUERY_BASE: Partial<Record<LanguageId, LanguageId>> = { tsx: 'typescript' 
  * chunks are cut (chunker.ts, text-chunker.ts);
  * test/core/parse.test.ts pins the queries' hash to it and fails until it is bumped.
  */
-export const EXTRACTOR_VERSION = 5;
+export const EXTRACTOR_VERSION = 6;
 
 /** The tag query files of a language under the queries directory, concatenated in order. */
 export function queryFilesFor(language: LanguageId): string[] {

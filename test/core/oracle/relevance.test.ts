@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../../src/core/engine';
 import { analyzeQuestion } from '../../../src/core/oracle/analyze';
+import { Oracle } from '../../../src/core/oracle/oracle';
 import { assessRelevance, decideContext, inflectionKey, inflections, MAX_NAMED_WORDS, MIN_COOCCURRENCE, MIN_COOCCURRENCE_FOUND, MIN_NAMED, subjectWords } from '../../../src/core/oracle/relevance';
 import type { RankedEvidence } from '../../../src/core/oracle/types';
 import { abbreviationsOf } from '../../../src/core/oracle/abbreviations';
@@ -328,5 +329,27 @@ describe('a question about a symbol that was found', () => {
     expect(decideContext(small, q, [lru({ definition: true }, { exactSymbol: 0.6 })]).noContext).toBe(false);
     // Found by its words alone, the same question is held to the full measure.
     expect(decideContext(small, q, [lru({}, {})]).why).toMatch(/^its words do not occur together/);
+  });
+});
+
+describe('names whose separators are part of them', () => {
+  it("answers a Vim autoload function's name (`tar#Browse`), which no member lookup defines", async () => {
+    const ws = mkdtempSync(path.join(os.tmpdir(), 'vlt-vimnames-'));
+    try {
+      mkdirSync(path.join(ws, 'autoload'), { recursive: true });
+      writeFileSync(path.join(ws, 'autoload/tar.vim'), 'function! tar#Browse(tarfile)\n  " Lists the files of a tar archive in a buffer.\n  let l:names = systemlist("tar -tf " . a:tarfile)\n  call setline(1, l:names)\nendfunction\n\nfunction! tar#Read(fname, mode)\n  " Reads one file of the archive.\n  return 0\nendfunction\n');
+      writeFileSync(path.join(ws, 'autoload/zip.vim'), 'function! zip#Browse(zipfile)\n  " Lists a zip archive.\n  return 0\nendfunction\n');
+      const writer = await Engine.open(ws, { fs: nodeWorkspaceFs, embeddingProvider: null, parseWorkers: 0 }, 'write');
+      await writer.index();
+      try {
+        const ans = await new Oracle({ engine: writer }).ask('tar#Browse', { noLlm: true, noLog: true, explain: true });
+        expect(ans.noContext, ans.explain?.threshold.why).toBe(false);
+        expect(ans.files[0]).toBe('autoload/tar.vim');
+      } finally {
+        await writer.close();
+      }
+    } finally {
+      rmSync(ws, { recursive: true, force: true });
+    }
   });
 });
