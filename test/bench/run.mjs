@@ -199,7 +199,7 @@ if (want('quality')) {
   console.error('[quality] installing the corpora (Debian and npm)…');
   execFileSync('bash', [path.join(root, 'test/bench/quality/install.sh')], { stdio: 'inherit' });
   const splitArg = process.argv.includes('--split') ? process.argv[process.argv.indexOf('--split') + 1] : 'test';
-  results.quality = await runBench('quality-bench', ['--split', splitArg, '--ablate', 'all,intent,file-kind,definition,path-words,coherence,diversity']);
+  results.quality = await runBench('quality-bench', ['--split', splitArg, '--oracle', '--ablate', 'all,intent,file-kind,definition,path-words,coherence,diversity']);
 }
 
 // The repository map on the Go standard library, on the copy (and index) the go corpus made;
