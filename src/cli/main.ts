@@ -443,9 +443,17 @@ export function buildProgram(io: CliIo = processIo(), runtime: CliRuntime = proc
     .addCommand(
       new Command('status')
         .description('whether a daemon serves this workspace: its pid, version, socket, uptime, memory and requests')
+        .option('--all', "every daemon of this user that runs now, with its memory and when it was last used")
         .option('--json', 'machine-readable output')
-        .action(async (o: { json?: boolean }) => {
+        .action(async (o: { json?: boolean; all?: boolean }) => {
           here('daemon status');
+          if (o.all) {
+            const { allDaemons, formatAllDaemons } = await import('../daemon/control');
+            const r = await allDaemons();
+            if (o.json) json(r);
+            else out(formatAllDaemons(r));
+            return;
+          }
           const { daemonStatus, formatDaemonStatus } = await import('../daemon/control');
           const s = await daemonStatus(root());
           if (o.json) json(s);

@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { remoteStatus, stopRemote } from './client';
 import { daemonPaths, readRecord, type DaemonStatusInfo } from './protocol';
+import { liveDaemons, maxDaemons } from './registry';
 import { formatBytes } from '../cli/progress';
 
 /** The folder of the bundles: where this code runs from once built (dist/). */
@@ -61,4 +62,28 @@ function realRoot(root: string): string {
   } catch {
     return path.resolve(root);
   }
+}
+
+export interface AllDaemonsReport {
+  /** How many may run at once (VLT_DAEMON_MAX). */
+  max: number;
+  daemons: Array<{ pid: number; workspace: string; last_used: string; status: DaemonStatusInfo | null }>;
+}
+
+/** Every daemon of this user that runs now, least recently used first, with what each says of itself. */
+export async function allDaemons(): Promise<AllDaemonsReport> {
+  const daemons = await Promise.all(
+    liveDaemons().map(async (d) => ({ pid: d.pid, workspace: d.workspace, last_used: d.last_used, status: (await remoteStatus(d.workspace, BUNDLE_DIR).catch(() => undefined)) ?? null })),
+  );
+  return { max: maxDaemons(), daemons };
+}
+
+export function formatAllDaemons(r: AllDaemonsReport): string {
+  if (r.daemons.length === 0) return `no daemon runs (at most ${r.max} at once; VLT_DAEMON_MAX)`;
+  const lines = [`${r.daemons.length} daemon${r.daemons.length === 1 ? '' : 's'} running (at most ${r.max} at once; VLT_DAEMON_MAX), least recently used first:`];
+  for (const d of r.daemons) {
+    const s = d.status;
+    lines.push(`  pid ${String(d.pid).padEnd(7)} ${s ? formatBytes(s.rss_bytes).padStart(9) : '        ?'}  last used ${d.last_used}  ${s ? `${s.active} running, ${s.mcp_sessions + s.editors} connected` : 'not answering'}  ${d.workspace}`);
+  }
+  return lines.join('\n');
 }

@@ -30,6 +30,8 @@ import { startMcpEndpoint, type McpHttpEndpoint } from '../mcp/main';
 import { publishQueue } from '../server/queue-state';
 import { watchFiles, type TreeWatcher } from '../server/watch';
 import { WorkspaceServer } from '../server/workspace';
+import { remoteStatus, stopRemote } from './client';
+import { evictIdleMs, maxDaemons, overBound, register, unregister, type RegisteredDaemon } from './registry';
 import { DaemonRuntime } from './runtime';
 import {
   alive,
@@ -49,6 +51,8 @@ import {
 } from './protocol';
 
 export const DEFAULT_IDLE_MINUTES = 15;
+/** How often, at most, a daemon refreshes when it was last used in the registry. */
+const REGISTER_EVERY_MS = 1000;
 /** How often the daemon looks whether it is idle, or its workspace is gone. */
 const CHECK_MS = 15_000;
 
@@ -87,9 +91,12 @@ export async function runDaemon(opts: DaemonOptions): Promise<void> {
     const record: DaemonRecord = { pid: process.pid, version: VERSION, build: buildId(__dirname), protocol: PROTOCOL, socket: paths.socket, workspace: root, started_at: new Date().toISOString() };
     await writeFileAtomic(paths.record, Buffer.from(`${JSON.stringify(record, null, 2)}\n`));
     fs.chmodSync(paths.record, 0o600);
+    register({ pid: process.pid, workspace: root, socket: paths.socket, started_at: record.started_at, last_used: record.started_at });
   } finally {
     startLock.release();
   }
+  // Past the bound on running daemons, the least recently used idle ones stop.
+  void evictIdleDaemons(logger);
   // One client's failure must not take the others' daemon down: a stray rejection is logged.
   const onRejection = (e: unknown) => logger.error(`daemon: unhandled rejection: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
   process.on('unhandledRejection', onRejection);
@@ -99,6 +106,29 @@ export async function runDaemon(opts: DaemonOptions): Promise<void> {
     process.off('unhandledRejection', onRejection);
     listener.close();
     if (readRecord(paths.record)?.pid === process.pid) fs.rmSync(paths.record, { force: true });
+    unregister(root);
+  }
+}
+
+/**
+ * Stops the least recently used daemons of other workspaces that serve nobody and were not used
+ * in the last minute, until at most VLT_DAEMON_MAX (default 4) run; one that cannot be asked
+ * (another build) counts as serving.
+ */
+async function evictIdleDaemons(logger: Logger): Promise<void> {
+  const recent = Date.now() - evictIdleMs();
+  const busy = async (d: RegisteredDaemon) => {
+    if (Date.parse(d.last_used) > recent) return true;
+    const st = await remoteStatus(d.workspace, __dirname).catch(() => undefined);
+    return !st || st.active > 0 || st.mcp_sessions > 0 || st.editors > 0;
+  };
+  try {
+    for (const d of await overBound(process.pid, maxDaemons(), busy)) {
+      logger.info(`daemon: stopping the idle daemon of ${d.workspace} (pid ${d.pid}): more than ${maxDaemons()} daemons would run (VLT_DAEMON_MAX)`);
+      await stopRemote(d.workspace, __dirname);
+    }
+  } catch (e) {
+    logger.debug(`daemon: the bound on daemons was not applied: ${e instanceof Error ? e.message : String(e)}`);
   }
 }
 
@@ -120,6 +150,7 @@ class Daemon {
   private readonly attached = new Set<net.Socket>();
   private requests = 0;
   private lastActivity = Date.now();
+  private lastRegistered = 0;
   private stopping = false;
   private stopped!: () => void;
   private readonly done = new Promise<void>((resolve) => (this.stopped = resolve));
@@ -448,6 +479,11 @@ class Daemon {
   /** A command or session ended: the idle clock restarts, and a stop waiting for the last one goes on. */
   private finished(): void {
     this.lastActivity = Date.now();
+    // When it was last used decides which daemon the bound stops first (registry.ts).
+    if (this.lastActivity - this.lastRegistered > REGISTER_EVERY_MS) {
+      this.lastRegistered = this.lastActivity;
+      register({ pid: process.pid, workspace: this.root, socket: this.paths.socket, started_at: this.startedAt.toISOString(), last_used: new Date(this.lastActivity).toISOString() });
+    }
     if (this.active === 0 && this.sessions === 0) for (const wake of this.idle.splice(0)) wake();
   }
 
