@@ -126,6 +126,22 @@ export class DeltaQueue {
     return this.state();
   }
 
+  /**
+   * Another run of the same writer committed the whole index (`vlt coderag sync` through the
+   * server holding this queue): what was indexed and not committed is on disk now. Called
+   * while the writer's gate is held, so no apply runs between that commit and this.
+   */
+  committedElsewhere(): void {
+    if (this.uncommitted.size === 0) return;
+    clearTimeout(this.commitTimer);
+    this.commitTimer = undefined;
+    this.uncommitted.clear();
+    this.uncommittedLines = 0;
+    this.lastCommit = new Date().toISOString();
+    this.commits++;
+    this.emit();
+  }
+
   state(): DeltaQueueState {
     return {
       pending: this.pendingPaths.size,

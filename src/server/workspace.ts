@@ -482,6 +482,8 @@ export class WorkspaceServer {
       try {
         const report = await engine.index({ onProgress: this.progressSink(opts.onProgress), ...(opts.signal ? { signal: opts.signal } : {}) });
         await engine.commit();
+        // The watcher's edits indexed before this run are committed with it.
+        this.queue?.committedElsewhere();
         return report;
       } finally {
         this.phase = 'ready';
