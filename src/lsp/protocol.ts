@@ -354,3 +354,12 @@ export interface InitializationOptions {
   include?: string[];
   exclude?: string[];
 }
+
+/**
+ * Whether a failed request's message (`CODE: message`, the form the server answers errors in)
+ * says how the request was put rather than that something failed: no identifier under the
+ * cursor, a path that is not there. The editor shows these as warnings and logs them at info.
+ */
+export function isUserMistake(message: string): boolean {
+  return /^(?:USAGE|PATH_NOT_FOUND|NOT_A_DIRECTORY|PATH_OUTSIDE_WORKSPACE|NOT_FOUND|REF_NOT_FOUND|RESTRICTED|CANCELLED):/.test(message);
+}

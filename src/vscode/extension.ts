@@ -11,7 +11,7 @@ import * as vscode from 'vscode';
 import { agentsManifestTools } from './manifest';
 import { registerLanguageModelTools, registerMcpProvider } from './agents';
 import { API_KEY_SECRET, commandTable, REPO_MAP_SCHEME, type CommandHost } from './commands';
-import { searchRequest, type ServerStatus } from '../lsp/protocol';
+import { isUserMistake, searchRequest, type ServerStatus } from '../lsp/protocol';
 import { ChatViewProvider, CITATION_SCHEME } from './chat-view';
 import { ChatStateStore } from './chat-state-store';
 import { registerChatParticipant } from './participant';
@@ -92,8 +92,16 @@ function guarded(name: string, fn: () => Promise<unknown>): () => Promise<unknow
       return await fn();
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
-      log.error(`${name}: ${message}`);
-      void vscode.window.showErrorMessage(`Vlt Oracle: ${message.replace(/^[A-Z_]+: /, '')}`);
+      const shown = `Vlt Oracle: ${message.replace(/^[A-Z_]+: /, '')}`;
+      // A request the command cannot carry out as asked (no identifier under the cursor, a path
+      // that is not there) is the user's to correct, not a failure: logged at info, shown as a warning.
+      if (isUserMistake(message)) {
+        log.info(`${name}: ${message}`);
+        void vscode.window.showWarningMessage(shown);
+      } else {
+        log.error(`${name}: ${message}`);
+        void vscode.window.showErrorMessage(shown);
+      }
       return undefined;
     }
   };

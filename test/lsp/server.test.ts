@@ -14,6 +14,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   editorDefinitionRequest,
   editorReferencesRequest,
+  isUserMistake,
   searchRequest,
   statusRequest,
   syncRequest,
@@ -73,6 +74,14 @@ describe('vlt lsp over stdio', () => {
     await s.waitStatus((st) => st.state === 'ready');
     await expect(s.conn.sendRequest(whereUsedRequest, { target: { textDocument: { uri: 'file:///etc/passwd' }, position: { line: 0, character: 0 } } })).rejects.toThrow(/PATH_OUTSIDE_WORKSPACE/);
     await expect(s.conn.sendRequest(whereUsedRequest, { target: { textDocument: { uri: uri(s, 'math.ts') }, position: { line: 999, character: 0 } } })).rejects.toThrow(/USAGE: line 1000 is outside/);
+    // The editor shows these as the user's to correct (a warning, logged at info), not as failures.
+    const message = await s.conn.sendRequest(whereUsedRequest, { target: { textDocument: { uri: uri(s, 'math.ts') }, position: { line: 999, character: 0 } } }).then(
+      () => '',
+      (e: unknown) => (e instanceof Error ? e.message : String(e)),
+    );
+    expect(isUserMistake(message)).toBe(true);
+    expect(isUserMistake('INDEX_CORRUPT: the index file is corrupt')).toBe(false);
+    expect(isUserMistake('INTERNAL: boom')).toBe(false);
     expect((await s.conn.sendRequest(statusRequest)).state).toBe('ready');
   });
 
