@@ -186,8 +186,10 @@ export function summarizeIndexLine(r: IndexReport): string {
     `${r.chunksAdded} chunks`,
   ];
   if (r.embedded || r.embeddingCacheHits) parts.push(`${r.embedded} embedded, ${r.embeddingCacheHits} from cache`);
+  if (r.vectorsPending) parts.push(`${r.vectorsPending} without a vector yet (the embedding endpoint failed; the next sync embeds them)`);
   parts.push(`in ${secs < 10 ? `${r.ms.total.toFixed(0)} ms` : formatSeconds(secs)}`);
-  return parts.join(', ');
+  const line = parts.join(', ');
+  return r.resumed !== undefined ? `resumed a build that had stopped (${r.resumed} files were already indexed); ${line}` : line;
 }
 
 /**

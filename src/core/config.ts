@@ -122,6 +122,11 @@ export interface IndexConfig {
   chunkMaxChars: number;
   /** When a long-lived writer (editor, `coderag watch`) commits its queued edits: files, lines, seconds. */
   queue: { files: number; lines: number; timeoutSeconds: number };
+  /**
+   * A long index run commits what it has indexed at least this often (and never spends more than
+   * a fifth of its time committing), so that a run killed or cancelled resumes where it stopped.
+   */
+  checkpointSeconds: number;
 }
 
 export interface EmbeddingsConfig {
@@ -274,6 +279,7 @@ const tomlSchema = z.strictObject({
       queue_files: positiveInt.optional(),
       queue_lines: positiveInt.optional(),
       queue_timeout_seconds: positiveInt.optional(),
+      checkpoint_seconds: positiveInt.optional(),
     })
     .optional(),
   embeddings: z
@@ -349,6 +355,7 @@ export function defaultConfig(): VltConfig {
       generated: 'navigation',
       chunkMaxChars: DEFAULT_CHUNK_MAX_CHARS,
       queue: { files: 5, lines: 1000, timeoutSeconds: 300 },
+      checkpointSeconds: 30,
     },
     embeddings: withHiddenKey(
       {
@@ -612,6 +619,7 @@ function resolveConfig(toml: TomlConfig, env: NodeJS.ProcessEnv, configPath: str
         lines: ti.queue_lines ?? d.index.queue.lines,
         timeoutSeconds: ti.queue_timeout_seconds ?? d.index.queue.timeoutSeconds,
       },
+      checkpointSeconds: ti.checkpoint_seconds ?? d.index.checkpointSeconds,
     },
     embeddings: withHiddenKey(
       {

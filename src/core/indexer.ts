@@ -36,6 +36,10 @@ export interface IndexReport {
   vectorsPending?: number;
   /** Why the vectors are pending, as the endpoint failed. */
   embeddingError?: string;
+  /** Times this run saved what it had indexed so far (a long run; see `[index] checkpoint_seconds`). */
+  checkpoints?: number;
+  /** Set when this run continued a build that had stopped: the files it had indexed. */
+  resumed?: number;
   ms: Record<'discover' | 'parse' | 'embed' | 'persist' | 'total', number>;
   /** Set when a corrupt or outdated index was moved aside and rebuilt. */
   rebuildReason?: string;
@@ -273,6 +277,12 @@ const EXTRACTOR_META = 'extractor_version';
 /** The store meta key holding the `[index] generated` mode the index was built with. */
 export const GENERATED_META = 'generated_mode';
 
+/** `incomplete` while a run's checkpoints are the index's latest commits (a run that stopped); then `complete`. */
+const BUILD_META = 'build_state';
+
+/** A checkpoint waits at least this many times the previous one's duration: commits take at most a fifth of a run. */
+const CHECKPOINT_COST_FACTOR = 4;
+
 export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
   const { store, logger, onProgress, signal } = ctx;
   // Read through ctx each time: the host may load its search index only when a run needs it
@@ -307,6 +317,10 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
   };
 
   const known = new Map(store.listFiles().map((f) => [f.path, f]));
+  if (store.getMeta(BUILD_META) === 'incomplete' && !ctx.paths) {
+    report.resumed = known.size;
+    logger.info(`[index] resuming a build that stopped: ${known.size} files were indexed before it did`);
+  }
   // Another `[index] generated` than the index was built with changes what generated files
   // hold (chunks or not) or whether they are there at all: the run walks the whole workspace,
   // and every generated file is treated again below. Unknown generated files are new anyway.
@@ -422,6 +436,27 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
     report.changed.push(path);
   };
 
+  // A long run commits as it goes: a run killed, crashed or cancelled keeps what it indexed, and
+  // the next one parses only the rest. At most every `checkpointSeconds`, and never more than a
+  // fifth of the run's time (a commit writes the whole index).
+  let lastCheckpoint = performance.now();
+  let checkpointCost = 0;
+  const maybeCheckpoint = async () => {
+    if (ctx.persist === false || targeted) return;
+    const now = performance.now();
+    if (now - lastCheckpoint < Math.max(ctx.config.index.checkpointSeconds * 1000, checkpointCost * CHECKPOINT_COST_FACTOR)) return;
+    store.setMeta(EXTRACTOR_META, String(EXTRACTOR_VERSION));
+    store.setMeta(GENERATED_META, generatedMode);
+    store.setMeta(BUILD_META, 'incomplete');
+    ctx.beforePersist?.(report.changed);
+    onProgress?.({ phase: 'persist', done: 0, total: 1, message: `saving what is indexed so far (${done} of ${total} files)` });
+    await persistIndex(store, ctx.search);
+    report.checkpoints = (report.checkpoints ?? 0) + 1;
+    lastCheckpoint = performance.now();
+    checkpointCost = lastCheckpoint - now;
+    logger.debug(`[index] saved ${done} of ${total} files (${Math.round(checkpointCost)} ms)`);
+  };
+
   // Each file's changes wait for the previous file's: see prepareFile.
   let applied: Promise<void> = Promise.resolve();
   for (const f of candidates) {
@@ -432,6 +467,7 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
       const apply = await prepared;
       await turn;
       apply();
+      await maybeCheckpoint();
     })().finally(() => {
       inFlight.delete(p);
       onProgress?.({ phase: 'parse', done: ++done, total });
@@ -486,6 +522,7 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
   if (!targeted) {
     store.setMeta(EXTRACTOR_META, String(EXTRACTOR_VERSION));
     store.setMeta(GENERATED_META, generatedMode);
+    if (store.getMeta(BUILD_META) !== undefined) store.setMeta(BUILD_META, 'complete');
     store.setSkipped(skipped);
     store.setMeta('unsupported_files', String(disc.unsupportedCount));
     store.setMeta('unsupported_extensions', JSON.stringify(topCounts(disc.unsupportedByExt, 10)));

@@ -44,6 +44,7 @@ describe('defaults', () => {
       generated: 'navigation',
       chunkMaxChars: 1500,
       queue: { files: 5, lines: 1000, timeoutSeconds: 300 },
+      checkpointSeconds: 30,
     });
     expect(c.embeddings).toMatchObject({
       enabled: false,
@@ -83,6 +84,7 @@ chunk_max_chars = 800
 queue_files = 3
 queue_lines = 200
 queue_timeout_seconds = 60
+checkpoint_seconds = 10
 
 [embeddings]
 base_url = "http://localhost:11434/v1"
@@ -109,6 +111,7 @@ api_key_env = "MY_LLM_KEY"
       generated: 'skip',
       chunkMaxChars: 800,
       queue: { files: 3, lines: 200, timeoutSeconds: 60 },
+      checkpointSeconds: 10,
     });
     expect(c.embeddings).toMatchObject({
       enabled: true,
