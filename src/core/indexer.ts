@@ -442,9 +442,12 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
   let lastCheckpoint = performance.now();
   let checkpointCost = 0;
   const maybeCheckpoint = async () => {
-    if (ctx.persist === false || targeted) return;
+    if (ctx.persist === false || targeted || signal?.aborted) return;
+    if (performance.now() - lastCheckpoint < Math.max(ctx.config.index.checkpointSeconds * 1000, checkpointCost * CHECKPOINT_COST_FACTOR)) return;
+    await checkpoint();
+  };
+  const checkpoint = async () => {
     const now = performance.now();
-    if (now - lastCheckpoint < Math.max(ctx.config.index.checkpointSeconds * 1000, checkpointCost * CHECKPOINT_COST_FACTOR)) return;
     store.setMeta(EXTRACTOR_META, String(EXTRACTOR_VERSION));
     store.setMeta(GENERATED_META, generatedMode);
     store.setMeta(BUILD_META, 'incomplete');
@@ -459,25 +462,34 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
 
   // Each file's changes wait for the previous file's: see prepareFile.
   let applied: Promise<void> = Promise.resolve();
-  for (const f of candidates) {
-    throwIfAborted(signal);
-    const prepared = prepareFile(f);
-    const turn = applied;
-    const p: Promise<void> = (async () => {
-      const apply = await prepared;
-      await turn;
-      apply();
-      await maybeCheckpoint();
-    })().finally(() => {
-      inFlight.delete(p);
-      onProgress?.({ phase: 'parse', done: ++done, total });
-    });
-    // A failure is reported once, by Promise.all below; the next file's turn still comes.
-    applied = p.catch(() => undefined);
-    inFlight.add(p);
-    if (inFlight.size >= maxInFlight) await Promise.race(inFlight);
+  try {
+    for (const f of candidates) {
+      throwIfAborted(signal);
+      const prepared = prepareFile(f);
+      const turn = applied;
+      const p: Promise<void> = (async () => {
+        const apply = await prepared;
+        await turn;
+        apply();
+        await maybeCheckpoint();
+      })().finally(() => {
+        inFlight.delete(p);
+        onProgress?.({ phase: 'parse', done: ++done, total });
+      });
+      // A failure is reported once, by Promise.all below; the next file's turn still comes.
+      applied = p.catch(() => undefined);
+      inFlight.add(p);
+      if (inFlight.size >= maxInFlight) await Promise.race(inFlight);
+    }
+    await Promise.all(inFlight);
+  } catch (e) {
+    // Cancelled: what was indexed is kept (saved as a checkpoint), and the next run resumes.
+    if (signal?.aborted && ctx.persist !== false && !targeted) {
+      await Promise.allSettled([...inFlight]);
+      if (report.changed.length > 0) await checkpoint().catch((err: unknown) => logger.warn(`[index] could not save what was indexed before the cancel: ${err instanceof Error ? err.message : String(err)}`));
+    }
+    throw e;
   }
-  await Promise.all(inFlight);
   report.ms.parse = performance.now() - tParse;
   report.filesSkipped = skipped.length;
 

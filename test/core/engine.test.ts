@@ -365,3 +365,43 @@ describe('an embedding endpoint that fails', () => {
     }
   });
 });
+
+describe('a cancelled index run', () => {
+  it('keeps what it indexed before the cancel, and the next run parses only the rest', async () => {
+    const dir = tempDir();
+    try {
+      for (let i = 0; i < 600; i++) {
+        mkdirSync(path.join(dir, `pkg${i % 10}`), { recursive: true });
+        writeFileSync(path.join(dir, `pkg${i % 10}/mod${i}.py`), `def handler_${i}(request):\n    return request.get("k${i}")\n`);
+      }
+      const engine = await Engine.open(dir, { fs: nodeWorkspaceFs, embeddingProvider: null, parseWorkers: 0 }, 'write');
+      const abort = new AbortController();
+      let seen = 0;
+      await expect(
+        engine.index({
+          signal: abort.signal,
+          onProgress: (p) => {
+            if (p.phase === 'parse' && ++seen === 200) abort.abort();
+          },
+        }),
+      ).rejects.toMatchObject({ code: 'CANCELLED' });
+      await engine.close();
+      const reader = await Engine.open(dir, { fs: nodeWorkspaceFs, embeddingProvider: null }, 'read');
+      const kept = reader.store.listFiles().length;
+      await reader.close();
+      expect(kept).toBeGreaterThanOrEqual(200);
+      expect(kept).toBeLessThan(600);
+      const again = await Engine.open(dir, { fs: nodeWorkspaceFs, embeddingProvider: null, parseWorkers: 0 }, 'write');
+      try {
+        const r = await again.index();
+        expect(r.resumed).toBe(kept);
+        expect(r.filesParsed).toBe(600 - kept);
+        expect((await again.search('handler_0')).hits[0]?.path).toBe('pkg0/mod0.py');
+      } finally {
+        await again.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
