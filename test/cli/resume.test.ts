@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir, vlt, vltAsync } from '../helpers/cli';
 
-const FILES = 2400;
+const FILES = 4000;
 
 describe('a build killed part way', () => {
   let ws: string;
