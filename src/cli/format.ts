@@ -59,6 +59,10 @@ export function formatDryRun(r: DryRunReport): string {
   if (r.navigationOnly) out(`generated files for navigation only (definitions and references, not search): ${r.navigationOnly}`);
   out(`files in no supported language: ${r.unsupportedFiles}${unsupportedList(r.unsupportedExtensions)}`);
   out(`estimated embedding tokens: ${r.estimatedEmbeddingTokens.toLocaleString('en-US')} (embeddings: ${r.embeddings})`);
+  if (r.suggestedExcludes.length) {
+    out('to index less, leave out (vlt.toml: [index] exclude = [...]):');
+    for (const s of r.suggestedExcludes) out(`  ${JSON.stringify(s.glob).padEnd(34)} ${String(s.files).padStart(7)} files  ${formatBytes(s.bytes).padStart(9)}  ${s.why}`);
+  }
   return lines.join('\n');
 }
 

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import type { VltConfig } from './config';
 import { classifyContent, discoverFiles, type DiscoveredFile, type SkippedFile, type SkipReason } from './discovery';
 import { EmbeddingService, embeddingCacheKey, type EmbeddingCache } from './embeddings';
+import { ExcludeSuggester, type ExcludeSuggestion } from './exclude-suggestions';
 import type { EmbeddingProvider, Logger, ProgressSink, WorkspaceFs } from './ports';
 import { EXTRACTOR_VERSION } from './parse/languages';
 import type { ParsePool } from './parse/pool';
@@ -63,6 +64,8 @@ export interface DryRunReport {
   /** Characters / 4 over the text of every file that would be chunked (tokens.ts's estimate). */
   estimatedEmbeddingTokens: number;
   embeddings: string;
+  /** Folders worth leaving out (documentation, firmware, vendored, generated), largest first. */
+  suggestedExcludes: ExcludeSuggestion[];
 }
 
 export interface IndexContext {
@@ -184,7 +187,9 @@ export async function dryRun(root: string, config: VltConfig, fs: WorkspaceFs, l
     unsupportedExtensions: topCounts(disc.unsupportedByExt, 10),
     estimatedEmbeddingTokens: 0,
     embeddings: config.embeddings.enabled ? `${config.embeddings.model} at ${config.embeddings.baseUrl}` : 'off (no embedding provider configured)',
+    suggestedExcludes: [],
   };
+  const suggester = new ExcludeSuggester();
   const list: NonNullable<DryRunReport['skippedFiles']> | undefined = opts.listSkipped ? [] : undefined;
   if (list) report.skippedFiles = list;
   const skip = (path: string, reason: string, detail?: string) => {
@@ -216,7 +221,9 @@ export async function dryRun(root: string, config: VltConfig, fs: WorkspaceFs, l
     // A navigation-only file has no chunks, so nothing of it is embedded.
     if (mode === 'navigation') report.navigationOnly++;
     else report.estimatedEmbeddingTokens += estimateTokens(cls.text);
+    suggester.add(f.path, f.size, cls.generated !== undefined);
   }
+  report.suggestedExcludes = suggester.suggestions(report.files);
   return report;
 }
 
