@@ -1,8 +1,9 @@
 /**
  * What `vlt coderag init --dry-run` suggests leaving out of a large tree: folders of
- * documentation, firmware, vendored and generated code, by name, and folders most of whose files
- * carry a generated-code marker, each with its file count and size, as the `[index] exclude`
- * glob that leaves it out. Nothing is excluded by itself: the user decides.
+ * documentation, firmware, vendored and generated code, by name; folders most of whose files
+ * carry a generated-code marker; and folders of large machine-written files (the Linux kernel's
+ * AMD register headers: 721 files, 373 MiB). Each comes with its file count and size, as the
+ * `[index] exclude` glob that leaves it out. Nothing is excluded by itself: the user decides.
  */
 
 export interface ExcludeSuggestion {
@@ -28,15 +29,34 @@ const MIN_FILES = 50;
 const MIN_SHARE = 0.02;
 /** A folder most of whose files are marked generated: this share of them, at least. */
 const GENERATED_SHARE = 0.5;
+/**
+ * A folder of large machine-written files (register maps, tables): at least this share of the
+ * tree's bytes, in files of at least {@link BULKY_AVG_BYTES} on average.
+ */
+const BULKY_SHARE = 0.05;
+const BULKY_AVG_BYTES = 100 * 1024;
+/** Folder depths looked at for bulky folders. */
+const BULKY_DEPTH = 6;
 
 export class ExcludeSuggester {
   private readonly named = new Map<string, { files: number; bytes: number; why: string }>();
   /** Per top-level folder: files, generated files, bytes of the generated ones. */
   private readonly tops = new Map<string, { files: number; generated: number; generatedBytes: number }>();
+  /** Per folder (to {@link BULKY_DEPTH} levels): files and bytes. */
+  private readonly dirs = new Map<string, { files: number; bytes: number }>();
+  private bytes = 0;
 
   /** One file that would be indexed; `generated` when it carries a generated-code marker. */
   add(path: string, bytes: number, generated: boolean): void {
     const parts = path.split('/');
+    this.bytes += bytes;
+    for (let i = 1; i < Math.min(parts.length, BULKY_DEPTH + 1); i++) {
+      const dir = parts.slice(0, i).join('/');
+      const d = this.dirs.get(dir) ?? { files: 0, bytes: 0 };
+      d.files++;
+      d.bytes += bytes;
+      this.dirs.set(dir, d);
+    }
     for (let i = 0; i < parts.length - 1; i++) {
       const kind = KINDS.find(([re]) => re.test(parts[i]!));
       if (!kind) continue;
@@ -66,6 +86,13 @@ export class ExcludeSuggester {
     for (const [dir, t] of this.tops) {
       if (out.some((s) => s.glob === `${dir}/**`)) continue;
       if (big(t.generated) && t.generated >= t.files * GENERATED_SHARE) out.push({ glob: `${dir}/**`, files: t.generated, bytes: t.generatedBytes, why: `generated code (${t.generated} of its ${t.files} files are marked generated)` });
+    }
+    // The deepest folders of bulky files: a parent is left alone when a folder in it qualifies.
+    const bulky = [...this.dirs].filter(([, d]) => d.files >= 1 && d.bytes >= this.bytes * BULKY_SHARE && d.bytes / d.files >= BULKY_AVG_BYTES).map(([dir]) => dir);
+    for (const dir of bulky) {
+      if (bulky.some((o) => o !== dir && o.startsWith(`${dir}/`)) || out.some((s) => dir.startsWith(s.glob.slice(0, -2)))) continue;
+      const d = this.dirs.get(dir)!;
+      out.push({ glob: `${dir}/**`, files: d.files, bytes: d.bytes, why: `large machine-written files (${Math.round(d.bytes / d.files / 1024)} KiB each on average; register maps, tables)` });
     }
     return out.sort((a, b) => b.bytes - a.bytes);
   }
