@@ -36,7 +36,7 @@ import { LocateRetriever } from './locate-retriever';
 import type { Reranker } from './rerank-endpoint';
 import { CodeSearchRetriever, GraphRetriever, NavigationRetriever, NotesRetriever, ScopedSearchRetriever, StructureRetriever, TestsRetriever, ThreadsRetriever } from './retrievers';
 import { rewriteQuestion } from './rewrite';
-import { decideContext, MAX_ABSENT, MIN_COOCCURRENCE, MIN_COVERAGE, MIN_NAMED, type ContextDecision } from './relevance';
+import { decideContext, MAX_ABSENT, MIN_COOCCURRENCE, MIN_NAMED, type ContextDecision } from './relevance';
 import { declinesToAnswer, noContextAnswer, synthesize } from './synthesize';
 import type { AnalyzedQuestion, AssembledContext, Citation, OracleAnswer, OracleEvent, OracleExplain, RankedEvidence, RetrievalResult, Retriever, RetrieverRun } from './types';
 
@@ -535,7 +535,7 @@ function explainOf(q: AnalyzedQuestion, runs: readonly RetrieverRun[], ranked: r
     context: { tokens: ctx.tokens, budget: ctx.budget, items: ctx.items.map((i) => ({ tier: i.tier, citation: i.citation, tokens: i.tokens })), dropped: ctx.dropped },
     threshold: {
       best: Number(decision.covered.toFixed(3)),
-      min: r ? MIN_COOCCURRENCE : MIN_COVERAGE,
+      min: r && q.type !== 'report' ? MIN_COOCCURRENCE : 0,
       absent: Number(decision.absent.toFixed(3)),
       maxAbsent: MAX_ABSENT,
       unknownSymbols: decision.unknownSymbols,

@@ -34,8 +34,8 @@
  *   names of several words that no chunk writes whole ("Unreal Engine"; see proper-names.ts).
  *   A found definition vouches for its own name only, a found folder for none.
  * The words of fixed phrases ("make sure", "on top of") are no subject words.
- * Pasted reports (long questions) keep the earlier coverage measure: their words are a log's, not
- * a subject's, and the files they name decide.
+ * Reports (issue reports, change descriptions, error output, pasted documents; see report.ts) are
+ * decided apart, by {@link decideReport}: their words are the reporter's as much as the subject's.
  */
 import type { Engine } from '../engine';
 import { derivations } from '../search/stem';
@@ -60,8 +60,6 @@ export const MIN_COOCCURRENCE = 0.55;
  * ("a late subscriber still gets the latest value") has words no comment beside the code uses.
  */
 export const MIN_COOCCURRENCE_FOUND = 0.45;
-/** For pasted reports: below this share of the weight covered by the top evidence, no context. */
-export const MIN_COVERAGE = 0.1;
 /** At or above this share of the weight on concepts the index never mentions, no context. */
 export const MAX_ABSENT = 0.2;
 /**
@@ -356,7 +354,7 @@ export interface ContextDecision {
   noContext: boolean;
   /** Which test found no context, in words (`--explain`); absent when there is context. */
   why?: string;
-  /** Share of the weight the top evidence covers (pasted reports; 1 for other questions decided by co-occurrence). */
+  /** The decision's measure: the co-occurrence of the question's concepts (for a report, over the words the index holds). */
   covered: number;
   absent: number;
   unknownSymbols: string[];
@@ -377,16 +375,6 @@ export function decideContext(engine: Engine, q: AnalyzedQuestion, ranked: reado
   if (q.type === 'report') return decideReport(engine, q, ranked);
   const history = q.type === 'history' ? historyFound(q, ranked) : undefined;
   if (history) return { noContext: false, covered: 1, absent: 0, unknownSymbols: [], vouched: history };
-  if (q.isLong) {
-    const c = reportCoverage(engine, q, ranked);
-    const why = firstReason([
-      [ranked.length === 0, () => 'nothing was found'],
-      [c.unknownSymbols.length > 0, () => `no chunk mentions ${c.unknownSymbols.join(', ')}`],
-      [c.absent >= MAX_ABSENT, () => `${pct(c.absent)} of the weight is on words the index never mentions; no context from ${pct(MAX_ABSENT)}`],
-      [c.covered < MIN_COVERAGE, () => `the evidence covers ${pct(c.covered)} of the report's weight; no context below ${pct(MIN_COVERAGE)}`],
-    ]);
-    return { ...c, noContext: why !== undefined, ...(why ? { why } : {}) };
-  }
   const r = assessRelevance(engine, q, ranked, asked);
   // When the evidence holds the named symbol's definition or lies in the path the question names,
   // what it asks about was found: a word the index lacks is then how the question is put
@@ -514,36 +502,6 @@ function unknownNames(engine: Engine, q: AnalyzedQuestion, present: ReadonlySet<
   });
 }
 
-/**
- * For a pasted report: the IDF-weighted share of its terms that the top evidence contains (text
- * and path), and the share on terms the index never mentions in any inflected form. Evidence for
- * the named symbol's definition, or in the path the report names, is context by definition.
- */
-export function reportCoverage(engine: Engine, q: AnalyzedQuestion, ranked: readonly RankedEvidence[]): { covered: number; absent: number; unknownSymbols: string[] } {
-  if (namedFound(ranked)) return { covered: 1, absent: 0, unknownSymbols: [] };
-  const terms = [...new Set(tokenize([...q.terms, ...q.symbols].join(' ')))];
-  if (terms.length === 0) return { covered: ranked.length > 0 ? 1 : 0, absent: 0, unknownSymbols: [] };
-  const { docs, df } = engine.termRarity(terms);
-  const n = Math.max(docs, 1);
-  const present = evidenceTerms(ranked);
-  const unknownSymbols = unknownNames(engine, q, present);
-  const absentTerms = terms.filter((t) => (df.get(t) ?? 0) === 0);
-  const forms = absentTerms.map((t) => inflections(t));
-  const known = engine.termRarity([...new Set(forms.flat())]).df;
-  let total = 0;
-  let covered = 0;
-  let absent = 0;
-  for (const t of terms) {
-    const d = df.get(t) ?? 0;
-    const idf = Math.log(1 + (n - d + 0.5) / (d + 0.5));
-    total += idf;
-    // Notes and threads are searched apart from the code index: a term they contain is not
-    // absent from the project.
-    if (present.has(t)) covered += idf;
-    else if (d === 0 && !forms[absentTerms.indexOf(t)]!.some((f) => (known.get(f) ?? 0) > 0)) absent += idf;
-  }
-  return total > 0 ? { covered: covered / total, absent: absent / total, unknownSymbols } : { covered: 0, absent: 0, unknownSymbols };
-}
 
 /**
  * A chunk share at or below which a word the project holds is a subject a report can be about
