@@ -453,10 +453,14 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
     if (performance.now() - lastCheckpoint < Math.max(ctx.config.index.checkpointSeconds * 1000, checkpointCost * CHECKPOINT_COST_FACTOR)) return;
     await checkpoint();
   };
-  const checkpoint = async () => {
-    const now = performance.now();
+  /** The files stored were parsed by this extractor in this generated mode. */
+  const markParsed = () => {
     store.setMeta(EXTRACTOR_META, String(EXTRACTOR_VERSION));
     store.setMeta(GENERATED_META, generatedMode);
+  };
+  const checkpoint = async () => {
+    const now = performance.now();
+    markParsed();
     store.setMeta(BUILD_META, 'incomplete');
     ctx.beforePersist?.(report.changed);
     onProgress?.({ phase: 'persist', done: 0, total: 1, message: `saving what is indexed so far (${done} of ${total} files)` });
@@ -539,8 +543,7 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
   report.ms.embed = performance.now() - tEmbed;
 
   if (!targeted) {
-    store.setMeta(EXTRACTOR_META, String(EXTRACTOR_VERSION));
-    store.setMeta(GENERATED_META, generatedMode);
+    markParsed();
     if (store.getMeta(BUILD_META) !== undefined) store.setMeta(BUILD_META, 'complete');
     store.setSkipped(skipped);
     store.setMeta('unsupported_files', String(disc.unsupportedCount));

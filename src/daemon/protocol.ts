@@ -106,7 +106,8 @@ export function daemonPaths(root: string): DaemonPaths {
   return { dir, record: path.join(dir, 'daemon.json'), log: path.join(dir, 'daemon.log'), startLock: path.join(dir, 'daemon.lock'), socket };
 }
 
-function privateSocketDir(): string {
+/** This user's private folder under the temporary directory (sockets of deep workspaces, the daemon registry). */
+export function privateSocketDir(): string {
   const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
   return path.join(os.tmpdir(), `vlt-${uid}`);
 }

@@ -11,8 +11,8 @@
  */
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
+import { alive, privateSocketDir } from './protocol';
 
 export interface RegisteredDaemon {
   pid: number;
@@ -43,22 +43,13 @@ export function evictIdleMs(env: NodeJS.ProcessEnv = process.env): number {
 }
 
 function registryDir(): string {
-  const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
-  return path.join(os.tmpdir(), `vlt-${uid}`, 'daemons');
+  return path.join(privateSocketDir(), 'daemons');
 }
 
 function fileOf(workspace: string): string {
   return path.join(registryDir(), `${createHash('sha256').update(workspace).digest('hex').slice(0, 16)}.json`);
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** Records (or refreshes) this process as the daemon of `workspace`. */
 export function register(entry: RegisteredDaemon): void {

@@ -354,7 +354,7 @@ export interface ContextDecision {
   noContext: boolean;
   /** Which test found no context, in words (`--explain`); absent when there is context. */
   why?: string;
-  /** The decision's measure: the co-occurrence of the question's concepts (for a report, over the words the index holds). */
+  /** The decision's measure: the co-occurrence of the question's concepts (for a report, the share of its subject words the index holds). */
   covered: number;
   absent: number;
   unknownSymbols: string[];
@@ -544,13 +544,12 @@ export function decideReport(engine: Engine, q: AnalyzedQuestion, ranked: readon
     return d > 0 && (d <= specificDf || code.has(w.toLowerCase()));
   });
   const absentWords = words.filter((_, i) => forms[i]!.length > 0 && dfOf(forms[i]!) === 0);
-  const r = assessRelevance(engine, q, ranked);
-  const covered = r.cooccurrence;
+  const covered = words.length > 0 ? known.length / words.length : 1;
   const why =
     specific.length === 0 && absentWords.length > 0
       ? `none of its specific words occurs in the project (${absentWords.slice(0, 4).join(', ')} occur nowhere${known.length ? `; ${known.slice(0, 4).join(', ')} occur in many places` : ''})`
       : undefined;
-  return { covered, absent: r.absent, unknownSymbols: [], relevance: r, noContext: why !== undefined, ...(why ? { why } : {}) };
+  return { covered, absent: words.length > 0 ? absentWords.length / words.length : 0, unknownSymbols: [], noContext: why !== undefined, ...(why ? { why } : {}) };
 }
 
 /** Words of a history question that say it asks about history, not what about. */
