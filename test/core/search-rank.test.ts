@@ -141,3 +141,23 @@ describe('a one-letter name', () => {
     }
   });
 });
+
+describe('the explain trace', () => {
+  it('names the words the text retriever added to the query, with their weights', async () => {
+    const dir = tempDir('vlt-explain-stems-');
+    try {
+      writeFileSync(path.join(dir, 'body.go'), 'package body\n\n// parse reads a multipart body.\nfunc parse(b []byte) error { return nil }\n');
+      const engine = await Engine.open(dir, { fs: nodeWorkspaceFs, embeddingProvider: null }, 'write');
+      try {
+        await engine.index();
+        const res = await engine.search('how are multipart bodies parsed', { explain: true });
+        const stems = res.explain?.rank.stages.find((s) => s.stage === 'stems');
+        expect(stems?.note).toMatch(/\bparse 0\.50\b/);
+      } finally {
+        await engine.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

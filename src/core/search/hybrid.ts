@@ -171,10 +171,12 @@ export async function hybridSearch(sources: SearchSources, query: string, opts: 
   // The filters run inside each retriever, before its cut: a scope holds its own best hits
   // even when the whole index's best lie elsewhere.
   const filter = makeFilter(sources.index, opts);
+  // What the text retriever added to the query (stems, feedback), for --explain.
+  const expansionTrace: StageTrace[] = [];
   const runs: RetrieverRun[] = [
     timed('symbol', () => symbolRetriever(sources, analysis)),
     timed('path', () => pathRetriever(sources, analysis, filter)),
-    timed('bm25', () => bm25Retriever(sources, analysis, intent, opts.language, filter, disabled)),
+    timed('bm25', () => bm25Retriever(sources, analysis, intent, opts.language, filter, disabled, expansionTrace)),
     await vectorRetriever(sources, analysis, opts, filter),
   ];
   for (const run of runs) run.hits = (filter ? run.hits.filter((h) => filter.id(h.id)) : run.hits).slice(0, PER_RETRIEVER);
@@ -192,7 +194,7 @@ export async function hybridSearch(sources: SearchSources, query: string, opts: 
   );
   const byId = new Map(pool.map((f) => [f.id, f]));
   const reranked = ranked.map((c) => ({ ...byId.get(c.id)!, score: c.score }));
-  return { analysis, runs, fused: reranked.slice(0, opts.k), rank: { intent, stages: trace } };
+  return { analysis, runs, fused: reranked.slice(0, opts.k), rank: { intent, stages: [...expansionTrace, ...trace] } };
 }
 
 function timed(name: RetrieverName, fn: () => RetrieverHit[] | { skipped: string }): RetrieverRun {
@@ -354,7 +356,21 @@ function pathRetriever(sources: SearchSources, q: AnalyzedQuery, filter: ScopeFi
   return hits;
 }
 
-function bm25Retriever(sources: SearchSources, q: AnalyzedQuery, intent: QueryIntent, language: string | undefined, filter: ScopeFilter | undefined, disabled: ReadonlySet<RankStage>): RetrieverHit[] {
+/** `word 0.25, …`: the words a stage added to the query, with their weights. */
+function addedWords(added: ReadonlyMap<string, number>, max = 8): string {
+  const shown = [...added].slice(0, max).map(([w, x]) => `${w} ${x.toFixed(2)}`);
+  return added.size > max ? `${shown.join(', ')}, …` : shown.join(', ');
+}
+
+function bm25Retriever(
+  sources: SearchSources,
+  q: AnalyzedQuery,
+  intent: QueryIntent,
+  language: string | undefined,
+  filter: ScopeFilter | undefined,
+  disabled: ReadonlySet<RankStage>,
+  trace: StageTrace[],
+): RetrieverHit[] {
   let text = q.raw;
   if (q.terms.length > LONG_QUERY_TERMS && q.isLong) {
     // For a pasted report, identifiers and path words carry the signal; prose is noise.
@@ -362,6 +378,7 @@ function bm25Retriever(sources: SearchSources, q: AnalyzedQuery, intent: QueryIn
     if (strong.trim()) text = `${strong} ${strong} ${q.raw}`;
   }
   const expansions = q.isLong || disabled.has('stems') ? undefined : stemExpansions(q, (t) => sources.index.hasTerm(t));
+  if (expansions?.size) trace.push({ stage: 'stems', changed: expansions.size, note: addedWords(expansions) });
   const boost = intent === 'sentence' && !disabled.has('intent') ? { name: RANK.sentenceNameBoost, path: RANK.sentencePathBoost, sig: RANK.sentenceSigBoost } : undefined;
   const search = (extra: ReadonlyMap<string, number> | undefined) =>
     sources.index.searchText(text, { limit: PER_RETRIEVER * 2, ...(language ? { language } : {}), ...(filter ? { accept: filter.id } : {}), ...(extra?.size ? { expansions: extra } : {}), ...(boost ? { boost } : {}) });
@@ -376,7 +393,10 @@ function bm25Retriever(sources: SearchSources, q: AnalyzedQuery, intent: QueryIn
       q,
       (t) => Math.log(1 + (live - sources.index.docFrequency(t) + 0.5) / (sources.index.docFrequency(t) + 0.5)),
     );
-    if (feedback.size > 0) hits = search(new Map([...feedback, ...(expansions ?? [])]));
+    if (feedback.size > 0) {
+      trace.push({ stage: 'feedback', changed: feedback.size, note: addedWords(feedback) });
+      hits = search(new Map([...feedback, ...(expansions ?? [])]));
+    }
   }
   return hits.map((h) => ({ id: h.id, score: h.score }));
 }
