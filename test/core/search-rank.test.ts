@@ -150,8 +150,8 @@ describe('the explain trace', () => {
       const engine = await Engine.open(dir, { fs: nodeWorkspaceFs, embeddingProvider: null }, 'write');
       try {
         await engine.index();
-        const res = await engine.search('how are multipart bodies parsed', { explain: true });
-        const stems = res.explain?.rank.stages.find((s) => s.stage === 'stems');
+        const res = await engine.search('how are multipart bodies parsed');
+        const stems = res.explain.rank.stages.find((s) => s.stage === 'stems');
         expect(stems?.note).toMatch(/\bparse 0\.50\b/);
       } finally {
         await engine.close();
