@@ -194,7 +194,10 @@ export async function hybridSearch(sources: SearchSources, query: string, opts: 
   );
   const byId = new Map(pool.map((f) => [f.id, f]));
   const reranked = ranked.map((c) => ({ ...byId.get(c.id)!, score: c.score }));
-  return { analysis, runs, fused: reranked.slice(0, opts.k), rank: { intent, stages: [...expansionTrace, ...trace] } };
+  // The query's intent first, then what the text retriever added, then the stages after fusion.
+  const stages = [...trace];
+  stages.splice(stages.findIndex((st) => st.stage === 'intent') + 1, 0, ...expansionTrace);
+  return { analysis, runs, fused: reranked.slice(0, opts.k), rank: { intent, stages } };
 }
 
 function timed(name: RetrieverName, fn: () => RetrieverHit[] | { skipped: string }): RetrieverRun {
