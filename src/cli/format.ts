@@ -166,7 +166,7 @@ export function formatExplain(e: OracleExplain): string {
     : `evidence coverage ${e.threshold.best} (no-context below ${e.threshold.min})`;
   lines.push(`${measure}; weight of terms the index never mentions ${e.threshold.absent} (no-context from ${e.threshold.maxAbsent})${e.threshold.unknownSymbols.length ? `; names the index never mentions: ${e.threshold.unknownSymbols.join(', ')}` : ''}`);
   const t = e.threshold;
-  if (t.named !== undefined) lines.push(`weight on words the code names things with ${t.named}, ${t.namedWords ?? 0} of its words (no-context below ${t.minNamed} with at most one)${t.scoped !== undefined ? `; co-occurrence in the named folder ${t.scoped}` : ''}${t.ownAbsent ? `; weight of the user's own words the index never mentions ${t.ownAbsent}` : ''}`);
+  if (t.named !== undefined) lines.push(`weight on words the code names things with ${t.named}, ${t.namedWords ?? 0} of its words (no-context below ${t.minNamed} with at most one)${t.scoped !== undefined ? `; co-occurrence in the named folder ${t.scoped}` : ''}${t.ownAbsent ? `; weight of the user's own words the index never mentions ${t.ownAbsent}` : ''}${t.ordinary?.length ? `; common words the index lacks, not counted as absent: ${t.ordinary.join(', ')}` : ''}`);
   lines.push(`decision: ${t.why ? `no relevant context: ${t.why}` : 'context found'}`);
   lines.push(`context: ${e.context.tokens}/${e.context.budget} tokens`);
   for (const i of e.context.items) lines.push(`  ${i.tier.padEnd(12)} ${String(i.tokens).padStart(5)}  ${i.citation}`);

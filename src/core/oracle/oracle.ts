@@ -548,6 +548,7 @@ function explainOf(q: AnalyzedQuestion, runs: readonly RetrieverRun[], ranked: r
             namedWords: r.namedWords,
             minNamed: MIN_NAMED,
             ownAbsent: Number(r.ownAbsent.toFixed(3)),
+            ...(r.ordinary ? { ordinary: r.ordinary } : {}),
             ...(r.scoped !== undefined ? { scoped: Number(r.scoped.toFixed(3)) } : {}),
           }
         : {}),

@@ -28,7 +28,8 @@
  * - a named folder: the question names a folder the evidence was found in, but its words do not
  *   occur together within that folder;
  * - absence: too much weight on concepts the index never mentions (a product, a library, a
- *   place), judged over the user's own words as well, apart from what a rewrite added;
+ *   place), judged over the user's own words as well, apart from what a rewrite added; the
+ *   commonest English words are left out of it ("quickly", "decide": how a question is put);
  * - names the question treats as code that no chunk mentions (see the oracle), members of the
  *   project's folders or symbols that nothing defines (`std::sync::Semaphore`), and proper
  *   names of several words that no chunk writes whole ("Unreal Engine"; see proper-names.ts).
@@ -41,6 +42,7 @@ import type { Engine } from '../engine';
 import { derivations } from '../search/stem';
 import { identifierParts, tokenize } from '../search/tokenizer';
 import { abbreviationsOf } from './abbreviations';
+import { isCommonEnglish } from './common-words';
 import { inNamedDir } from './paths';
 import { unwrittenNames } from './proper-names';
 import { isReportFormWord } from './report';
@@ -181,6 +183,8 @@ export interface Relevance {
   ownAbsent: number;
   /** How many of the user's own words no chunk mentions. */
   ownAbsentWords: number;
+  /** Words no chunk mentions that are common English, left out of the absence tests (common-words.ts). */
+  ordinary?: string[];
   /** Share of the known concepts' weight on words the code names things with (see {@link MIN_NAMED}). */
   named: number;
   /** How many of the known concepts the code names things with. */
@@ -267,12 +271,16 @@ export function assessRelevance(engine: Engine, q: AnalyzedQuestion, ranked: rea
   const weightOf = (cs: readonly Concept[]) => cs.reduce((sum, c) => sum + c.weight, 0);
   const weightAll = weightOf(concepts);
   const absentWeight = weightOf(concepts.filter((c) => c.df === 0));
-  const absent = weightAll > 0 ? absentWeight / weightAll : 0;
+  // A common English word the index lacks is how the question is put ("quickly", "decide",
+  // "whole"), not what it is about: the absence tests leave it out, on both sides of the share.
+  const ordinary = concepts.filter((c) => c.df === 0 && isCommonEnglish(c.word));
+  const telling = (cs: readonly Concept[]) => cs.filter((c) => !ordinary.includes(c));
+  const absent = weightAll > 0 ? weightOf(telling(concepts).filter((c) => c.df === 0)) / Math.max(weightOf(telling(concepts)), Number.MIN_VALUE) : 0;
   const ownWords = new Set(subjectWords(own).map((w) => w.toLowerCase()));
-  const owned = concepts.filter((c) => ownWords.has(c.word.toLowerCase()));
+  const owned = telling(concepts.filter((c) => ownWords.has(c.word.toLowerCase())));
   const ownAbsentList = owned.filter((c) => c.df === 0);
   const ownAbsent = owned.length > 0 ? weightOf(ownAbsentList) / Math.max(weightOf(owned), Number.MIN_VALUE) : 0;
-  const absence = { absent, ownAbsent, ownAbsentWords: ownAbsentList.length };
+  const absence = { absent, ownAbsent, ownAbsentWords: ownAbsentList.length, ...(ordinary.length > 0 ? { ordinary: ordinary.map((c) => c.word) } : {}) };
   const total = weightAll - absentWeight;
   if (total <= 0) return { cooccurrence: ranked.length > 0 && weightAll === 0 ? 1 : 0, chunk: 0, file: 0, ...absence, named: 0, namedWords: 0, concepts: concepts.map((c) => c.word) };
   const evidence = ranked.slice(0, EVIDENCE_CHUNKS).map((e) => ({ path: e.result.path, source: e.result.source, tokens: new Set(tokenize(`${e.result.path}\n${e.result.content}`)) }));

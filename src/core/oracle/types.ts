@@ -220,6 +220,8 @@ export interface OracleExplain {
     minNamed?: number;
     /** Share of the user's own words' weight on words the index never mentions. */
     ownAbsent?: number;
+    /** Words the index never mentions that are common English, left out of the absence tests. */
+    ordinary?: string[];
     /** Co-occurrence within the folders the question names. */
     scoped?: number;
     /** What showed the subject exists when that settled the decision. */

@@ -224,6 +224,21 @@ describe('a named folder', () => {
 });
 
 describe('words the index never mentions', () => {
+  it('leaves common English words out: they say how a question is put, not what it is about', () => {
+    const ranked = [evidence('src/retry/backoff.ts')];
+    const plain = assessRelevance(engine, analyzeQuestion('Where do we decide how long a failed attempt waits before it is retried?'), ranked);
+    expect(plain.ordinary).toEqual(['decide']);
+    expect(plain.absent).toBe(0);
+    // Two of its four words absent, both common: still an answer.
+    const d = decideContext(engine, analyzeQuestion('How do we quickly decide to retry with backoff?'), ranked);
+    expect(d.relevance?.ordinary).toEqual(['quickly', 'decide']);
+    expect(d.why).toBeUndefined();
+    // A rarer word the index lacks still counts.
+    const rare = assessRelevance(engine, analyzeQuestion('Where does the kubelet decide how long a failed attempt waits before it is retried?'), ranked);
+    expect(rare.ordinary).toEqual(['decide']);
+    expect(rare.absent).toBeGreaterThan(0.2);
+  });
+
   it('finds no context when most of what the user asked is absent, even where the named folder was found', () => {
     const q = analyzeQuestion('How does the mail module send a newsletter to every subscriber?');
     const ranked = [evidence('src/mail/send.ts', { namedDir: 0.5 })];
