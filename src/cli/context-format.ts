@@ -75,6 +75,6 @@ export function formatLint(r: LintReport, format: 'rich' | 'porcelain'): string 
   if (format === 'porcelain') return r.violations.map((v) => [v.severity, v.rule, v.file ? `${v.file}:${v.line ?? 1}` : v.ref_id, v.message].join('\t')).join('\n');
   const lines = r.violations.map((v) => `${v.severity === 'error' ? '✗ error' : '⚠ warn '}  ${v.rule}: ${v.message}${v.file ? ` (${v.file}:${v.line ?? 1})` : ''}`);
   lines.push(`${r.rules} rule${r.rules === 1 ? '' : 's'} over ${r.components} component${r.components === 1 ? '' : 's'}: ${r.errors} error${r.errors === 1 ? '' : 's'}, ${r.warnings} warning${r.warnings === 1 ? '' : 's'}`);
-  if (r.rules === 0) lines.push('no rules: declare [[architecture.component]] and [[architecture.rule]] in vlt.toml (README, "Context Oracle")');
+  if (r.rules === 0) lines.push('no rules: declare [[architecture.component]] and [[architecture.rule]] in vlt.toml (docs/cli.md, "The Context Oracle")');
   return lines.join('\n');
 }

@@ -158,7 +158,7 @@ export function buildProgram(io: CliIo = processIo(), runtime: CliRuntime = proc
     .option('-k, --limit <n>', 'number of results', parsePositiveInt, 10)
     .addOption(new Option('--lang <language>', 'only this language').choices([...LANGUAGES]))
     .option('--path <glob>', 'only paths matching this glob (e.g. "net/http/**")')
-    .option('--json', 'machine-readable output (stable contract, see README)')
+    .option('--json', 'machine-readable output (stable contract, see docs/cli.md)')
     .option('--explain', 'show each retriever and the fusion')
     .action(async (words: string[], o: { limit: number; lang?: string; path?: string; json?: boolean; explain?: boolean }) => {
       const query = words.join(' ');

@@ -41,7 +41,7 @@ export interface StatusReport {
   /** The most common extensions among them (`.txt`, `Makefile`), most first. */
   unsupported_extensions: Record<string, number>;
   config: string | null;
-  /** Whether vlt.toml is trusted, and its keys ignored because it is not (see README, Security). */
+  /** Whether vlt.toml is trusted, and its keys ignored because it is not (see docs/security.md). */
   trust: { trusted: boolean; source: string; stale: boolean; ignored: string[] };
 }
 

@@ -423,7 +423,7 @@ function copySelf(repoRoot: string): string {
 /** Copies `src` to `dest` unless `dest` exists. */
 function copyOnce(src: string, dest: string, prune: readonly string[] = []): void {
   if (existsSync(dest)) return;
-  if (!existsSync(src)) throw new Error(`${src} is missing: install the package that ships it (see the README's benchmarks)`);
+  if (!existsSync(src)) throw new Error(`${src} is missing: install the package that ships it (see docs/benchmarks.md)`);
   process.stderr.write(`[oracle] copying ${src} → ${dest}\n`);
   mkdirSync(path.dirname(dest), { recursive: true });
   // Pruned folder names are left out wherever they occur.

@@ -6,7 +6,7 @@ import { copyFixture, tempDir, vlt, vltAsync } from '../helpers/cli';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai';
 import { LANGUAGES } from '../../src/core/types';
 
-/** The search `--json` contract documented in the README. */
+/** The search `--json` contract documented in docs/cli.md. */
 const HIT_KEYS = ['content_hash', 'end_line', 'kind', 'path', 'retrievers', 'score', 'snippet', 'start_line', 'symbol'];
 
 describe('vlt coderag on the per-language fixtures', () => {

@@ -53,7 +53,7 @@ import type { AnalyzedQuestion, RankedEvidence } from './types';
  * question is about something the workspace does not hold. Calibrated on the oracle's question
  * set (`test/bench/oracle/questions.json`) and on half of the no-context set (its odd-numbered
  * questions of each corpus, kind and category); the other half is the held-out check (see the
- * README's no-context table).
+ * no-context table in docs/benchmarks.md).
  */
 export const MIN_COOCCURRENCE = 0.55;
 /**

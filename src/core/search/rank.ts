@@ -34,7 +34,7 @@ export type RankStage = (typeof RANK_STAGES)[number];
 
 /**
  * Stages that are off unless asked for, because each cost NDCG@10 on the tuning half of the
- * project's quality set (README, "Search quality"): diversity and coherence because the right
+ * project's quality set (docs/search-quality.md): diversity and coherence because the right
  * chunk is often a second chunk of the right file; definition and path-words because a query's
  * words name files and functions around the answer (`string.rs`, `remove`) as often as the answer;
  * feedback because its gain (+0.003) is within the noise of the set and it costs a second pass.
@@ -65,7 +65,7 @@ export interface StageTrace {
   note?: string;
 }
 
-/** Ranking factors; one place, so that the README's ablation names what it measured. */
+/** Ranking factors; one place, so that the ablation in docs/search-quality.md names what it measured. */
 export const RANK = {
   /** A query of this many tokens or more, with no code-like token, is a sentence. */
   sentenceTokens: 5,
