@@ -6,6 +6,12 @@
  */
 import * as vscode from 'vscode';
 
+/**
+ * The workspace-state key of the chat's session id, so that a window reload continues the
+ * conversation, and the folder's server starts in that session.
+ */
+export const CHAT_SESSION_KEY = 'vlt.chat.session';
+
 /** Most bytes of state kept: the view already bounds its transcript; this bounds a hostile one. */
 const MAX_BYTES = 8 * 1024 * 1024;
 

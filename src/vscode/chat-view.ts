@@ -18,14 +18,12 @@ import {
   useSessionRequest,
   type AskParams,
 } from '../lsp/protocol';
-import type { ChatStateStore } from './chat-state-store';
+import { CHAT_SESSION_KEY, type ChatStateStore } from './chat-state-store';
 import type { FolderServer } from './server-client';
 import { fillWebview } from './webview-html';
 
 /** The scheme of the read-only documents a citation opens (notes, threads, commits). */
 export const CITATION_SCHEME = 'vlt-oracle';
-/** Where the chat's session id is kept, so that a window reload continues it. */
-export const CHAT_SESSION_KEY = 'vlt.chat.session';
 const MODEL_KEY = 'vlt.chat.model';
 /** How long the view's page may take to say it is ready before the view is shown again, and how often at most. */
 const PAGE_LOAD_MS = 8000;

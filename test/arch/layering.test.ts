@@ -97,4 +97,30 @@ describe('architecture', () => {
     const bundle = path.join(root, 'dist/extension.js');
     if (existsSync(bundle)) expect(readFileSync(bundle, 'utf8')).not.toMatch(/sql-wasm|web-tree-sitter|@orama/);
   });
+
+  it('no module imports itself through others: the import graph of src/ and webview/ has no cycle, type-only imports included', () => {
+    // Static imports and re-exports only: a lazy `import()` is how a bundle defers loading a part.
+    const STATIC = /^\s*(?:import|export)\s[^;]*?from\s*['"]([^'"]+)['"]|^\s*import\s*['"]([^'"]+)['"]/gm;
+    const files = [...tsFiles(path.join(root, 'src')), ...tsFiles(path.join(root, 'webview'))];
+    const known = new Set(files);
+    const resolve = (from: string, spec: string): string | undefined => {
+      if (!spec.startsWith('.')) return undefined;
+      const base = path.resolve(path.dirname(from), spec);
+      return [`${base}.ts`, path.join(base, 'index.ts')].find((f) => known.has(f));
+    };
+    const edges = new Map(files.map((f) => [f, [...readFileSync(f, 'utf8').matchAll(STATIC)].flatMap((m) => resolve(f, m[1] ?? m[2] ?? '') ?? [])]));
+    // Depth-first search; a module met again while still on the path closes a cycle.
+    const state = new Map<string, 'open' | 'done'>();
+    const cycles: string[] = [];
+    const visit = (f: string, trail: string[]): void => {
+      state.set(f, 'open');
+      for (const to of edges.get(f) ?? []) {
+        if (state.get(to) === 'open') cycles.push([...trail.slice(trail.indexOf(to)), f, to].map((x) => path.relative(root, x)).join(' → '));
+        else if (!state.has(to)) visit(to, [...trail, f]);
+      }
+      state.set(f, 'done');
+    };
+    for (const f of files) if (!state.has(f)) visit(f, []);
+    expect(cycles).toEqual([]);
+  });
 });

@@ -25,26 +25,13 @@ import type { CodeGraph } from './graph';
 import { goFileMatches, goFileNameMatches } from './go-build';
 import type { LanguageServers, SourceRange } from './lsp';
 import { KIND_RANK, packageQualified, qualifies, rankDefinitions, splitQualified, suggestNames, type QualifiedName } from './names';
+import type { NavLocation, Provenance } from './location';
 import { gatherReferences, rankReferences } from './references';
 import { IndexResolver, MAX_DEPTH } from './resolution';
 import { nameCol, SourceFiles, type FileFacts, type Loc, type TreeCache } from './sources';
 import { classAt, classInfo } from './syntax';
 
-export type Provenance = 'lsp' | 'ctags' | 'graph' | 'search';
-
-export interface NavLocation {
-  path: string;
-  line: number;
-  col: number;
-  /** The definition's kind and signature, when the index knows them. */
-  kind?: string;
-  signature?: string;
-  provenance: Provenance;
-  exact: boolean;
-  confidence: 'high' | 'medium' | 'low';
-  /** How this location was found, in a few words. */
-  how: string;
-}
+export type { NavLocation, Provenance } from './location';
 
 export interface ProviderRun {
   provider: Provenance;

@@ -8,7 +8,7 @@ import { isTsFamily } from '../parse/languages';
 import type { IndexStore } from '../store/store';
 import type { ImportSpec, LanguageId } from '../types';
 import type { CodeGraph } from './graph';
-import type { NavLocation } from './navigate';
+import type { NavLocation } from './location';
 import { isTestFile, KIND_RANK } from './names';
 import type { IndexResolver } from './resolution';
 import { memo, type SourceFiles } from './sources';
