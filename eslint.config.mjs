@@ -46,4 +46,35 @@ export default tseslint.config(
       ],
     },
   },
+  // The hosts' layers: core ← node ← server ← {mcp, lsp} ← {daemon, cli}. A layer imports only
+  // those below it (lsp serves MCP beside the editor, so it may start mcp's endpoint); the
+  // extension and the webview speak the protocol only.
+  ...[
+    ['src/node/**/*.ts', ['server', 'mcp', 'lsp', 'daemon', 'cli', 'vscode'], 'src/node adapts the core to Node; it knows no server or host.'],
+    ['src/server/**/*.ts', ['mcp', 'lsp', 'daemon', 'cli', 'vscode'], 'src/server is the workspace server core the hosts share; it imports no host.'],
+    ['src/mcp/**/*.ts', ['lsp', 'daemon', 'cli', 'vscode'], 'src/mcp is one host over src/server; it imports no other host.'],
+    ['src/lsp/**/*.ts', ['daemon', 'cli', 'vscode'], 'src/lsp is one host over src/server (with mcp for its endpoint); it imports no other host.'],
+  ].map(([files, above, message]) => ({
+    files: [files],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: [...above.map((d) => `**/${d}/**`), '**/webview/**'], message }] }],
+    },
+  })),
+  {
+    // The chat UI runs in a webview or a browser: the protocol's types and the citation parser only.
+    files: ['webview/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/src/*/**', '!**/src/lsp', '!**/src/lsp/protocol', '!**/src/core', '!**/src/core/oracle', '!**/src/core/oracle/citations'],
+              message: 'webview/ imports src/lsp/protocol and src/core/oracle/citations only.',
+            },
+          ],
+        },
+      ],
+    },
+  },
 );

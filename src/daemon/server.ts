@@ -27,6 +27,7 @@ import { tryLock } from '../core/store/lock';
 import { runLspServer } from '../lsp/main';
 import type { InitializationOptions } from '../lsp/protocol';
 import { startMcpEndpoint, type McpHttpEndpoint } from '../mcp/main';
+import { newMcpServer } from '../mcp/session';
 import { publishQueue } from '../server/queue-state';
 import { watchFiles, type TreeWatcher } from '../server/watch';
 import { WorkspaceServer } from '../server/workspace';
@@ -321,7 +322,7 @@ class Daemon {
       await this.ready;
       const ws = this.ws;
       if (!ws || socket.destroyed) return;
-      const server = ws.newMcpServer();
+      const server = newMcpServer(ws);
       const closed = new Promise<void>((resolve) => {
         socket.once('close', () => resolve());
         // The client closed its stdin: the session ends (the SDK's transport does not watch for it).

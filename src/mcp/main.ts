@@ -13,9 +13,10 @@ import { allTools } from '../core/tools';
 import { createWebChat } from '../server/web-chat';
 import { WorkspaceServer } from '../server/workspace';
 import { bearerMatches, DEFAULT_MCP_HOST, DEFAULT_MCP_PORT, resolveBindHost, startMcpHttpServer, type McpHttpLimits } from './http';
+import { newMcpServer } from './session';
 import { loadOrCreateToken, removeServerRecord, writeServerRecord } from './token';
 
-export { MCP_SERVER_NAME } from '../server/workspace';
+export { MCP_SERVER_NAME } from './session';
 
 /** The names of every tool the server lists, for log lines. */
 const TOOL_NAMES = allTools({ getMemory: () => Promise.reject(new Error('unused')) }).map((t) => t.name);
@@ -82,7 +83,7 @@ export async function startMcpEndpoint(
     port: opts.port ?? DEFAULT_MCP_PORT,
     token: token.token,
     allowRemote,
-    newSession: () => ws.newMcpServer(),
+    newSession: () => newMcpServer(ws),
     logger,
     ...(opts.limits ? { limits: opts.limits } : {}),
     ...(chat ? { routes: (req, res, pathname) => chat.handle(req, res, pathname) } : {}),
@@ -161,7 +162,7 @@ function watchSignals(): { signalled: Promise<string>; dispose(): void } {
 export async function runMcpStdio(opts: McpStdioOptions): Promise<void> {
   const { logger } = opts;
   const host = await WorkspaceServer.open(opts);
-  const server = host.newMcpServer();
+  const server = newMcpServer(host);
   const closed = new Promise<string>((resolve) => {
     server.server.onclose = () => resolve('connection closed');
   });

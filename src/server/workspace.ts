@@ -15,8 +15,6 @@
  *   the workspace could influence runs (no language server, ctags or git process).
  */
 import * as path from 'node:path';
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { version as packageVersion } from '../../package.json';
 import { cancelledError, raceAbort } from '../core/abort';
 import { loadConfig } from '../core/config';
 import { changedLineCount, DeltaQueue, type DeltaQueueState } from '../core/delta-queue';
@@ -25,7 +23,7 @@ import { VltError } from '../core/errors';
 import type { IndexReport } from '../core/indexer';
 import { chainLanguageServers, type LanguageServerInfo, type LanguageServers } from '../core/intel/lsp';
 import type { TagsProvider } from '../core/intel/navigate';
-import { agentIdFromClientInfo, DEFAULT_SESSION_ID, recordToolExchange, type Memory, type SessionSummary } from '../core/memory';
+import { DEFAULT_SESSION_ID, recordToolExchange, type Memory, type SessionSummary } from '../core/memory';
 import { checkSessionId, type SessionEvent } from '../core/memory/session';
 import type { Oracle } from '../core/oracle/oracle';
 import { languageForPath } from '../core/parse/languages';
@@ -39,11 +37,8 @@ import { gitLocateHistory } from '../node/locate-history';
 import { gitActivity } from '../node/git-activity';
 import { openMemory } from '../node/memory';
 import { createNodeOracle } from '../node/oracle';
-import { createMcpServer } from '../mcp/server';
 import { StateGate } from './gate';
 import { publishQueue, unpublishQueue } from './queue-state';
-
-export const MCP_SERVER_NAME = 'vlt-oracle';
 
 /** How often a paused warm-up looks again whether the server is idle. */
 const WARM_POLL_MS = 200;
@@ -51,14 +46,6 @@ const WARM_POLL_MS = 200;
 /** How long the server waits without a call before it folds the session journal. */
 const IDLE_FOLD_MS = 1500;
 
-export const MCP_INSTRUCTIONS = [
-  'Vlt Oracle indexes the source code of this workspace and keeps its notes and development threads.',
-  'Start with ask_oracle for any question about how this codebase works, where something is used, or why it changed: one call returns a short answer citing [path:line], instead of many file reads.',
-  'Use search_code to find definitions, implementations and uses by identifier, words, path fragment or pasted error text before opening files; follow next_cursor for more hits.',
-  'Use find_definition and find_references for exact navigation (a language server when one runs, else the index, with provenance on every answer), and get_repo_map for an overview ranked by importance.',
-  'Notes (search_notes, read_note, ...) hold the project knowledge; threads (thread_push, thread_read, thread_seek) are development memory across sessions.',
-  'Use index_status to see what is indexed and what was skipped.',
-].join(' ');
 
 export interface WorkspaceServerOptions {
   /** The workspace root; relative paths resolve against the current directory. */
@@ -333,23 +320,6 @@ export class WorkspaceServer {
     if (opts.record !== false) this.onCall({ tool: name, author: opts.author, input, outcome });
     if (!outcome.ok) throw outcome.error;
     return outcome.value as O;
-  }
-
-  /** A fresh MCP server over the shared context: one per stdio connection or HTTP session. */
-  newMcpServer(): McpServer {
-    // The author of a thread entry defaults to the client of the session that wrote it.
-    const session: { server?: McpServer } = {};
-    const author = () => {
-      const v = session.server?.server.getClientVersion();
-      return v ? agentIdFromClientInfo(v) : undefined;
-    };
-    session.server = createMcpServer(this.tools(author), this.ctx, {
-      name: MCP_SERVER_NAME,
-      version: packageVersion,
-      instructions: MCP_INSTRUCTIONS,
-      onCall: (call) => this.onCall(call),
-    });
-    return session.server;
   }
 
   /**
