@@ -505,13 +505,6 @@ export async function runCommand(argv: readonly string[], io: CliIo, runtime: Cl
   }
 }
 
-/** Every top-level command and group, with its subcommands: what the front knows of the command line. */
-export function commandTree(program: Command = buildProgram()): Record<string, string[]> {
-  const tree: Record<string, string[]> = {};
-  for (const c of program.commands) tree[c.name()] = c.commands.map((s) => s.name());
-  return tree;
-}
-
 /**
  * The help text of every command, keyed by its path (`""`, `"coderag"`, `"coderag search"`):
  * written next to the bundles at build time, so that `vlt … --help` prints without loading this

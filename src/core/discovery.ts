@@ -23,7 +23,7 @@ import { join, relative, resolve, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 import picomatch from 'picomatch';
 import type { VltConfig } from './config';
-import { VltError } from './errors';
+import { VltError, errorMessage } from './errors';
 import { isAmbiguousPath, languageForPath, languageFromContent, languageFromFirstLine } from './parse/languages';
 import type { EntryKind, FileStat, Logger, ProgressSink, WorkspaceFs } from './ports';
 import type { LanguageId } from './types';
@@ -44,24 +44,6 @@ export type SkipReason =
   | 'unreadable'
   | 'invalid-utf8'
   | 'denied';
-
-/** Human-readable meaning of each {@link SkipReason}, for status output and docs. */
-export const SKIP_REASONS: Readonly<Record<SkipReason, string>> = {
-  gitignored: 'matched by a .gitignore or .git/info/exclude rule',
-  excluded: 'excluded by vlt.toml (exclude, or not matched by include), or a symlink leading outside the workspace',
-  'language-disabled': 'language not listed in vlt.toml [index] languages',
-  'unsupported-language': 'no supported language for this file name (counted, not listed)',
-  'too-large': 'larger than [index] max_file_bytes; not read',
-  binary: 'contains a NUL byte in its first 8 KiB',
-  minified: 'minified source (.min.js name, or very long lines)',
-  generated: 'carries a generated-code marker such as "Code generated ... DO NOT EDIT" and [index] generated is "skip"',
-  vendored: 'third-party or build-output directory (see VENDORED_DIRS)',
-  testdata: "Go 'testdata' directory, which the go tool ignores by convention",
-  'symlink-loop': 'symbolic link leading back into one of its own ancestor directories',
-  unreadable: 'could not be read (permissions, deleted during the scan, broken symlink, not a regular file)',
-  'invalid-utf8': 'not valid UTF-8 text',
-  denied: 'named by the [security] deny list (secrets such as .env*, *.pem, *.key, SSH keys)',
-};
 
 export interface DiscoveredFile {
   /** Workspace-relative path with forward slashes. */
@@ -293,7 +275,7 @@ function problemFor(e: unknown): { reason: SkipReason; detail: string } {
   if (code === 'ENOENT' || code === 'ENOTDIR') return { reason: 'unreadable', detail: 'deleted during scan' };
   if (code === 'ELOOP') return { reason: 'symlink-loop', detail: 'symlink chain loops' };
   if (code === 'EACCES' || code === 'EPERM') return { reason: 'unreadable', detail: `permission denied (${code})` };
-  return { reason: 'unreadable', detail: code ?? (e instanceof Error ? e.message : String(e)) };
+  return { reason: 'unreadable', detail: code ?? errorMessage(e) };
 }
 
 /** Runs at most `n` of the given async operations at a time. */

@@ -22,7 +22,7 @@ import OpenAI, {
   APIUserAbortError,
 } from 'openai';
 import { cancelledError, raceAbort } from './abort';
-import { VltError, toVltError } from './errors';
+import { VltError, toVltError, errorMessage } from './errors';
 import { silentLogger, type EmbeddingProvider, type Logger } from './ports';
 
 /** Default per-attempt timeout of one embeddings request. */
@@ -233,7 +233,7 @@ export class OpenAIEmbeddingProvider implements EmbeddingProvider {
     if (e instanceof SyntaxError) {
       return make(`${where} returned a response that is not valid JSON`);
     }
-    return make(`${where} failed: ${e instanceof Error ? e.message : String(e)}`);
+    return make(`${where} failed: ${errorMessage(e)}`);
   }
 
   /**
@@ -484,7 +484,7 @@ export class EmbeddingService {
       this.onProgress(done, total);
     } catch (e) {
       // A faulty progress sink must not abort an index run that is otherwise fine.
-      this.logger.warn(`embeddings: progress callback threw: ${e instanceof Error ? e.message : String(e)}`);
+      this.logger.warn(`embeddings: progress callback threw: ${errorMessage(e)}`);
     }
   }
 }

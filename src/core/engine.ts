@@ -5,7 +5,7 @@
  */
 import * as path from 'node:path';
 import { GENERATED_MODES, loadConfig, warnIgnoredKeysOnce, type GeneratedMode, type VltConfig } from './config';
-import { VltError } from './errors';
+import { VltError, errorMessage } from './errors';
 import { OpenAIEmbeddingProvider, embeddingCacheKey } from './embeddings';
 import { chunkDoc, chunkNames, dryRun, enrichedText, GENERATED_META, goVendorDirsOf, inGoVendorDir, persistIndex, runIndex, type DryRunReport, type IndexReport } from './indexer';
 import { CodeGraph, loadResolverConfig, type GraphBuilder } from './intel/graph';
@@ -296,7 +296,7 @@ export class Engine {
         [probe] = await this.embeddings.embed(['dimension probe']);
       } catch (e) {
         // No vectors this run, but the text and symbol index is still updated; the next run asks again.
-        this.logger.warn(`embedding failed (${e instanceof Error ? e.message : String(e)}): the text and symbol index is updated without vectors, and the next sync embeds the chunks`);
+        this.logger.warn(`embedding failed (${errorMessage(e)}): the text and symbol index is updated without vectors, and the next sync embeds the chunks`);
         return false;
       }
       dims = probe?.length;
@@ -569,7 +569,7 @@ export class Engine {
     try {
       writeStatusSummary(this.store.dir, this.store.indexPath, SCHEMA_VERSION, this.storedStatus());
     } catch (e) {
-      this.logger.debug(`status summary not written: ${e instanceof Error ? e.message : String(e)}`);
+      this.logger.debug(`status summary not written: ${errorMessage(e)}`);
     }
   }
 
@@ -781,7 +781,7 @@ export class Engine {
     try {
       return new TextDecoder().decode(await this.deps.fs.readFile(path.join(this.root, rel)));
     } catch (e) {
-      throw new VltError('IO', `cannot read ${rel}: ${e instanceof Error ? e.message : String(e)}`, { path: rel }, { cause: e });
+      throw new VltError('IO', `cannot read ${rel}: ${errorMessage(e)}`, { path: rel }, { cause: e });
     }
   }
 

@@ -45,6 +45,11 @@ export class VltError extends Error {
   }
 }
 
+/** The message of anything thrown: an Error's message, or the value as text. */
+export function errorMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
 export function isVltError(e: unknown): e is VltError {
   return e instanceof VltError;
 }
@@ -52,6 +57,6 @@ export function isVltError(e: unknown): e is VltError {
 /** Wraps any thrown value as a VltError, keeping VltErrors as they are. */
 export function toVltError(e: unknown, code: ErrorCode = 'INTERNAL'): VltError {
   if (e instanceof VltError) return e;
-  const message = e instanceof Error ? e.message : String(e);
+  const message = errorMessage(e);
   return new VltError(code, message, undefined, { cause: e });
 }

@@ -16,7 +16,7 @@ import type { ChunkDoc, SearchIndex } from './search/orama-index';
 import type { IndexStore } from './store/store';
 import { estimateTokens } from './tokens';
 import type { Chunk, LanguageId, ParsedFile, SymbolDef } from './types';
-import { VltError } from './errors';
+import { VltError, errorMessage } from './errors';
 
 export interface IndexReport {
   filesDiscovered: number;
@@ -534,7 +534,7 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
       // A failing endpoint costs the vectors, never the text and symbol index (seed: "BM25-only
       // with a warning"): the run saves what it parsed, and the next run embeds what is missing.
       if (signal?.aborted) throw e;
-      const message = e instanceof Error ? e.message : String(e);
+      const message = errorMessage(e);
       report.vectorsPending = embedQueue.length;
       report.embeddingError = message;
       logger.warn(`embedding failed (${message}): ${embedQueue.length} chunks have no vector yet; the text and symbol index is up to date, and the next sync embeds them`);

@@ -14,7 +14,7 @@
  *   run without spaces or punctuation). Tool descriptions promise this rule ("estimated as
  *   characters / 4"), so it must not change without them.
  */
-import { VltError } from './errors';
+import { VltError, errorMessage } from './errors';
 
 export type TokenCounter = (text: string) => number;
 
@@ -62,7 +62,7 @@ export function loadTokenizer(): Promise<Tokenizer> {
     })
     .catch((e: unknown) => {
       tokenizer = undefined;
-      throw e instanceof VltError ? e : new VltError('INTERNAL', `could not load the tokenizer: ${e instanceof Error ? e.message : String(e)}`, undefined, { cause: e });
+      throw e instanceof VltError ? e : new VltError('INTERNAL', `could not load the tokenizer: ${errorMessage(e)}`, undefined, { cause: e });
     });
   return tokenizer;
 }
@@ -79,7 +79,7 @@ export function loadTokenCounter(): Promise<TokenCounter> {
     })
     .catch((e: unknown) => {
       counter = undefined;
-      throw new VltError('INTERNAL', `could not load the tokenizer: ${e instanceof Error ? e.message : String(e)}`, undefined, { cause: e });
+      throw new VltError('INTERNAL', `could not load the tokenizer: ${errorMessage(e)}`, undefined, { cause: e });
     });
   return counter;
 }

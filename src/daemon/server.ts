@@ -19,7 +19,7 @@ import { createProtocolConnection, StreamMessageReader, StreamMessageWriter } fr
 import { version as VERSION } from '../../package.json';
 import { runCommand } from '../cli/main';
 import type { CliIo } from '../cli/io';
-import { VltError } from '../core/errors';
+import { VltError, errorMessage } from '../core/errors';
 import type { Logger } from '../core/ports';
 import { userConfigDir } from '../core/trust';
 import { writeFileAtomic } from '../core/store/atomic';
@@ -129,7 +129,7 @@ async function evictIdleDaemons(logger: Logger): Promise<void> {
       await stopRemote(d.workspace, __dirname);
     }
   } catch (e) {
-    logger.debug(`daemon: the bound on daemons was not applied: ${e instanceof Error ? e.message : String(e)}`);
+    logger.debug(`daemon: the bound on daemons was not applied: ${errorMessage(e)}`);
   }
 }
 
@@ -225,7 +225,7 @@ class Daemon {
         },
         (e: unknown) => {
           const first = this.watchFailures++ === 0;
-          (first ? (m: string) => this.logger.warn(m) : (m: string) => this.logger.debug(m))(`daemon: files are not watched yet, so edits reach the index through \`vlt coderag sync\` until it opens: ${e instanceof Error ? e.message : String(e)}`);
+          (first ? (m: string) => this.logger.warn(m) : (m: string) => this.logger.debug(m))(`daemon: files are not watched yet, so edits reach the index through \`vlt coderag sync\` until it opens: ${errorMessage(e)}`);
         },
       )
       .finally(() => (this.startingWatch = undefined));
@@ -338,7 +338,7 @@ class Daemon {
       socket.end();
       this.logger.info('daemon: an MCP session ended');
     } catch (e) {
-      this.logger.warn(`daemon: MCP session failed: ${e instanceof Error ? e.message : String(e)}`);
+      this.logger.warn(`daemon: MCP session failed: ${errorMessage(e)}`);
       socket.destroy();
     } finally {
       this.attached.delete(socket);
@@ -389,7 +389,7 @@ class Daemon {
       socket.end();
       this.logger.info('daemon: an editor disconnected');
     } catch (e) {
-      this.logger.warn(`daemon: editor session failed: ${e instanceof Error ? e.message : String(e)}`);
+      this.logger.warn(`daemon: editor session failed: ${errorMessage(e)}`);
       socket.destroy();
     } finally {
       this.attached.delete(socket);
@@ -443,7 +443,7 @@ class Daemon {
       send(socket, { t: 'serving', listening: { url, token_file, pid, ...(chat_url ? { chat_url } : {}) } });
       await closed;
     } catch (e) {
-      const err = e instanceof VltError ? e : new VltError('INTERNAL', e instanceof Error ? e.message : String(e));
+      const err = e instanceof VltError ? e : new VltError('INTERNAL', errorMessage(e));
       send(socket, { t: 'err', data: `vlt: ${err.message}\n` });
       send(socket, { t: 'exit', code: err.code === 'USAGE' ? 2 : 1 });
       socket.end();
@@ -467,7 +467,7 @@ class Daemon {
       // goes out, so that an edit made right after it is seen.
       if (this.ws?.opened) await this.watchWhenOpen(this.ws);
     } catch (e) {
-      io.stderr.write(`vlt: ${e instanceof Error ? e.message : String(e)}\n`);
+      io.stderr.write(`vlt: ${errorMessage(e)}\n`);
     } finally {
       this.logger.debug(`daemon: ${argv.join(' ').slice(0, 200)} → ${code} in ${(performance.now() - t0).toFixed(1)} ms`);
       this.active--;
@@ -554,7 +554,7 @@ class Daemon {
     // Commands in flight finish; MCP sessions end when their clients go (a replacement by a
     // client of another build waits for them, as a client that stops the daemon does not).
     if (this.active > 0 || (this.sessions > 0 && !why.startsWith('asked') && !why.startsWith('signal'))) await new Promise<void>((resolve) => this.idle.push(resolve));
-    await this.closeServer().catch((e: unknown) => this.logger.warn(`daemon: closing: ${e instanceof Error ? e.message : String(e)}`));
+    await this.closeServer().catch((e: unknown) => this.logger.warn(`daemon: closing: ${errorMessage(e)}`));
     this.stopped();
   }
 }

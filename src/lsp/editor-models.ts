@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import { CancellationTokenSource, type CancellationToken } from 'vscode-languageserver-protocol';
 import { cancelledError } from '../core/abort';
-import { VltError } from '../core/errors';
+import { VltError, errorMessage } from '../core/errors';
 import type { ChatModel, ChatRequest, ChatResult, ChatStreamEvent } from '../core/llm/chat';
 import type { EditorModels, EditorModelInfo } from '../server/chat';
 import { editorChatModelsRequest, editorChatRequest, type EditorAnswer, type EditorChatModelInfo, type EditorChatParams, type EditorChatResult } from './protocol';
@@ -85,7 +85,7 @@ export class EditorLanguageModels implements EditorModels {
     } catch (e) {
       if (signal?.aborted) throw cancelledError("the editor's model", signal.reason);
       if (e instanceof VltError) throw e;
-      throw new VltError('LLM_FAILED', `the editor's model failed: ${e instanceof Error ? e.message : String(e)}`, undefined, { cause: e });
+      throw new VltError('LLM_FAILED', `the editor's model failed: ${errorMessage(e)}`, undefined, { cause: e });
     } finally {
       this.streams.delete(requestId);
       signal?.removeEventListener('abort', onAbort);

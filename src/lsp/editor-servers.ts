@@ -12,6 +12,7 @@ import type { Diagnostic, LanguageServerInfo, LanguageServers, LspAnswer, LspCal
 import type { LanguageId } from '../core/types';
 import type { Coordinates } from './convert';
 import { editorDefinitionRequest, editorDiagnosticsRequest, editorHoverRequest, editorReferencesRequest, type EditorAnswer } from './protocol';
+import { errorMessage } from '../core/errors';
 
 export interface EditorServersOptions {
   /** Sends one request to the client (the connection's sendRequest). */
@@ -121,7 +122,7 @@ export class EditorLanguageServers implements LanguageServers {
       return { ok: true, value: convert(a.value), server: a.server, ms: ms() };
     } catch (e) {
       this.failures++;
-      return { ok: false, failure: opts.signal?.aborted ? 'timeout' : 'error', reason: `the editor failed to answer for ${filePath}: ${e instanceof Error ? e.message : String(e)}`, ms: ms() };
+      return { ok: false, failure: opts.signal?.aborted ? 'timeout' : 'error', reason: `the editor failed to answer for ${filePath}: ${errorMessage(e)}`, ms: ms() };
     } finally {
       clearTimeout(timer);
       opts.signal?.removeEventListener('abort', onAbort);

@@ -34,7 +34,7 @@ import {
   type SymbolInformation,
 } from 'vscode-languageserver/node';
 import { version as packageVersion } from '../../package.json';
-import { isVltError, toVltError, VltError } from '../core/errors';
+import { isVltError, toVltError, VltError, errorMessage } from '../core/errors';
 import { languageForPath } from '../core/parse/languages';
 import type { Logger, ProgressSink } from '../core/ports';
 import type { NavToolLocation, NavToolResult } from '../core/tools/nav-tools';
@@ -272,10 +272,10 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
           mcp = await startMcpEndpoint(w, { logger, port: init.mcp.port ?? 0 });
           pushStatus();
         } catch (e) {
-          logger.error(`the MCP endpoint did not start: ${e instanceof Error ? e.message : String(e)}`);
+          logger.error(`the MCP endpoint did not start: ${errorMessage(e)}`);
         }
       }
-    })().catch((e: unknown) => logger.error(`start-up failed: ${e instanceof Error ? e.message : String(e)}`));
+    })().catch((e: unknown) => logger.error(`start-up failed: ${errorMessage(e)}`));
   });
 
   /** Opens (building or updating) the index, with cancellable progress in the editor. */

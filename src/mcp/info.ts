@@ -4,7 +4,7 @@
  */
 import { stat } from 'node:fs/promises';
 import * as path from 'node:path';
-import { VltError } from '../core/errors';
+import { VltError, errorMessage } from '../core/errors';
 import type { Logger } from '../core/ports';
 import { DEFAULT_MCP_HOST, DEFAULT_MCP_PORT, MCP_PATH } from './http';
 import { loadOrCreateToken, readServerRecord } from './token';
@@ -25,7 +25,7 @@ export async function newChatLink(workspace: string, logger: Logger): Promise<{ 
   try {
     res = await fetch(`${origin}/chat/link`, { method: 'POST', headers: { Authorization: `Bearer ${token.token}` }, signal: AbortSignal.timeout(10_000) });
   } catch (e) {
-    throw new VltError('IO', `cannot reach \`vlt serve\` at ${origin}: ${e instanceof Error ? e.message : String(e)}`, undefined, { cause: e });
+    throw new VltError('IO', `cannot reach \`vlt serve\` at ${origin}: ${errorMessage(e)}`, undefined, { cause: e });
   }
   if (res.status === 404) throw new VltError('USAGE', `the \`vlt serve\` at ${origin} does not serve the chat (started with --no-chat)`);
   const body = (await res.json().catch(() => ({}))) as { result?: { path?: string }; error?: string };

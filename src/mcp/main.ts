@@ -15,6 +15,7 @@ import { WorkspaceServer } from '../server/workspace';
 import { bearerMatches, DEFAULT_MCP_HOST, DEFAULT_MCP_PORT, resolveBindHost, startMcpHttpServer, type McpHttpLimits } from './http';
 import { newMcpServer } from './session';
 import { loadOrCreateToken, removeServerRecord, writeServerRecord } from './token';
+import { errorMessage } from '../core/errors';
 
 export { MCP_SERVER_NAME } from './session';
 
@@ -180,7 +181,7 @@ export async function runMcpStdio(opts: McpStdioOptions): Promise<void> {
     // A client starts its servers ahead of its first call: open the index now (building it when
     // there is none), and the warm-up that follows readies navigation. A failure is logged and
     // retried on a call.
-    host.getEngine().catch((e: unknown) => logger.warn(`mcp: could not open the index yet: ${e instanceof Error ? e.message : String(e)}`));
+    host.getEngine().catch((e: unknown) => logger.warn(`mcp: could not open the index yet: ${errorMessage(e)}`));
     logger.debug(`mcp: stopping (${await Promise.race([closed, stdinEnded, signals.signalled])})`);
     host.abort();
     await server.close().catch((e: unknown) => logger.warn(`mcp: closing failed: ${String(e)}`));
@@ -223,7 +224,7 @@ export async function runMcpHttp(opts: McpHttpOptions): Promise<void> {
       opts.onListening?.(listening);
       // A server is started ahead of its clients: open the index now (building it when there is
       // none), so that the first call does not wait. A failure is logged and retried on a call.
-      host.getEngine().catch((e: unknown) => logger.warn(`mcp: could not open the index yet: ${e instanceof Error ? e.message : String(e)}`));
+      host.getEngine().catch((e: unknown) => logger.warn(`mcp: could not open the index yet: ${errorMessage(e)}`));
       logger.debug(`mcp: stopping (${await signals.signalled})`);
       host.abort();
     } finally {

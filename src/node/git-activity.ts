@@ -10,7 +10,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { GitActivity } from '../core/context/activity';
-import { VltError } from '../core/errors';
+import { VltError, errorMessage } from '../core/errors';
 import { git as runGit } from './history-repo';
 import { silentLogger, type Logger } from '../core/ports';
 import { writeFileAtomic } from '../core/store/atomic';
@@ -75,7 +75,7 @@ export class NodeGitActivity {
       head = (await git(this.root, ['rev-parse', '--verify', '--quiet', 'HEAD'], signal)).trim();
     } catch (e) {
       if (e instanceof VltError && e.code === 'CANCELLED') throw e;
-      this.logger.debug(`context: no git history (${e instanceof Error ? e.message : String(e)})`);
+      this.logger.debug(`context: no git history (${errorMessage(e)})`);
       return undefined;
     }
     if (!HEX.test(head)) return undefined;
@@ -127,7 +127,7 @@ export class NodeGitActivity {
       await writeFileAtomic(this.file, Buffer.from(JSON.stringify(stored)));
     } catch (e) {
       // A read-only .vlt/ costs only the next full read.
-      this.logger.debug(`context: could not keep ${ACTIVITY_FILE}: ${e instanceof Error ? e.message : String(e)}`);
+      this.logger.debug(`context: could not keep ${ACTIVITY_FILE}: ${errorMessage(e)}`);
     }
   }
 }

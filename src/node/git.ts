@@ -19,7 +19,7 @@
 import { execFile, type ExecFileException } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { cancelledError, raceAbort } from '../core/abort';
-import { VltError } from '../core/errors';
+import { VltError, errorMessage } from '../core/errors';
 import { normalizeWorkspacePath, type BlameLine, type GitCommit, type GitHistory, type GitLogOptions } from '../core/oracle/git';
 import { silentLogger, type Logger } from '../core/ports';
 
@@ -214,7 +214,7 @@ export class NodeGitHistory implements GitHistory {
       abbrev = (await this.exec(['rev-parse', '--short', '--verify', '--quiet', 'HEAD^{commit}'])).trim().length || abbrev;
     } catch (e) {
       if (e instanceof GitRunError && e.kind === 'exit') return { ok: false, reason: `the git repository at ${lines[0]?.trim() ?? this.root} has no commits yet`, final: false };
-      return { ok: false, reason: e instanceof Error ? e.message : String(e), final: false };
+      return { ok: false, reason: errorMessage(e), final: false };
     }
     return { ok: true, prefix: prefix === '' || prefix.endsWith('/') ? prefix : `${prefix}/`, abbrev };
   }
@@ -281,7 +281,7 @@ export class NodeGitHistory implements GitHistory {
         child.on('error', () => undefined);
       } catch (e) {
         // execFile throws synchronously on arguments it cannot pass (a NUL byte).
-        finish(new GitRunError(e instanceof Error ? e.message : String(e), 'spawn'));
+        finish(new GitRunError(errorMessage(e), 'spawn'));
       }
     });
   }

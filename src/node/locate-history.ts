@@ -7,6 +7,7 @@ import { toPastChanges } from '../core/eval/history';
 import type { LocateHistory } from '../core/locate/locate';
 import { silentLogger, type Logger } from '../core/ports';
 import { GitHistoryRepo } from './history-repo';
+import { errorMessage } from '../core/errors';
 
 /** Commits read: enough for years of a busy project's fixes, and one git run of a second or less. */
 export const LOCATE_HISTORY_COMMITS = 5000;
@@ -33,7 +34,7 @@ export class GitLocateHistory {
       return history;
     } catch (e) {
       this.repo = undefined;
-      this.logger.debug(`locate: no git history (${e instanceof Error ? e.message : String(e)}); the history channel is off`);
+      this.logger.debug(`locate: no git history (${errorMessage(e)}); the history channel is off`);
       return undefined;
     }
   }

@@ -19,6 +19,7 @@ import { nodeWorkspaceFs } from './fs';
 import { NodeGitHistory } from './git';
 import { gitLocateHistory } from './locate-history';
 import { locatePromptsDir } from './memory';
+import { errorMessage } from '../core/errors';
 
 export interface NodeOracleOptions {
   engine: Engine;
@@ -49,7 +50,7 @@ export function createNodeOracle(opts: NodeOracleOptions): Oracle {
   const memory = getMemory
     ? () =>
         getMemory().catch((e: unknown) => {
-          logger.warn(`oracle: notes and threads are unavailable: ${e instanceof Error ? e.message : String(e)}`);
+          logger.warn(`oracle: notes and threads are unavailable: ${errorMessage(e)}`);
           return undefined;
         })
     : undefined;

@@ -9,7 +9,7 @@ import { readdir, stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { DeltaQueueState } from '../core/delta-queue';
 import { ALWAYS_SKIPPED_DIRS, VENDORED_DIRS } from '../core/discovery';
-import { VltError } from '../core/errors';
+import { VltError, errorMessage } from '../core/errors';
 import type { Logger } from '../core/ports';
 import type { WorkspaceServer } from './workspace';
 
@@ -75,7 +75,7 @@ export async function watchFiles(ws: WorkspaceServer, logger: Logger): Promise<T
       });
     } catch (e) {
       // Gone already, or not readable: nothing to watch there.
-      logger.debug(`watch: ${rel || '.'}: ${e instanceof Error ? e.message : String(e)}`);
+      logger.debug(`watch: ${rel || '.'}: ${errorMessage(e)}`);
       return;
     }
     w.on('error', () => unwatch(rel));
@@ -102,7 +102,7 @@ export async function watchFiles(ws: WorkspaceServer, logger: Logger): Promise<T
     await add('');
   } catch (e) {
     for (const w of watchers.values()) w.close();
-    throw new VltError('IO', `cannot watch ${ws.root}: ${e instanceof Error ? e.message : String(e)}`, undefined, { cause: e });
+    throw new VltError('IO', `cannot watch ${ws.root}: ${errorMessage(e)}`, undefined, { cause: e });
   }
   logger.debug(`watch: ${watchers.size} directories under ${ws.root}`);
   return {

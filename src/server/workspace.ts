@@ -19,7 +19,7 @@ import { cancelledError, raceAbort } from '../core/abort';
 import { loadConfig } from '../core/config';
 import { changedLineCount, DeltaQueue, type DeltaQueueState } from '../core/delta-queue';
 import { Engine, type EngineDeps, type StatusReport } from '../core/engine';
-import { VltError } from '../core/errors';
+import { VltError, errorMessage } from '../core/errors';
 import type { IndexReport } from '../core/indexer';
 import { chainLanguageServers, type LanguageServerInfo, type LanguageServers } from '../core/intel/lsp';
 import type { TagsProvider } from '../core/intel/navigate';
@@ -288,7 +288,7 @@ export class WorkspaceServer {
         if (!signal.aborted && tags instanceof CtagsProvider) await tags.warm(() => this.whenIdle());
       }
       this.logger.debug(`warm-up: graph ${r.graph}, grammars ${r.languages.join(', ') || 'none'} in ${r.ms.toFixed(0)} ms${r.stopped ? ` (stopped: ${r.stopped})` : ''}`);
-    })().catch((e: unknown) => this.logger.debug(`warm-up failed: ${e instanceof Error ? e.message : String(e)}`));
+    })().catch((e: unknown) => this.logger.debug(`warm-up failed: ${errorMessage(e)}`));
     const entry = { abort, done };
     this.warming = entry;
     void done.finally(() => {
@@ -682,7 +682,7 @@ export class WorkspaceServer {
     try {
       engine.releaseWriteLock();
     } catch (e) {
-      this.logger.warn(`index: kept the writer lock: ${e instanceof Error ? e.message : String(e)}`);
+      this.logger.warn(`index: kept the writer lock: ${errorMessage(e)}`);
     }
   }
 
@@ -695,7 +695,7 @@ export class WorkspaceServer {
       this.recorded = this.recorded.then(() =>
         this.getMemory()
           .then((m) => m.session(session).settle())
-          .catch((e: unknown) => this.logger.warn(`session: could not fold the journal: ${e instanceof Error ? e.message : String(e)}`)),
+          .catch((e: unknown) => this.logger.warn(`session: could not fold the journal: ${errorMessage(e)}`)),
       );
     }, IDLE_FOLD_MS);
     this.idleFold.unref();
@@ -712,6 +712,6 @@ export class WorkspaceServer {
           ...(call.outcome.ok ? {} : { error: `${call.outcome.error.code}: ${call.outcome.error.message}` }),
         }),
       )
-      .catch((e: unknown) => this.logger.warn(`session: could not record ${call.tool}: ${e instanceof Error ? e.message : String(e)}`));
+      .catch((e: unknown) => this.logger.warn(`session: could not record ${call.tool}: ${errorMessage(e)}`));
   }
 }

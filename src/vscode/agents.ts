@@ -8,9 +8,7 @@
 import * as vscode from 'vscode';
 import { toolRequest } from '../lsp/protocol';
 import type { FolderServer } from './server-client';
-
-/** The manifest name of a core tool (VS Code tool names share one namespace across extensions). */
-export const lmToolName = (coreName: string) => `vlt_${coreName}`;
+import { errorMessage } from './errors';
 
 interface ManifestTool {
   name: string;
@@ -33,7 +31,7 @@ export function registerLanguageModelTools(manifestTools: readonly ManifestTool[
           return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(JSON.stringify(value))]);
         } catch (e) {
           // The model reads the message: `CODE: what went wrong`.
-          throw new Error(e instanceof Error ? e.message : String(e));
+          throw new Error(errorMessage(e));
         }
       },
     }),
@@ -68,7 +66,7 @@ export function registerMcpProvider(servers: () => readonly FolderServer[], chan
     });
     return [provider, sub, emitter];
   } catch (e) {
-    log.warn(`could not register the MCP server with VS Code: ${e instanceof Error ? e.message : String(e)}`);
+    log.warn(`could not register the MCP server with VS Code: ${errorMessage(e)}`);
     sub.dispose();
     emitter.dispose();
     return [];

@@ -5,6 +5,7 @@
  * itself, each save replacing the last one whole (a temporary file, then a rename).
  */
 import * as vscode from 'vscode';
+import { errorMessage } from './errors';
 
 /**
  * The workspace-state key of the chat's session id, so that a window reload continues the
@@ -34,7 +35,7 @@ export class ChatStateStore {
       const bytes = await vscode.workspace.fs.readFile(this.file);
       return bytes.byteLength > MAX_BYTES ? undefined : (JSON.parse(new TextDecoder().decode(bytes)) as unknown);
     } catch (e) {
-      if (!(e instanceof vscode.FileSystemError && e.code === 'FileNotFound')) this.log.warn(`chat state: could not read ${this.file.fsPath}: ${e instanceof Error ? e.message : String(e)}`);
+      if (!(e instanceof vscode.FileSystemError && e.code === 'FileNotFound')) this.log.warn(`chat state: could not read ${this.file.fsPath}: ${errorMessage(e)}`);
       return undefined;
     }
   }
@@ -55,7 +56,7 @@ export class ChatStateStore {
         await vscode.workspace.fs.writeFile(tmp, new TextEncoder().encode(text));
         await vscode.workspace.fs.rename(tmp, file, { overwrite: true });
       } catch (e) {
-        this.log.warn(`chat state: could not write ${file.fsPath}: ${e instanceof Error ? e.message : String(e)}`);
+        this.log.warn(`chat state: could not write ${file.fsPath}: ${errorMessage(e)}`);
       }
     });
     return this.writing;

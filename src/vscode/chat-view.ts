@@ -21,6 +21,7 @@ import {
 import { CHAT_SESSION_KEY, type ChatStateStore } from './chat-state-store';
 import type { FolderServer } from './server-client';
 import { fillWebview } from './webview-html';
+import { errorMessage } from './errors';
 
 /** The scheme of the read-only documents a citation opens (notes, threads, commits). */
 export const CITATION_SCHEME = 'vlt-oracle';
@@ -86,7 +87,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
       void (async () => {
         await vscode.commands.executeCommand('workbench.action.toggleSidebarVisibility');
         await vscode.commands.executeCommand('workbench.action.toggleSidebarVisibility');
-      })().catch((e: unknown) => this.deps.log.warn(`chat view: could not show the view again: ${e instanceof Error ? e.message : String(e)}`));
+      })().catch((e: unknown) => this.deps.log.warn(`chat view: could not show the view again: ${errorMessage(e)}`));
     }, PAGE_LOAD_MS);
     view.onDidDispose(() => {
       clearTimeout(watchdog);
@@ -137,7 +138,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
       const result = await this.handle(webview, msg.method, msg.params);
       await webview.postMessage({ type: 'response', id: msg.id, result });
     } catch (e) {
-      const message = e instanceof Error ? e.message : String(e);
+      const message = errorMessage(e);
       if (!/CANCELLED/.test(message)) this.deps.log.error(`chat ${msg.method}: ${message}`);
       await webview.postMessage({ type: 'response', id: msg.id, error: message });
     }

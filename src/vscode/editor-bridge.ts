@@ -13,6 +13,7 @@ import {
   editorReferencesRequest,
   type EditorAnswer,
 } from '../lsp/protocol';
+import { errorMessage } from './errors';
 
 type LspLocation = { uri: string; range: { start: { line: number; character: number }; end: { line: number; character: number } } };
 
@@ -79,7 +80,7 @@ export function registerEditorBridge(client: BaseLanguageClient, names: () => Re
       const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(uri));
       return present(await fn(doc), doc);
     } catch (e) {
-      return { ok: false, reason: e instanceof Error ? e.message : String(e) };
+      return { ok: false, reason: errorMessage(e) };
     }
   };
   const pos = (p: { line: number; character: number }) => new vscode.Position(p.line, p.character);

@@ -18,6 +18,7 @@ import { registerChatParticipant } from './participant';
 import { SearchViewProvider } from './search-view';
 import { FolderServer } from './server-client';
 import { StatusBar } from './status-bar';
+import { errorMessage } from './errors';
 
 let log: vscode.LogOutputChannel;
 const servers = new Map<string, FolderServer>();
@@ -35,7 +36,7 @@ async function startFolder(folder: vscode.WorkspaceFolder, context: vscode.Exten
   if (folder.uri.scheme !== 'file' || servers.has(folder.uri.toString())) return;
   const apiKey = await context.secrets.get(API_KEY_SECRET).then(
     (k) => k,
-    (e: unknown) => void log.warn(`the API key could not be read from the secret storage: ${e instanceof Error ? e.message : String(e)}`),
+    (e: unknown) => void log.warn(`the API key could not be read from the secret storage: ${errorMessage(e)}`),
   );
   if (servers.has(folder.uri.toString())) return;
   const server = new FolderServer(folder, context, log, !vscode.workspace.isTrusted, apiKey ?? undefined);
@@ -52,7 +53,7 @@ async function startFolder(folder: vscode.WorkspaceFolder, context: vscode.Exten
   try {
     await server.start();
   } catch (e) {
-    log.error(`could not start the server for ${folder.name}: ${e instanceof Error ? e.message : String(e)}`);
+    log.error(`could not start the server for ${folder.name}: ${errorMessage(e)}`);
   }
 }
 
@@ -91,7 +92,7 @@ function guarded(name: string, fn: () => Promise<unknown>): () => Promise<unknow
     try {
       return await fn();
     } catch (e) {
-      const message = e instanceof Error ? e.message : String(e);
+      const message = errorMessage(e);
       const shown = `Vlt Oracle: ${message.replace(/^[A-Z_]+: /, '')}`;
       // A request the command cannot carry out as asked (no identifier under the cursor, a path
       // that is not there) is the user's to correct, not a failure: logged at info, shown as a warning.

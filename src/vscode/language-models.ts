@@ -18,6 +18,7 @@ import {
   type EditorChatParams,
   type EditorChatResult,
 } from '../lsp/protocol';
+import { errorMessage } from './errors';
 
 export function registerLanguageModels(client: BaseLanguageClient, log: vscode.LogOutputChannel): vscode.Disposable[] {
   return [client.onRequest(editorChatModelsRequest, () => listModels(log)), client.onRequest(editorChatRequest, (p, token) => chat(client, log, p, token))];
@@ -122,5 +123,5 @@ async function usageOf(model: vscode.LanguageModelChat, messages: vscode.Languag
 }
 
 function messageOf(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
+  return errorMessage(e);
 }

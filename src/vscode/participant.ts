@@ -9,6 +9,7 @@
 import * as vscode from 'vscode';
 import { askRequest, repoMapRequest, type AskEvent } from '../lsp/protocol';
 import type { FolderServer } from './server-client';
+import { errorMessage } from './errors';
 
 export const PARTICIPANT_ID = 'vlt.oracle';
 
@@ -77,7 +78,7 @@ export function registerChatParticipant(extensionUri: vscode.Uri, serverFor: (ur
       }
       return { metadata: { session: ans.session, mode: ans.mode } };
     } catch (e) {
-      const message = e instanceof Error ? e.message : String(e);
+      const message = errorMessage(e);
       if (token.isCancellationRequested) return {};
       log.error(`@oracle: ${message}`);
       return { errorDetails: { message: message.replace(/^[A-Z_]+: /, '') } };

@@ -4,6 +4,7 @@
  */
 import * as vscode from 'vscode';
 import { fillWebview } from './webview-html';
+import { errorMessage } from './errors';
 
 /** One result as the view shows it. */
 export interface ViewHit {
@@ -50,7 +51,7 @@ export class SearchViewProvider implements vscode.WebviewViewProvider {
           await this.deps.open(msg.path, msg.line);
         }
       } catch (e) {
-        const message = e instanceof Error ? e.message : String(e);
+        const message = errorMessage(e);
         this.deps.log.error(`search view: ${message}`);
         await webview.postMessage({ type: 'error', message: message.replace(/^[A-Z_]+: /, ''), ...(msg.type === 'search' ? { query: msg.query } : {}) } satisfies ViewResponse);
       }

@@ -11,6 +11,7 @@ import { CHAT_SESSION_KEY } from './chat-state-store';
 import { languageProviders, registerEditorBridge, VSCODE_LANGUAGE_IDS } from './editor-bridge';
 import { registerLanguageModels } from './language-models';
 import { readSettings } from './settings';
+import { errorMessage } from './errors';
 
 export class FolderServer implements vscode.Disposable {
   readonly client: LanguageClient;
@@ -68,7 +69,7 @@ export class FolderServer implements vscode.Disposable {
       synchronize: { fileEvents: vscode.workspace.createFileSystemWatcher(pattern('**/*')) },
       // The server answers every failure itself; do not pop up the client's own dialogs.
       initializationFailedHandler: (e) => {
-        log.error(`the Vlt Oracle server failed to start: ${e instanceof Error ? e.message : String(e)}`);
+        log.error(`the Vlt Oracle server failed to start: ${errorMessage(e)}`);
         return false;
       },
     };

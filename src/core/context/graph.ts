@@ -13,7 +13,7 @@
 import picomatch from 'picomatch';
 import { distance } from 'fastest-levenshtein';
 import type { Engine } from '../engine';
-import { VltError } from '../errors';
+import { VltError, errorMessage } from '../errors';
 import type { CodeGraph } from '../intel/graph';
 import { maskCode, parseNote } from '../notes/parse';
 import { checkPathGlob } from '../search/hybrid';
@@ -135,7 +135,7 @@ export class ArchitectureGraph {
         try {
           checkPathGlob(g);
         } catch (e) {
-          throw new VltError('CONFIG_INVALID', `vlt.toml: architecture.component '${c.name}': ${e instanceof Error ? e.message : String(e)}`);
+          throw new VltError('CONFIG_INVALID', `vlt.toml: architecture.component '${c.name}': ${errorMessage(e)}`);
         }
         return picomatch(g, { dot: true });
       });

@@ -13,7 +13,7 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import type { VltConfig } from '../config';
 import { cancelledError, raceAbort } from '../abort';
-import { VltError } from '../errors';
+import { VltError, errorMessage } from '../errors';
 import { silentLogger, type Logger } from '../ports';
 import type { ChatMessage, ChatModel, ChatRequest, ChatResult, ChatStreamEvent, ChatTool, ChatToolCall, ChatUsage } from './chat';
 
@@ -228,7 +228,7 @@ export class OpenAIChatModel implements ChatModel {
       }
     }
     if (e instanceof SyntaxError) return make(`${where} returned a response that is not valid JSON`);
-    return make(`${where} failed: ${e instanceof Error ? e.message : String(e)}`);
+    return make(`${where} failed: ${errorMessage(e)}`);
   }
 
   /** The server's `error.message` as a suffix, with the configured key masked out. */

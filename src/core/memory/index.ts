@@ -8,7 +8,7 @@
  */
 import * as path from 'node:path';
 import type { VltConfig } from '../config';
-import { VltError } from '../errors';
+import { VltError, errorMessage } from '../errors';
 import type { ChatModel } from '../llm/chat';
 import { PromptLibrary } from '../llm/prompts';
 import { systemClock, type Clock, type EmbeddingProvider, type Logger } from '../ports';
@@ -190,7 +190,7 @@ export class Memory {
     try {
       await foldSessionJournal(this.db, this.deps.config.session.budgetTokens);
     } catch (e) {
-      this.deps.logger.warn(`could not fold the session journal: ${e instanceof Error ? e.message : String(e)}`);
+      this.deps.logger.warn(`could not fold the session journal: ${errorMessage(e)}`);
     }
   }
 

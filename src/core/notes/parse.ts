@@ -8,6 +8,7 @@
  */
 import { parseDocument } from 'yaml';
 import { clip } from '../memory/extract';
+import { errorMessage } from '../errors';
 
 /** A problem found while parsing; the note is still indexed (as plain text when the frontmatter is bad). */
 export interface NoteIssue {
@@ -135,7 +136,7 @@ function parseFields(yaml: string, firstLine: number, issues: NoteIssue[]): Reco
   try {
     value = doc.toJS({ maxAliasCount: 100 });
   } catch (e) {
-    issues.push({ line: firstLine, message: `invalid frontmatter: ${e instanceof Error ? e.message : String(e)}; the note is indexed as plain text` });
+    issues.push({ line: firstLine, message: `invalid frontmatter: ${errorMessage(e)}; the note is indexed as plain text` });
     return {};
   }
   if (value === null || value === undefined) return {};

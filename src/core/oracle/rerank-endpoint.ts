@@ -13,7 +13,7 @@
  * shape), so the loop lives here. Every failure is a VltError `LLM_FAILED` with a message
  * naming the URL and the status, or `CANCELLED`.
  */
-import { VltError } from '../errors';
+import { VltError, errorMessage } from '../errors';
 import { silentLogger, type Logger } from '../ports';
 
 /** One document's relevance: `index` into the documents given, higher `score` is better. */
@@ -137,7 +137,7 @@ export class HttpReranker implements Reranker {
       if (timedOut) {
         return { retry: true, reason: 'timeout', error: (n) => this.fail(`${where} did not answer within ${this.timeoutMs} ms (${n})`) };
       }
-      const cause = e instanceof Error && e.cause instanceof Error ? e.cause.message : e instanceof Error ? e.message : String(e);
+      const cause = e instanceof Error && e.cause instanceof Error ? e.cause.message : errorMessage(e);
       return { retry: true, reason: cause, error: (n) => this.fail(`could not connect to ${where} (${n}): ${cause}`, {}, e) };
     } finally {
       clearTimeout(timer);

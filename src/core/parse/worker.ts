@@ -4,7 +4,7 @@
  * `{id, error, code}`, one at a time in arrival order (parsing is synchronous).
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { isVltError } from '../errors';
+import { isVltError, errorMessage } from '../errors';
 import type { LanguageId, ParsedFile } from '../types';
 import { createCodeParser, type CodeParser, type CodeParserOptions } from './parser';
 
@@ -24,7 +24,7 @@ export interface ParseWorkerData {
 
 function describe(e: unknown): { error: string; code?: string } {
   if (isVltError(e)) return { error: e.message, code: e.code };
-  return { error: e instanceof Error ? e.message : String(e) };
+  return { error: errorMessage(e) };
 }
 
 if (parentPort) {

@@ -8,7 +8,7 @@
 import { promises as fsp } from 'node:fs';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { VltError } from '../errors';
+import { VltError, errorMessage } from '../errors';
 
 let tempSeq = 0;
 
@@ -127,6 +127,3 @@ export async function removeStaleTempFiles(dir: string): Promise<string[]> {
   return removed;
 }
 
-function errorMessage(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}

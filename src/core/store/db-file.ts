@@ -7,7 +7,7 @@ import { promises as fsp } from 'node:fs';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Database, SqlJsStatic } from 'sql.js';
-import { VltError } from '../errors';
+import { VltError, errorMessage } from '../errors';
 import type { Logger } from '../ports';
 
 /** How many moved-aside corrupt files to keep for a post-mortem; older ones are deleted. */
@@ -192,9 +192,6 @@ export async function moveAside(file: string, logger: Logger): Promise<string> {
   return path.basename(target);
 }
 
-function errorMessage(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
 
 /** The identity of the index.db the writer last wrote in `dir`, if it recorded one. */
 export function writtenIdentity(file: string): string | undefined {

@@ -21,7 +21,7 @@
 import { promises as fsp } from 'node:fs';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import { VltError } from '../errors';
+import { VltError, errorMessage } from '../errors';
 import { isPidAlive } from './atomic';
 
 /** What a lock file holds: enough to tell a live holder from a dead one. */
@@ -192,7 +192,7 @@ async function createLockFile(lockPath: string, opts: LockOptions, deadline: num
       return content;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') {
-        throw new VltError('IO', `could not create ${lockPath}: ${e instanceof Error ? e.message : String(e)}`, { path: lockPath }, { cause: e });
+        throw new VltError('IO', `could not create ${lockPath}: ${errorMessage(e)}`, { path: lockPath }, { cause: e });
       }
     }
     let raw: string;

@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import initSqlJs from 'sql.js';
 import type { Database, SqlJsStatic, SqlValue, Statement } from 'sql.js';
-import { VltError } from '../errors';
+import { VltError, errorMessage } from '../errors';
 
 const utf8Encoder = new TextEncoder();
 const utf8Decoder = new TextDecoder('utf-8', { fatal: false });
@@ -243,6 +243,3 @@ export class Connection {
   }
 }
 
-function errorMessage(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}

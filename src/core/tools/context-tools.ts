@@ -81,4 +81,3 @@ export const listRoutesTool: ToolDefinition<typeof routesInput, { routes: Route[
   },
 };
 
-export const CONTEXT_TOOLS = [getContextTool, impactAnalysisTool, listRoutesTool] as const;

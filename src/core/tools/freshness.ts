@@ -8,6 +8,7 @@
 import * as path from 'node:path';
 import { sha1 } from '../indexer';
 import type { WorkspaceFs } from '../ports';
+import { errorMessage } from '../errors';
 
 /** What the file of a hit looks like on disk now, compared with the index. */
 export type FileState =
@@ -126,5 +127,5 @@ function isInside(root: string, abs: string): boolean {
 function goneNote(e: unknown): string {
   const code = (e as NodeJS.ErrnoException | undefined)?.code;
   if (code === 'ENOENT' || code === 'ENOTDIR') return 'the file was deleted or moved since it was indexed';
-  return `the file could not be read now (${code ?? (e instanceof Error ? e.message : String(e))})`;
+  return `the file could not be read now (${code ?? errorMessage(e)})`;
 }

@@ -56,6 +56,7 @@ import { ABORTED, CallScope, delay, elapsed, EXPIRED, withTimeout } from './dead
 import { FramingWatchdog, ProcessGroup } from './process';
 import { lspLanguageId, type ServerSpec } from './servers';
 import { Diagnostic, DiagnosticReport, HoverResult, hoverMarkdown, LocationsResult, toLocations, type LspDiagnostic, type LspLocation, type LspPosition } from './shapes';
+import { errorMessage } from '../../core/errors';
 
 // ---------------------------------------------------------------------------------------------
 
@@ -260,7 +261,7 @@ export class LspClient {
       const busy = e.code === LSPErrorCodes.ContentModified || e.code === LSPErrorCodes.ServerCancelled;
       return new CallFailure(busy ? 'not-ready' : 'error', `${this.name} answered ${what} with error ${e.code}: ${e.message}`);
     }
-    return new CallFailure('error', `${this.name}: ${what}: ${e instanceof Error ? e.message : String(e)}`);
+    return new CallFailure('error', `${this.name}: ${what}: ${errorMessage(e)}`);
   }
 
   /** The live session, starting one when there is none (or the last one died). */
@@ -275,7 +276,7 @@ export class LspClient {
       this.session = new Session(this.opts, (death) => this.onDeath(death));
     } catch (e) {
       // spawn() throws synchronously only for arguments it cannot use at all.
-      this.missing = `cannot start ${this.name}: ${e instanceof Error ? e.message : String(e)}`;
+      this.missing = `cannot start ${this.name}: ${errorMessage(e)}`;
       throw new CallFailure('unavailable', this.missing);
     }
     return this.session;
