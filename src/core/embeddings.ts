@@ -15,14 +15,10 @@
  * at once on abort; and its errors are technical, so they are translated into
  * {@link VltError}s with the code `EMBEDDING_FAILED` and a message a user can act on.
  */
-import OpenAI, {
-  APIConnectionError,
-  APIConnectionTimeoutError,
-  APIError,
-  APIUserAbortError,
-} from 'openai';
+import type OpenAI from 'openai';
 import { cancelledError, raceAbort } from './abort';
-import { VltError, toVltError, errorMessage } from './errors';
+import { errorMessage, VltError, toVltError } from './errors';
+import { createOpenAIClient, translateOpenAIError, type OpenAIEndpoint } from './openai-client';
 import { silentLogger, type EmbeddingProvider, type Logger } from './ports';
 
 /** Default per-attempt timeout of one embeddings request. */
@@ -63,19 +59,11 @@ export interface OpenAIEmbeddingProviderOptions {
   logger?: Logger | undefined;
 }
 
-/** Placeholder bearer token for endpoints that need none; see {@link OpenAIEmbeddingProviderOptions.apiKey}. */
-const NO_API_KEY = 'no-api-key';
-
 export class OpenAIEmbeddingProvider implements EmbeddingProvider {
   readonly model: string;
   readonly dimensions: number | undefined;
   private readonly client: OpenAI;
-  private readonly baseUrl: string;
-  private readonly hasApiKey: boolean;
-  /** Kept only to mask it out of server error messages. */
-  private readonly apiKey: string | undefined;
-  private readonly timeoutMs: number;
-  private readonly maxRetries: number;
+  private readonly endpoint: OpenAIEndpoint;
   /**
    * Vector length of the first successful response. Every later response must agree,
    * because vectors of different lengths cannot share one index.
@@ -85,33 +73,15 @@ export class OpenAIEmbeddingProvider implements EmbeddingProvider {
   constructor(opts: OpenAIEmbeddingProviderOptions) {
     this.model = opts.model;
     this.dimensions = opts.dimensions;
-    this.baseUrl = opts.baseUrl;
-    this.hasApiKey = opts.apiKey !== undefined && opts.apiKey !== '';
-    this.apiKey = this.hasApiKey ? opts.apiKey : undefined;
-    this.timeoutMs = Math.max(1, Math.round(opts.timeoutMs ?? DEFAULT_EMBEDDING_TIMEOUT_MS));
-    this.maxRetries = Math.max(0, Math.floor(opts.maxRetries ?? DEFAULT_EMBEDDING_MAX_RETRIES));
-    const logger = opts.logger;
-    this.client = new OpenAI({
-      baseURL: opts.baseUrl,
-      apiKey: this.hasApiKey ? opts.apiKey : NO_API_KEY,
-      // The client would otherwise pick these up from the environment and send them to
-      // whatever endpoint is configured, which may not be OpenAI at all.
-      adminAPIKey: null,
-      organization: null,
-      project: null,
-      maxRetries: this.maxRetries,
-      timeout: this.timeoutMs,
-      // The client reports each retry at info level; that is diagnostic detail for us.
-      logLevel: logger ? 'info' : 'off',
-      logger: logger
-        ? {
-            debug: (msg, ...args) => logger.debug(`openai: ${msg}`, ...args),
-            info: (msg, ...args) => logger.debug(`openai: ${msg}`, ...args),
-            warn: (msg, ...args) => logger.warn(`openai: ${msg}`, ...args),
-            error: (msg, ...args) => logger.error(`openai: ${msg}`, ...args),
-          }
-        : silentLogger,
-    });
+    this.endpoint = {
+      baseUrl: opts.baseUrl,
+      apiKey: opts.apiKey ? opts.apiKey : undefined,
+      model: opts.model,
+      timeoutMs: Math.max(1, Math.round(opts.timeoutMs ?? DEFAULT_EMBEDDING_TIMEOUT_MS)),
+      maxRetries: Math.max(0, Math.floor(opts.maxRetries ?? DEFAULT_EMBEDDING_MAX_RETRIES)),
+      logger: opts.logger,
+    };
+    this.client = createOpenAIClient(this.endpoint);
   }
 
   async embed(texts: string[], signal?: AbortSignal): Promise<number[][]> {
@@ -126,7 +96,7 @@ export class OpenAIEmbeddingProvider implements EmbeddingProvider {
           encoding_format: 'float',
           ...(this.dimensions !== undefined ? { dimensions: this.dimensions } : {}),
         },
-        { signal, timeout: this.timeoutMs, maxRetries: this.maxRetries },
+        { signal, timeout: this.endpoint.timeoutMs, maxRetries: this.endpoint.maxRetries },
       );
       raw = await raceAbort(request, signal, 'embedding');
     } catch (e) {
@@ -138,9 +108,9 @@ export class OpenAIEmbeddingProvider implements EmbeddingProvider {
   /** Checks the response shape; the client does not, and a bad vector would poison the index. */
   private validate(raw: unknown, expected: number): number[][] {
     const fail = (why: string): VltError =>
-      new VltError('EMBEDDING_FAILED', `embedding endpoint ${this.baseUrl} returned an invalid response: ${why}`, {
+      new VltError('EMBEDDING_FAILED', `embedding endpoint ${this.endpoint.baseUrl} returned an invalid response: ${why}`, {
         model: this.model,
-        baseUrl: this.baseUrl,
+        baseUrl: this.endpoint.baseUrl,
       });
     if (typeof raw !== 'object' || raw === null) throw fail('expected a JSON object');
     const data = (raw as { data?: unknown }).data;
@@ -182,70 +152,8 @@ export class OpenAIEmbeddingProvider implements EmbeddingProvider {
     return vectors;
   }
 
-  /** Turns whatever the client threw into one VltError with an actionable message. */
   private translateError(e: unknown, signal: AbortSignal | undefined): VltError {
-    if (e instanceof VltError) return e;
-    if (e instanceof APIUserAbortError || signal?.aborted) return cancelled(e);
-    const details = { model: this.model, baseUrl: this.baseUrl };
-    const where = `embedding endpoint ${this.baseUrl}`;
-    const attempts = `${this.maxRetries + 1} attempt${this.maxRetries === 0 ? '' : 's'}`;
-    // An auth failure's raw error may quote the key back, so it is not kept as the cause.
-    const authFailure = e instanceof APIError && (e.status === 401 || e.status === 403);
-    const make = (message: string, extra: Record<string, unknown> = {}): VltError =>
-      new VltError('EMBEDDING_FAILED', message, { ...details, ...extra }, authFailure ? undefined : { cause: e });
-
-    // The timeout class extends the connection class, so it is tested first.
-    if (e instanceof APIConnectionTimeoutError) {
-      return make(`${where} did not answer within ${this.timeoutMs} ms (${attempts})`);
-    }
-    if (e instanceof APIConnectionError) {
-      const cause = e.cause instanceof Error ? `: ${e.cause.message}` : '';
-      return make(`could not connect to ${where} (${attempts})${cause}`);
-    }
-    if (e instanceof APIError) {
-      const status = e.status;
-      const said = this.serverMessage(e);
-      const extra = { status };
-      switch (status) {
-        case 401:
-          return make(
-            this.hasApiKey
-              ? `${where} rejected the API key (401)${said}`
-              : `${where} requires an API key (401) but none is configured${said}`,
-            extra,
-          );
-        case 403:
-          return make(`${where} refused access (403)${said}`, extra);
-        case 404:
-          return make(`${where} or model "${this.model}" was not found (404)${said}`, extra);
-        case 400:
-        case 422:
-          return make(`${where} rejected the request for model "${this.model}" (${status})${said}`, extra);
-        case 429:
-          return make(`${where} is still rate-limiting (429) after ${attempts}${said}`, extra);
-        default:
-          if (status !== undefined && status >= 500) {
-            return make(`${where} failed with ${status} after ${attempts}${said}`, extra);
-          }
-          return make(`${where} answered ${status ?? 'with an error'}${said}`, extra);
-      }
-    }
-    if (e instanceof SyntaxError) {
-      return make(`${where} returned a response that is not valid JSON`);
-    }
-    return make(`${where} failed: ${errorMessage(e)}`);
-  }
-
-  /**
-   * The `error.message` an OpenAI-style error body carries, formatted as a suffix. Some
-   * servers quote the key they rejected, so the configured key is masked out of it.
-   */
-  private serverMessage(e: APIError): string {
-    const body = e.error as { message?: unknown } | undefined;
-    let msg = typeof body?.message === 'string' ? body.message : undefined;
-    if (!msg) return '';
-    if (this.apiKey) msg = msg.split(this.apiKey).join('***');
-    return `: ${msg}`;
+    return translateOpenAIError(e, signal, this.endpoint, { code: 'EMBEDDING_FAILED', endpoint: 'embedding endpoint', call: 'embedding' });
   }
 }
 

@@ -10,10 +10,11 @@
  * (the client's back-off sleep ignores it), validates the response shape, and turns every
  * failure into a VltError `LLM_FAILED` (or `CANCELLED`) with a message a user can act on.
  */
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import type OpenAI from 'openai';
 import type { VltConfig } from '../config';
 import { cancelledError, raceAbort } from '../abort';
-import { VltError, errorMessage } from '../errors';
+import { VltError } from '../errors';
+import { createOpenAIClient, translateOpenAIError, type OpenAIEndpoint } from '../openai-client';
 import { silentLogger, type Logger } from '../ports';
 import type { ChatMessage, ChatModel, ChatRequest, ChatResult, ChatStreamEvent, ChatTool, ChatToolCall, ChatUsage } from './chat';
 
@@ -28,9 +29,6 @@ export const DEFAULT_CHAT_MAX_RETRIES = 5;
 
 /** The endpoint every default configuration points at; without a key it cannot work. */
 const DEFAULT_REMOTE_BASE_URL = 'https://openrouter.ai/api/v1';
-
-/** Placeholder bearer token for keyless local endpoints; see {@link OpenAIChatModelOptions.apiKey}. */
-const NO_API_KEY = 'no-api-key';
 
 export interface OpenAIChatModelOptions {
   /** Base URL including its `/v1` (or equivalent) prefix. */
@@ -51,39 +49,21 @@ export interface OpenAIChatModelOptions {
 export class OpenAIChatModel implements ChatModel {
   readonly model: string;
   private readonly client: OpenAI;
-  private readonly baseUrl: string;
-  private readonly apiKey: string | undefined;
-  private readonly timeoutMs: number;
-  private readonly maxRetries: number;
+  private readonly endpoint: OpenAIEndpoint;
   private readonly temperature: number | undefined;
 
   constructor(opts: OpenAIChatModelOptions) {
     this.model = opts.model;
-    this.baseUrl = opts.baseUrl;
-    this.apiKey = opts.apiKey ? opts.apiKey : undefined;
-    this.timeoutMs = Math.max(1, Math.round(opts.timeoutMs ?? DEFAULT_CHAT_TIMEOUT_MS));
-    this.maxRetries = Math.max(0, Math.floor(opts.maxRetries ?? DEFAULT_CHAT_MAX_RETRIES));
+    this.endpoint = {
+      baseUrl: opts.baseUrl,
+      apiKey: opts.apiKey ? opts.apiKey : undefined,
+      model: opts.model,
+      timeoutMs: Math.max(1, Math.round(opts.timeoutMs ?? DEFAULT_CHAT_TIMEOUT_MS)),
+      maxRetries: Math.max(0, Math.floor(opts.maxRetries ?? DEFAULT_CHAT_MAX_RETRIES)),
+      logger: opts.logger,
+    };
     this.temperature = opts.temperature;
-    const logger = opts.logger;
-    this.client = new OpenAI({
-      baseURL: opts.baseUrl,
-      apiKey: this.apiKey ?? NO_API_KEY,
-      // Otherwise picked up from the environment and sent to an endpoint that may not be OpenAI.
-      adminAPIKey: null,
-      organization: null,
-      project: null,
-      maxRetries: this.maxRetries,
-      timeout: this.timeoutMs,
-      logLevel: logger ? 'info' : 'off',
-      logger: logger
-        ? {
-            debug: (msg, ...args) => logger.debug(`openai: ${msg}`, ...args),
-            info: (msg, ...args) => logger.debug(`openai: ${msg}`, ...args),
-            warn: (msg, ...args) => logger.warn(`openai: ${msg}`, ...args),
-            error: (msg, ...args) => logger.error(`openai: ${msg}`, ...args),
-          }
-        : silentLogger,
-    });
+    this.client = createOpenAIClient(this.endpoint);
   }
 
   async complete(request: ChatRequest): Promise<ChatResult> {
@@ -93,7 +73,7 @@ export class OpenAIChatModel implements ChatModel {
     try {
       const pending = this.client.chat.completions.create(
         { ...this.body(request), stream: false },
-        { signal, timeout: this.timeoutMs, maxRetries: this.maxRetries },
+        { signal, timeout: this.endpoint.timeoutMs, maxRetries: this.endpoint.maxRetries },
       );
       raw = await raceAbort(pending, signal, 'language model call');
     } catch (e) {
@@ -115,7 +95,7 @@ export class OpenAIChatModel implements ChatModel {
       const stream = await raceAbort(
         this.client.chat.completions.create(
           { ...this.body(request), stream: true, stream_options: { include_usage: true } },
-          { signal, timeout: this.timeoutMs, maxRetries: this.maxRetries },
+          { signal, timeout: this.endpoint.timeoutMs, maxRetries: this.endpoint.maxRetries },
         ),
         signal,
         'language model call',
@@ -162,7 +142,7 @@ export class OpenAIChatModel implements ChatModel {
   /** Checks the response shape; a proxy or a local server may answer with anything. */
   private validate(raw: unknown): ChatResult {
     const fail = (why: string): VltError =>
-      new VltError('LLM_FAILED', `language model endpoint ${this.baseUrl} returned an invalid response: ${why}`, { model: this.model, baseUrl: this.baseUrl });
+      new VltError('LLM_FAILED', `language model endpoint ${this.endpoint.baseUrl} returned an invalid response: ${why}`, { model: this.model, baseUrl: this.endpoint.baseUrl });
     if (typeof raw !== 'object' || raw === null) throw fail('expected a JSON object');
     const choices = (raw as { choices?: unknown }).choices;
     if (!Array.isArray(choices) || choices.length === 0) throw fail('missing "choices"');
@@ -190,54 +170,8 @@ export class OpenAIChatModel implements ChatModel {
     return result;
   }
 
-  /** Turns whatever the client threw into one VltError with an actionable message. */
   private translateError(e: unknown, signal: AbortSignal | undefined): VltError {
-    if (e instanceof VltError) return e;
-    if (e instanceof APIUserAbortError || signal?.aborted) return cancelled(e);
-    const where = `language model endpoint ${this.baseUrl}`;
-    const attempts = `${this.maxRetries + 1} attempt${this.maxRetries === 0 ? '' : 's'}`;
-    // An auth failure's raw error may quote the key back, so it is not kept as the cause.
-    const authFailure = e instanceof APIError && (e.status === 401 || e.status === 403);
-    const make = (message: string, extra: Record<string, unknown> = {}): VltError =>
-      new VltError('LLM_FAILED', message, { model: this.model, baseUrl: this.baseUrl, ...extra }, authFailure ? undefined : { cause: e });
-    // The timeout class extends the connection class, so it is tested first.
-    if (e instanceof APIConnectionTimeoutError) return make(`${where} did not answer within ${this.timeoutMs} ms (${attempts})`);
-    if (e instanceof APIConnectionError) {
-      const cause = e.cause instanceof Error ? `: ${e.cause.message}` : '';
-      return make(`could not connect to ${where} (${attempts})${cause}`);
-    }
-    if (e instanceof APIError) {
-      const status = e.status;
-      const said = this.serverMessage(e);
-      const extra = { status };
-      switch (status) {
-        case 401:
-          return make(this.apiKey ? `${where} rejected the API key (401)${said}` : `${where} requires an API key (401) but none is configured${said}`, extra);
-        case 403:
-          return make(`${where} refused access (403)${said}`, extra);
-        case 404:
-          return make(`${where} or model "${this.model}" was not found (404)${said}`, extra);
-        case 400:
-        case 422:
-          return make(`${where} rejected the request for model "${this.model}" (${status})${said}`, extra);
-        case 429:
-          return make(`${where} is still rate-limiting (429) after ${attempts}${said}`, extra);
-        default:
-          if (status !== undefined && status >= 500) return make(`${where} failed with ${status} after ${attempts}${said}`, extra);
-          return make(`${where} answered ${status ?? 'with an error'}${said}`, extra);
-      }
-    }
-    if (e instanceof SyntaxError) return make(`${where} returned a response that is not valid JSON`);
-    return make(`${where} failed: ${errorMessage(e)}`);
-  }
-
-  /** The server's `error.message` as a suffix, with the configured key masked out. */
-  private serverMessage(e: APIError): string {
-    const body = e.error as { message?: unknown } | undefined;
-    let msg = typeof body?.message === 'string' ? body.message : undefined;
-    if (!msg) return '';
-    if (this.apiKey) msg = msg.split(this.apiKey).join('***');
-    return `: ${msg}`;
+    return translateOpenAIError(e, signal, this.endpoint, { code: 'LLM_FAILED', endpoint: 'language model endpoint', call: 'language model call' });
   }
 }
 
