@@ -414,6 +414,7 @@ export function buildProgram(io: CliIo = processIo(), runtime: CliRuntime = proc
         // A streamed answer is already on stdout; the brief and the no-context reply are not.
         if (!streamed || ans.mode === 'extractive') out(`${streamed ? '\n\n' : ''}${ans.answer}`);
         else out('');
+        if (ans.details) out(`\n**Details**\n\n${ans.details}`);
         if (ans.degraded) logger.warn(`oracle: ${ans.degraded}`);
         if (o.explain && ans.explain) out(formatExplain(ans.explain));
       }

@@ -166,6 +166,8 @@ export interface ChatAnswer {
   type: string;
   mode: 'llm' | 'agent' | 'extractive';
   answer: string;
+  /** With the evidence brief: how it was found (markdown), which the chat shows folded. */
+  details?: string;
   noContext: boolean;
   citations: Array<{ citation: string; source: string; path: string; line?: number }>;
   files: string[];

@@ -117,6 +117,31 @@ describe.skipIf(Boolean(missing))(missing ? `e2e: the browser chat (skipped: ${m
     }
   }, 120_000);
 
+  it('without a model: the evidence brief leads with the places, and how it was found is folded under Details', async () => {
+    const s = await serve({});
+    running.push(s);
+    const page = await browser.newPage();
+    try {
+      await page.goto(s.chatUrl);
+      await page.waitForSelector('#input');
+      await page.fill('#input', 'How does add work?');
+      await page.press('#input', 'Enter');
+      await page.waitForSelector('.msg.assistant.done', { timeout: 60_000 });
+      const answer = (await page.textContent('.msg.assistant .answer')) ?? '';
+      expect(answer).toContain('Evidence brief');
+      expect(answer).toContain('math.ts');
+      expect(answer).not.toMatch(/Searched|Where this sits|question type/i);
+      const details = page.locator('.msg.assistant .footer details.details');
+      expect(await details.getAttribute('open')).toBeNull();
+      expect(await details.locator('summary').textContent()).toBe('Details');
+      expect(await details.locator('.markdown').isVisible()).toBe(false);
+      await details.locator('summary').click();
+      expect(await details.locator('.markdown').textContent()).toMatch(/Searched: code search \(\d+ found/);
+    } finally {
+      await page.close();
+    }
+  }, 120_000);
+
   it('a page on another loopback port receives the cookie, and the cookie alone reads nothing', async () => {
     const s = await serve({});
     running.push(s);

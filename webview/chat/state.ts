@@ -27,6 +27,8 @@ export interface AnswerMeta {
   degraded?: string;
   rewritten?: string;
   cited: Record<string, CitedLines>;
+  /** How the evidence brief was found (markdown), shown folded under the answer. */
+  details?: string;
   explain?: unknown;
 }
 

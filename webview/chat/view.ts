@@ -221,6 +221,13 @@ export class ChatView {
     const foot = el('div', { class: 'footer' }, bits.join(' · '));
     if (a.rewritten) foot.append(el('div', { class: 'rewritten' }, `Understood as: ${a.rewritten}`));
     if (a.degraded) foot.append(el('div', { class: 'degraded' }, a.degraded));
+    if (a.details) {
+      const d = el('details', { class: 'details' }, el('summary', {}, 'Details'));
+      const body = el('div', { class: 'markdown' });
+      body.innerHTML = this.md.render(a.details);
+      d.append(body);
+      foot.append(d);
+    }
     if (a.explain) foot.append(this.explainPanel(a.explain));
     return foot;
   }
@@ -334,6 +341,7 @@ export class ChatView {
         ...(ans.degraded ? { degraded: ans.degraded } : {}),
         ...(ans.rewritten ? { rewritten: ans.rewritten } : {}),
         ...(ans.explain ? { explain: ans.explain } : {}),
+        ...(ans.details ? { details: ans.details } : {}),
       };
       this.state.session = ans.session;
       this.status.textContent = ans.noContext ? 'No relevant context found.' : 'Answered.';

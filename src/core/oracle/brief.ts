@@ -1,13 +1,17 @@
 /**
  * The extractive evidence brief: the oracle's answer without a language model, and its
- * fallback when the model fails. It states the question type, lists the ranked evidence with
- * snippets and citations, and ends with the repository-map slice and what was searched, so an
- * agent reading it can act on it directly.
+ * fallback when the model fails. It leads with the few places that answer the question, each
+ * with what it is and an excerpt at the lines that matched; the rest of the evidence follows as
+ * one line each, then the callers and importers around it. How the answer was found (the
+ * question's type, the repository-map slice of the evidence files, what was searched and what
+ * was not) is apart, in the answer's `details`, which each surface shows folded or after it.
  */
 import type { AnalyzedQuestion, AssembledContext, ContextItem, RetrieverRun } from './types';
 
 /** Snippet lines shown per evidence item; the citation says where to read on. */
 const SNIPPET_LINES = 10;
+/** Evidence items shown with their excerpt; the rest are listed one line each. */
+export const LEAD_ITEMS = 3;
 const LANGUAGE_OF_EXT: Record<string, string> = { go: 'go', py: 'python', ts: 'ts', tsx: 'tsx', js: 'js', mjs: 'js', rs: 'rust', java: 'java', md: 'markdown', rb: 'ruby', c: 'c', h: 'c', cc: 'cpp', cpp: 'cpp' };
 
 function fence(path: string): string {
@@ -55,6 +59,33 @@ export function searchedSummary(runs: readonly RetrieverRun[]): string[] {
   });
 }
 
+/** What each retrieval path is, in words. */
+const PATH_NAMES: Record<string, string> = {
+  code: 'code search',
+  scoped: 'the folder the question names',
+  navigation: 'definitions and references',
+  tests: 'tests',
+  locate: 'the files a report points at',
+  structure: 'the folder structure',
+  notes: 'notes',
+  threads: 'development threads',
+  graph: 'callers and importers',
+  git: 'git history',
+};
+
+/** What was searched and what was not, in words: the details' last part. */
+function searchedInWords(runs: readonly RetrieverRun[]): string[] {
+  const name = (r: RetrieverRun) => PATH_NAMES[r.name] ?? r.name;
+  const searched = runs.filter((r) => r.status === 'ok').map((r) => `${name(r)} (${r.results.length} found, ${r.ms.toFixed(0)} ms)`);
+  const failed = runs.filter((r) => r.status === 'failed' || r.status === 'timeout').map((r) => `${name(r)} ${r.status === 'timeout' ? 'timed out' : 'failed'}${r.reason ? ` (${r.reason})` : ''}`);
+  const skipped = runs.filter((r) => r.status === 'skipped').map((r) => `${name(r)}${r.reason ? `: ${r.reason}` : ''}`);
+  const out: string[] = [];
+  if (searched.length) out.push(`Searched: ${searched.join(', ')}.`);
+  if (failed.length) out.push(`Did not answer: ${failed.join('; ')}.`);
+  if (skipped.length) out.push(`Not searched: ${skipped.join('; ')}.`);
+  return out;
+}
+
 export interface BriefInput {
   question: AnalyzedQuestion;
   context: AssembledContext;
@@ -63,26 +94,40 @@ export interface BriefInput {
   degraded?: string;
 }
 
-export function extractiveBrief(input: BriefInput): string {
+export interface Brief {
+  /** Markdown: the places that answer, then the rest of the evidence and what surrounds it. */
+  answer: string;
+  /** Markdown: the question's type, the repository-map slice, what was left out and what was searched. */
+  details: string;
+}
+
+export function extractiveBrief(input: BriefInput): Brief {
   const { question: q, context } = input;
   const out: string[] = [];
-  out.push(`**Evidence brief** (no language model${input.degraded ? `: ${input.degraded}` : ' configured'}) · question type: **${q.type}** (${q.typeReason})`);
+  out.push(`**Evidence brief** (no language model${input.degraded ? `: ${input.degraded}` : ' configured'})`);
   if (q.symbols.length) out.push(`Symbols asked about: ${q.symbols.map((s) => `\`${s}\``).join(', ')}`);
   const main = context.items.filter((i) => i.tier === 'selected' || i.tier === 'primary');
   const neighbours = context.items.filter((i) => i.tier === 'neighbour');
   out.push('');
   if (main.length === 0) out.push('No direct matches.');
-  main.forEach((item, i) => {
+  const lead = main.slice(0, LEAD_ITEMS);
+  lead.forEach((item, i) => {
     out.push(`${i + 1}. ${describe(item)}${item.tier === 'selected' ? ' **(the subject)**' : ''}`);
     const s = snippet(item, `${i + 1}. `.length);
     if (s) out.push(s);
   });
+  const more = main.slice(LEAD_ITEMS);
+  if (more.length) {
+    out.push('', '**More evidence**:');
+    for (const item of more) out.push(`- ${describe(item)}`);
+  }
   if (neighbours.length) {
     out.push('', '**Related** (callers, importers, linked notes):');
     for (const item of neighbours) out.push(`- ${describe(item)}`);
   }
-  if (context.repoMap) out.push('', '**Where this sits** (repository map of the evidence files):', '```', context.repoMap, '```');
-  if (context.dropped.length) out.push('', `Left out for the ${context.budget}-token budget: ${context.dropped.map((d) => d.citation).join(', ')}`);
-  out.push('', `Searched: ${searchedSummary(input.runs).join('; ')}.`);
-  return out.join('\n');
+  const details: string[] = [`Question type: **${q.type}** (${q.typeReason}).`];
+  if (context.repoMap) details.push('', '**Where this sits** (repository map of the evidence files):', '```', context.repoMap, '```');
+  if (context.dropped.length) details.push('', `Left out for the ${context.budget}-token budget: ${context.dropped.map((d) => d.citation).join(', ')}`);
+  details.push('', ...searchedInWords(input.runs));
+  return { answer: out.join('\n'), details: details.join('\n') };
 }

@@ -281,6 +281,7 @@ export class Oracle {
     let answer: string;
     let citations: Citation[];
     let degraded: string | undefined;
+    let details: string | undefined;
     let model: Pick<OracleAnswer, 'model' | 'usage'> = {};
     if (noContext) {
       const searched = searchedSummary(runs);
@@ -301,7 +302,7 @@ export class Oracle {
         }
       } else {
         degraded = synthesized?.degraded ?? ((opts.chat ?? this.deps.chat) && opts.noLlm ? 'a model is configured but --no-llm was given' : undefined);
-        answer = extractiveBrief({ question: q, context: ctx, runs, ...(degraded ? { degraded } : {}) });
+        ({ answer, details } = extractiveBrief({ question: q, context: ctx, runs, ...(degraded ? { degraded } : {}) }));
         citations = ctx.items.filter((i) => i.evidence).map((i) => citationOf(i.evidence!.result));
       }
     }
@@ -319,6 +320,7 @@ export class Oracle {
       citations,
       files,
       ...(degraded ? { degraded } : {}),
+      ...(details ? { details } : {}),
       ...model,
       sources: consulted,
       timings,

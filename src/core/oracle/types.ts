@@ -170,6 +170,12 @@ export interface OracleAnswer {
   /** Markdown: the answer, or the evidence brief. Every claim cites its source. */
   answer: string;
   /**
+   * Markdown, with the evidence brief: how it was found (the question's type, the repository-map
+   * slice of the evidence files, what was searched and what was not). Surfaces show it folded or
+   * after the answer.
+   */
+  details?: string;
+  /**
    * True when nothing relevant was found: either the evidence was below the threshold (the
    * answer says so and no model was called), or the model, reading the evidence, found nothing
    * in it that answers the question (the answer is its words, citing nothing).

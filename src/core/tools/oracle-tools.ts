@@ -72,12 +72,17 @@ export const askOracleTool: ToolDefinition<typeof askOracleInput, AskOracleResul
   },
 };
 
-/** Keeps the answer within the budget: the explanation goes first, then the answer is cut. */
+/** Keeps the answer within the budget: the explanation goes first, then the details, then the answer is cut. */
 function fitAnswer(ans: OracleAnswer, maxChars: number): AskOracleResult {
   let out: AskOracleResult = { ...ans, truncated: false };
   if (JSON.stringify(out).length <= maxChars) return out;
   if (out.explain) {
     const { explain: _dropped, ...rest } = out;
+    out = { ...rest, truncated: true };
+    if (JSON.stringify(out).length <= maxChars) return out;
+  }
+  if (out.details) {
+    const { details: _dropped, ...rest } = out;
     out = { ...rest, truncated: true };
     if (JSON.stringify(out).length <= maxChars) return out;
   }

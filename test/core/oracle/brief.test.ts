@@ -1,12 +1,12 @@
 /**
- * The evidence brief is markdown a chat renders: with more than ten items, long (truncated)
- * excerpts and code that holds its own fences, it must stay one numbered list whose items each
- * hold their code block, with nothing of a fence left as raw text.
+ * The evidence brief is markdown a chat renders: it leads with a few places, each holding its
+ * code block (long excerpts truncated inside it, code that holds its own fences), lists the rest
+ * one line each, and leaves nothing of a fence as raw text; how it was found is apart.
  */
 import { marked } from 'marked';
 import { describe, expect, it } from 'vitest';
-import { extractiveBrief } from '../../../src/core/oracle/brief';
-import type { AnalyzedQuestion, AssembledContext, ContextItem } from '../../../src/core/oracle/types';
+import { extractiveBrief, LEAD_ITEMS } from '../../../src/core/oracle/brief';
+import type { AnalyzedQuestion, AssembledContext, ContextItem, RetrieverRun } from '../../../src/core/oracle/types';
 
 function item(i: number): ContextItem {
   const path = `src/part${i}.ts`;
@@ -27,23 +27,44 @@ function item(i: number): ContextItem {
 }
 
 describe('the evidence brief as markdown', () => {
-  it('is one numbered list past ten items, each item holding its code, the truncation inside it', () => {
+  const question = { text: 'how are parts built', type: 'conceptual', typeReason: 'test', symbols: [], paths: [], terms: [] } as unknown as AnalyzedQuestion;
+
+  it('leads with the first places, each holding its code and the truncation inside it; the rest one line each', () => {
     const context: AssembledContext = { items: Array.from({ length: 12 }, (_, i) => item(i + 1)), repoMap: '', tokens: 1200, budget: 20_000, dropped: [] };
-    const question = { text: 'how are parts built', type: 'conceptual', typeReason: 'test', symbols: [], paths: [], terms: [] } as unknown as AnalyzedQuestion;
-    const md = extractiveBrief({ question, context, runs: [] });
+    const { answer: md } = extractiveBrief({ question, context, runs: [] });
     const tokens = marked.lexer(md);
-    const lists = tokens.filter((t) => t.type === 'list');
-    expect(lists).toHaveLength(1);
-    const list = lists[0] as unknown as { ordered: boolean; items: Array<{ tokens: Array<{ type: string; text?: string }> }> };
-    expect(list.ordered).toBe(true);
-    expect(list.items).toHaveLength(12);
-    for (const li of list.items) {
+    const lists = tokens.filter((t) => t.type === 'list') as unknown as Array<{ ordered: boolean; items: Array<{ tokens: Array<{ type: string; text?: string }> }> }>;
+    expect(lists).toHaveLength(2);
+    const [lead, more] = lists;
+    expect(lead!.ordered).toBe(true);
+    expect(lead!.items).toHaveLength(LEAD_ITEMS);
+    for (const li of lead!.items) {
       const code = li.tokens.find((t) => t.type === 'code');
       expect(code?.text).toContain('"```ts"');
       expect(code?.text?.split('\n').pop()).toBe('…');
     }
+    // The rest: a plain list of citations, no code.
+    expect(more!.ordered).toBe(false);
+    expect(more!.items).toHaveLength(12 - LEAD_ITEMS);
+    expect(more!.items.every((li) => !li.tokens.some((t) => t.type === 'code'))).toBe(true);
     // No fence or code line leaked out of a block as text.
     const html = marked.parse(md) as string;
     expect(html.replace(/<pre>[\s\S]*?<\/pre>/g, '')).not.toMatch(/```|const v\d/);
+  });
+
+  it('keeps how it was found apart: the type, the repository map and what was and was not searched, in words', () => {
+    const context: AssembledContext = { items: [item(1)], repoMap: 'src/part1.ts:\n  L1 export function part1()', tokens: 100, budget: 20_000, dropped: [] };
+    const runs = [
+      { name: 'code', family: 'code', status: 'ok', ms: 12, results: [{}] },
+      { name: 'navigation', family: 'code', status: 'skipped', ms: 0, reason: 'the question names no symbol', results: [] },
+      { name: 'git', family: 'git', status: 'timeout', ms: 2000, reason: 'timed out', results: [] },
+    ] as unknown as RetrieverRun[];
+    const brief = extractiveBrief({ question, context, runs });
+    expect(brief.answer).not.toMatch(/Searched|repository map|question type/i);
+    expect(brief.details).toContain('Question type: **conceptual**');
+    expect(brief.details).toContain('L1 export function part1()');
+    expect(brief.details).toContain('Searched: code search (1 found, 12 ms).');
+    expect(brief.details).toContain('Did not answer: git history timed out (timed out).');
+    expect(brief.details).toContain('Not searched: definitions and references: the question names no symbol.');
   });
 });

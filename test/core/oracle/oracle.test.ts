@@ -99,8 +99,11 @@ describe('the extractive oracle (no language model)', () => {
     expect(ans.type).toBe('conceptual');
     expect(ans.files.slice(0, 4)).toEqual(expect.arrayContaining(['src/auth/tokens.ts']));
     expect(ans.citations.some((c) => c.citation === '[note:docs/auth.md]')).toBe(true);
-    expect(ans.answer).toContain('**Where this sits**');
-    expect(ans.answer).toMatch(/src\/auth\/tokens\.ts:\n(?:\s+L\d+ .*\n)*?\s+L\d+ export function signToken/);
+    // How it was found is apart from the answer: the repository map and what was searched.
+    expect(ans.answer).not.toContain('**Where this sits**');
+    expect(ans.details).toContain('**Where this sits**');
+    expect(ans.details).toMatch(/src\/auth\/tokens\.ts:\n(?:\s+L\d+ .*\n)*?\s+L\d+ export function signToken/);
+    expect(ans.details).toMatch(/^Searched: code search \(\d+ found/m);
     // --explain shows every path, the fusion and the context with token counts.
     const e = ans.explain!;
     expect(e.runs.map((r) => r.name)).toEqual(['code', 'scoped', 'navigation', 'tests', 'locate', 'structure', 'notes', 'threads', 'graph', 'git']);
