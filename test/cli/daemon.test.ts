@@ -152,7 +152,8 @@ describe('the workspace daemon', () => {
       const strip = (t: string) =>
         t
           .replace(/"(ms|rewrite|analyze|retrieve|expand|rerank|assemble|answer|total)": [\d.e+-]+/g, '"$1": 0')
-          .replace(/\(\d+ ms\)/g, '(0 ms)');
+          .replace(/\(\d+ ms\)/g, '(0 ms)')
+          .replace(/, \d+ ms\)/g, ', 0 ms)');
       expect(strip(viaDaemon.stdout), args.join(' ')).toBe(strip(here.stdout));
       expect(viaDaemon.stderr, args.join(' ')).toBe(here.stderr);
     }
