@@ -8,12 +8,12 @@ import { indexStatusTool, searchCodeTool, type ToolDefinition } from './definiti
 import { memoryTools, type MemoryToolOptions } from './memory-tools';
 import { locateFilesTool } from './locate-tool';
 import { getContextTool, impactAnalysisTool, listRoutesTool } from './context-tools';
-import { findDefinitionTool, findReferencesTool } from './nav-tools';
+import { findDefinitionTool, findReferencesTool, getDiagnosticsTool } from './nav-tools';
 import { askOracleTool, readFileRangeTool } from './oracle-tools';
 import { repoMapTool } from './repomap-tool';
 
 /** The code tools, which need only the engine. */
-export const CODE_TOOLS: readonly ToolDefinition[] = [askOracleTool, searchCodeTool, locateFilesTool, findDefinitionTool, findReferencesTool, getContextTool, impactAnalysisTool, listRoutesTool, repoMapTool, readFileRangeTool, indexStatusTool];
+export const CODE_TOOLS: readonly ToolDefinition[] = [askOracleTool, searchCodeTool, locateFilesTool, findDefinitionTool, findReferencesTool, getDiagnosticsTool, getContextTool, impactAnalysisTool, listRoutesTool, repoMapTool, readFileRangeTool, indexStatusTool];
 
 export interface ToolRegistryOptions {
   /** Opens the workspace's memory (notes vault, threads); without it only the code tools are listed. */

@@ -24,6 +24,8 @@ export const MEMORY_TOOL_NAMES = [
   'search_notes',
   'get_backlinks',
   'get_tags',
+  'move_note',
+  'create_index',
   'thread_push',
   'thread_read',
   'thread_seek',
@@ -95,6 +97,13 @@ export function memoryTools(getMemory: () => Promise<Memory>, opts: MemoryToolOp
   });
   const backlinksInput = strictArgs({ path: notePathArg.describe('The note whose backlinks to list: a path or a note name.') });
   const tagsInput = strictArgs({});
+  const moveNoteInput = strictArgs({
+    from: notePathArg.describe('Exact path of the note to move, as list_notes shows it.'),
+    to: notePathArg.describe('Its new path ("decisions/cache.md"), or a folder ending in "/" to keep its file name.'),
+  });
+  const createIndexInput = strictArgs({
+    folder: z.string().max(1000).default('').describe('Folder relative to the vault whose index.md to write; "" for the vault root.'),
+  });
   const pushInput = strictArgs({
     thread: threadArg,
     text: z.string().min(1).max(MAX_ENTRY_CHARS).describe('The entry: a decision, finding, question or progress note, in a few sentences. Name symbols and files exactly.'),
@@ -203,6 +212,30 @@ export function memoryTools(getMemory: () => Promise<Memory>, opts: MemoryToolOp
       async handler() {
         const memory = await getMemory();
         return { tags: await memory.vault.tags() };
+      },
+    }),
+    def({
+      name: 'move_note',
+      title: 'Move note',
+      description:
+        'Move or rename a note of the vault and rewrite every [[link]] and Markdown link to it in the other notes. Returns the notes changed, and any that link to it but could not be changed (read-only ones), with why. The workspace docs are read-only.',
+      inputSchema: moveNoteInput,
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+      async handler(_ctx, input) {
+        const memory = await getMemory();
+        return memory.vault.move(input.from, input.to);
+      },
+    }),
+    def({
+      name: 'create_index',
+      title: 'Create folder index',
+      description:
+        "Write or refresh a folder's index.md: a note linking every note in the folder, with their titles. An index.md written by hand (without the marker this tool adds) is never overwritten.",
+      inputSchema: createIndexInput,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      async handler(_ctx, input) {
+        const memory = await getMemory();
+        return memory.vault.createIndex(input.folder);
       },
     }),
     def({

@@ -1,10 +1,11 @@
 /**
  * find_definition and find_references: the navigation chain (src/core/intel/navigate.ts) as
- * agent tools. Each location comes back with a `citation` (`path:line`), the source line read
+ * agent tools; get_diagnostics: a file's diagnostics (and a hover) from its language server. Each location comes back with a `citation` (`path:line`), the source line read
  * live, its provenance (`lsp|ctags|graph|search`) and whether it is exact.
  */
 import { z } from 'zod';
 import * as path from 'node:path';
+import { checkReadAccess } from '../access';
 import { VltError } from '../errors';
 import type { NavAnswer, NavLocation } from '../intel/navigate';
 import { charsForTokens } from '../tokens';
@@ -153,3 +154,78 @@ export const findReferencesTool: ToolDefinition<typeof findReferencesInput, NavT
     return out;
   },
 };
+
+const getDiagnosticsInput = strictArgs({
+  file: z.string().min(1).max(1000).describe('Workspace-relative path of the file to check, e.g. "src/service.ts".'),
+  line: z.number().int().min(1).optional().describe('With col: also return the hover text (type, documentation) at this 1-based line.'),
+  col: z.number().int().min(1).optional().describe('With line: the 1-based column to hover at.'),
+  timeout_ms: z.number().int().min(1000).max(120_000).default(30_000).describe('Upper bound for the language server, start-up included (1000-120000 ms).'),
+});
+
+export interface DiagnosticsToolResult {
+  file: string;
+  /** The language server that answered. */
+  server: string;
+  diagnostics: Array<{ citation: string; line: number; col: number; end_line: number; end_col: number; severity: string; message: string; code?: string; source?: string }>;
+  /** The hover text at line:col when asked for; null when the server had none. */
+  hover?: string | null;
+}
+
+export const getDiagnosticsTool: ToolDefinition<typeof getDiagnosticsInput, DiagnosticsToolResult> = {
+  name: 'get_diagnostics',
+  title: 'Get diagnostics',
+  description: [
+    "A file's diagnostics from its language server: type errors, warnings and hints, each with severity, message, the server's code and a citation path:line.",
+    'Use it for "why does this fail?" or "what is wrong with this file?" before reading the code. With line and col it also returns the hover text there (the type of an expression, a signature).',
+    'Needs a language server for the file\'s language; without one (or in an untrusted workspace) the answer is an LSP_UNAVAILABLE error saying why.',
+  ].join(' '),
+  inputSchema: getDiagnosticsInput,
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  async handler(ctx, input) {
+    if ((input.line === undefined) !== (input.col === undefined)) throw new VltError('USAGE', 'give line and col together, or neither');
+    const engine = await ctx.getEngine();
+    const file = await workspaceFile(engine.root, input.file, ctx, engine.config.security.deny);
+    const lsp = ctx.intel?.(engine).lsp;
+    if (!lsp) throw new VltError('LSP_UNAVAILABLE', 'no language server can run here (an untrusted workspace, or a host without language servers)');
+    const call = { timeoutMs: input.timeout_ms, ...(ctx.signal ? { signal: ctx.signal } : {}) };
+    const d = await lsp.diagnostics(file, call);
+    if (!d.ok) throw new VltError('LSP_UNAVAILABLE', `no diagnostics for ${file}: ${d.failure} (${d.reason})`);
+    const diagnostics = d.value.map((x) => ({
+      citation: `${x.range.path}:${x.range.startLine}`,
+      line: x.range.startLine,
+      col: x.range.startCol,
+      end_line: x.range.endLine,
+      end_col: x.range.endCol,
+      severity: x.severity,
+      message: x.message,
+      ...(x.code ? { code: x.code } : {}),
+      ...(x.source ? { source: x.source } : {}),
+    }));
+    const out: DiagnosticsToolResult = { file, server: d.server, diagnostics };
+    if (input.line !== undefined && input.col !== undefined) {
+      const h = await lsp.hover({ path: file, line: input.line, col: input.col }, call);
+      out.hover = h.ok ? h.value : null;
+    }
+    return out;
+  },
+};
+
+/**
+ * A workspace file as the tools may hand it to a language server: inside the workspace (no
+ * `..`, no absolute path elsewhere), readable by tools (not vlt state, version control, an ignored
+ * file or a secret), and existing. Its workspace-relative path, with forward slashes.
+ */
+async function workspaceFile(root: string, rel: string, ctx: ToolContext, deny: readonly string[]): Promise<string> {
+  if (rel.includes('\0')) throw new VltError('USAGE', 'the path contains a NUL character');
+  const abs = path.resolve(root, rel);
+  const inner = path.relative(root, abs);
+  if (inner === '' || inner === '..' || inner.startsWith(`..${path.sep}`) || path.isAbsolute(inner)) {
+    throw new VltError('PATH_OUTSIDE_WORKSPACE', `${rel} is outside the workspace; give a path relative to the workspace root`);
+  }
+  const posixRel = inner.split(path.sep).join('/');
+  await checkReadAccess(root, posixRel, { fs: ctx.fs, deny, shown: rel });
+  const st = await ctx.fs.stat(abs).catch(() => undefined);
+  if (!st) throw new VltError('PATH_NOT_FOUND', `${rel} does not exist in the workspace`);
+  if (st.kind !== 'file') throw new VltError('USAGE', `${rel} is not a regular file`);
+  return posixRel;
+}

@@ -63,6 +63,7 @@ describe('memory tools', () => {
     }
     const readOnly = tools.filter((t) => t.annotations.readOnlyHint).map((t) => t.name);
     expect(readOnly).toEqual(['list_notes', 'read_note', 'search_notes', 'get_backlinks', 'get_tags', 'thread_read', 'thread_seek', 'thread_list']);
+    expect(tools.find((t) => t.name === 'move_note')?.annotations.destructiveHint).toBe(true);
     expect(tools.find((t) => t.name === 'delete_note')?.annotations.destructiveHint).toBe(true);
   });
 
@@ -77,6 +78,21 @@ describe('memory tools', () => {
     expect((await ok('list_notes', {})).total).toBe(2);
     expect(await ok('delete_note', { path: 'decisions/cache.md' })).toEqual({ path: 'decisions/cache.md' });
     expect(opens).toBeGreaterThan(0);
+  });
+
+  it('moves a note, rewriting the links to it, and writes a folder index that lists it', async () => {
+    await ok('write_note', { path: 'ideas/lru', content: '# LRU\n\nEvict the least recently used entry.' });
+    await ok('write_note', { path: 'decisions/why-lru', content: '# Why\n\nSee [[ideas/lru]].' });
+    const moved = await ok('move_note', { from: 'ideas/lru.md', to: 'decisions/' });
+    expect(moved).toMatchObject({ from: 'ideas/lru.md', to: 'decisions/lru.md', links_rewritten: 1 });
+    const why = (await ok('read_note', { path: 'decisions/why-lru.md' })).content as string;
+    expect(why).not.toContain('ideas/lru');
+    expect(why).toMatch(/\[\[(decisions\/)?lru\]\]/);
+    expect(await ok('create_index', { folder: 'decisions' })).toEqual({ path: 'decisions/index.md', notes: 2, created: true });
+    expect(((await ok('read_note', { path: 'decisions/index.md' })).content as string)).toMatch(/LRU[\s\S]*Why|Why[\s\S]*LRU/);
+    const missing = await call('move_note', { from: 'nowhere.md', to: 'x.md' });
+    expect(missing.ok || missing.error.code).toBe('NOT_FOUND');
+    for (const p of ['decisions/lru.md', 'decisions/why-lru.md', 'decisions/index.md']) await ok('delete_note', { path: p });
   });
 
   it('keeps read_note within max_tokens and says when it cut', async () => {
