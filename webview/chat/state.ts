@@ -104,6 +104,7 @@ export function composeQuestion(text: string, context: readonly ContextItem[]): 
 const FAMILY_LABEL: Record<string, string> = { code: 'Searching code', notes: 'Reading notes', threads: 'Reading threads', git: 'Reading git history' };
 const PATH_LABEL: Record<string, string> = {
   navigation: 'Asking the language servers',
+  diagnostics: "Reading the language server's diagnostics",
   tests: 'Searching tests',
   graph: 'Following calls and imports',
   structure: 'Reading the repository map',

@@ -66,6 +66,7 @@ const PATH_NAMES: Record<string, string> = {
   navigation: 'definitions and references',
   tests: 'tests',
   locate: 'the files a report points at',
+  diagnostics: "the language server's diagnostics",
   structure: 'the folder structure',
   notes: 'notes',
   threads: 'development threads',

@@ -33,6 +33,7 @@ import { dedupeSpans, featureRerank, fuseRuns, leadEvidence, pathWeights } from 
 import { GitRetriever, type GitHistory } from './git';
 import { LlmReranker } from './llm-rerank';
 import { LocateRetriever } from './locate-retriever';
+import { DiagnosticsRetriever } from './diagnostics-retriever';
 import type { Reranker } from './rerank-endpoint';
 import { CodeSearchRetriever, GraphRetriever, NavigationRetriever, NotesRetriever, ScopedSearchRetriever, StructureRetriever, TestsRetriever, ThreadsRetriever } from './retrievers';
 import { rewriteQuestion } from './rewrite';
@@ -165,6 +166,7 @@ export class Oracle {
       new NavigationRetriever({ engine: this.deps.engine, ...(this.deps.intel ? { intel: this.deps.intel } : {}) }),
       new TestsRetriever(this.deps.engine),
       new LocateRetriever(this.deps.engine, this.deps.locateHistory),
+      new DiagnosticsRetriever(this.deps.engine, this.deps.intel?.lsp),
       new StructureRetriever(this.deps.engine),
       new NotesRetriever(memory),
       new ThreadsRetriever(memory),

@@ -383,6 +383,10 @@ export function decideContext(engine: Engine, q: AnalyzedQuestion, ranked: reado
   if (q.type === 'report') return decideReport(engine, q, ranked);
   const history = q.type === 'history' ? historyFound(q, ranked) : undefined;
   if (history) return { noContext: false, covered: 1, absent: 0, unknownSymbols: [], vouched: history };
+  // What fails in a file the question names, answered by the file's language server: the words
+  // of the question ("compile", "fail") need not be the code's.
+  const diagnostics = diagnosticsFound(ranked);
+  if (diagnostics) return { noContext: false, covered: 1, absent: 0, unknownSymbols: [], vouched: diagnostics };
   const r = assessRelevance(engine, q, ranked, asked);
   // When the evidence holds the named symbol's definition or lies in the path the question names,
   // what it asks about was found: a word the index lacks is then how the question is put
@@ -584,4 +588,12 @@ export function historyFound(q: AnalyzedQuestion, ranked: readonly RankedEvidenc
     if (held.length === subject.length) return `commit ${String(e.result.metadata.hash ?? '').slice(0, 10)} is about ${held.join(', ')}`;
   }
   return undefined;
+}
+
+/** The language server's diagnostics among the evidence, in words, when there are any. */
+function diagnosticsFound(ranked: readonly RankedEvidence[]): string | undefined {
+  const found = ranked.filter((e) => e.result.metadata.diagnostic === true);
+  if (found.length === 0) return undefined;
+  const files = [...new Set(found.map((e) => e.result.path))];
+  return `the language server reports ${found.length} diagnostic${found.length === 1 ? '' : 's'} in ${files.join(', ')}`;
 }

@@ -106,7 +106,7 @@ describe('the extractive oracle (no language model)', () => {
     expect(ans.details).toMatch(/^Searched: code search \(\d+ found/m);
     // --explain shows every path, the fusion and the context with token counts.
     const e = ans.explain!;
-    expect(e.runs.map((r) => r.name)).toEqual(['code', 'scoped', 'navigation', 'tests', 'locate', 'structure', 'notes', 'threads', 'graph', 'git']);
+    expect(e.runs.map((r) => r.name)).toEqual(['code', 'scoped', 'navigation', 'tests', 'locate', 'diagnostics', 'structure', 'notes', 'threads', 'graph', 'git']);
     expect(e.runs.find((r) => r.name === 'locate')).toMatchObject({ status: 'skipped', reason: 'only for reports (an issue, a change description, a traceback or an error message)' });
     expect(e.runs.find((r) => r.name === 'scoped')!.reason).toBe('no directory named by the question or its words');
     expect(e.runs.find((r) => r.name === 'tests')!.status).toBe('skipped');
