@@ -86,8 +86,8 @@ export function buildProgram(io: CliIo = processIo(), runtime: CliRuntime = proc
   };
 
   /** `init` and `sync`: an incremental index run with progress. */
-  const indexCommand = async (p: string | undefined, o: { json?: boolean }): Promise<void> => {
-    const r = await workspace(p).index();
+  const indexCommand = async (p: string | undefined, o: { json?: boolean; force?: boolean }): Promise<void> => {
+    const r = await workspace(p).index(o.force ? { force: true } : {});
     if (o.json) json(r);
     else out(summarizeIndexLine(r));
   };
@@ -112,8 +112,9 @@ export function buildProgram(io: CliIo = processIo(), runtime: CliRuntime = proc
   coderag
     .command('sync')
     .description('re-index changed files now')
+    .option('--force', 'parse every file again, changed or not; the index committed before keeps answering until the run commits (a stopped run resumes)')
     .option('--json', 'machine-readable output')
-    .action((o: { json?: boolean }) => indexCommand(undefined, o));
+    .action((o: { json?: boolean; force?: boolean }) => indexCommand(undefined, o));
 
   coderag
     .command('status')

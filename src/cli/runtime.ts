@@ -44,8 +44,8 @@ export interface CliWorkspace {
   existing<T>(fn: (engine: Engine) => Promise<T>): Promise<T>;
   /** What an index run would do, writing nothing; `listSkipped`: with every skipped file. */
   dryRun(opts?: { listSkipped?: boolean }): Promise<DryRunReport>;
-  /** An incremental index run, committed (`init`, `sync`). */
-  index(): Promise<IndexReport>;
+  /** An incremental index run, committed (`init`, `sync`); `force`: every file parsed again (`sync --force`). */
+  index(opts?: { force?: boolean }): Promise<IndexReport>;
   /** A navigator over the index; language servers only when `lsp` (ctags always, spawned only when consulted). */
   navigate<T>(opts: { lsp: boolean }, fn: (nav: Navigator, engine: Engine, lsp: LanguageServers | undefined) => Promise<T>): Promise<T>;
   /** The oracle over the index and memory; language servers and ctags only when `lsp`. */
@@ -104,11 +104,11 @@ class ProcessWorkspace implements CliWorkspace {
     }
   }
 
-  async index(): Promise<IndexReport> {
+  async index(opts: { force?: boolean } = {}): Promise<IndexReport> {
     const engine = await Engine.open(this.root, this.deps, 'write');
     try {
       // A rebuild reason was already logged once by the engine when it opened the store.
-      return await engine.index({ onProgress: this.w.progress.sink, signal: this.w.signal });
+      return await engine.index({ onProgress: this.w.progress.sink, signal: this.w.signal, ...(opts.force ? { force: true } : {}) });
     } finally {
       await engine.close();
     }

@@ -311,7 +311,7 @@ export class Engine {
   }
 
   /** Indexes what changed. With `persist: false` the result is searchable at once; call {@link commit} to save it. */
-  async index(opts: { onProgress?: ProgressSink; signal?: AbortSignal; persist?: boolean; paths?: string[] } = {}): Promise<IndexReport> {
+  async index(opts: { onProgress?: ProgressSink; signal?: AbortSignal; persist?: boolean; paths?: string[]; force?: boolean } = {}): Promise<IndexReport> {
     if (this.mode !== 'write') throw new VltError('INTERNAL', 'index() needs an engine opened in write mode');
     const embedding = await this.ensureVectorDims();
     // A long-lived writer parses its small targeted runs in this thread once it has let its
@@ -348,6 +348,7 @@ export class Engine {
       ...(opts.signal ? { signal: opts.signal } : {}),
       ...(opts.persist !== undefined ? { persist: opts.persist } : {}),
       ...(opts.paths ? { paths: opts.paths } : {}),
+      ...(opts.force ? { force: true } : {}),
       // The symbol tables follow the run before its commit persists them.
       beforePersist: (changed) => {
         this.symbolTables.applyRun(changed, before);

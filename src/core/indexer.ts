@@ -89,6 +89,11 @@ export interface IndexContext {
    */
   paths?: string[];
   /**
+   * Parse every file again, changed or not (`sync --force`): the index is rebuilt from the
+   * sources while the one committed before keeps serving until the run's commits replace it.
+   */
+  force?: boolean;
+  /**
    * Write the result to disk before returning (default). Long-lived hosts pass false to make
    * an edit searchable at once and persist later with {@link persistIndex}.
    */
@@ -287,6 +292,13 @@ export const GENERATED_META = 'generated_mode';
 /** `incomplete` while a run's checkpoints are the index's latest commits (a run that stopped); then `complete`. */
 const BUILD_META = 'build_state';
 
+/**
+ * While a run that parses every file again (a new extractor, or `sync --force`) is under way:
+ * the last path, in the run's path order, whose new parse a checkpoint saved ('' before the
+ * first). A stopped run resumes after it; a finished one removes the key.
+ */
+const REPARSE_META = 'reparse_after';
+
 /** A checkpoint waits at least this many times the previous one's duration: commits take at most a fifth of a run. */
 const CHECKPOINT_COST_FACTOR = 4;
 
@@ -354,14 +366,25 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
   }
 
   // An index parsed by another extractor version holds other symbols and references than this
-  // one would find: a full run parses every file again, changed or not.
-  const reparseAll = !targeted && known.size > 0 && store.getMeta(EXTRACTOR_META) !== String(EXTRACTOR_VERSION);
-  if (reparseAll) logger.info(`the index was parsed by another version of the extractor; parsing all ${disc.files.length} files again`);
+  // one would find: a full run parses every file again, changed or not; so does a forced run.
+  // Such a run that stopped resumes after the last file its checkpoints saved.
+  const pendingReparse = targeted ? undefined : store.getMeta(REPARSE_META);
+  let reparseAfter: string | undefined;
+  if (!targeted && known.size > 0 && (ctx.force === true || store.getMeta(EXTRACTOR_META) !== String(EXTRACTOR_VERSION))) {
+    reparseAfter = '';
+    logger.info(ctx.force ? `parsing all ${disc.files.length} files again (forced)` : `the index was parsed by another version of the extractor; parsing all ${disc.files.length} files again`);
+  } else if (pendingReparse !== undefined) {
+    reparseAfter = pendingReparse;
+    logger.info(`[index] resuming a run that parses every file again, after ${pendingReparse || 'the start'}`);
+  }
+  if (reparseAfter !== undefined) store.setMeta(REPARSE_META, reparseAfter);
+  const reparse = (path: string) => reparseAfter !== undefined && path > reparseAfter;
+  let lastApplied: string | undefined;
 
   // Changed or new files. Size+mtime equal means unchanged without reading the file.
   const candidates = disc.files.filter((f) => {
     const k = known.get(f.path);
-    const same = !reparseAll && k !== undefined && !(modeChanged && k.generated) && k.size === f.size && k.mtimeMs === f.mtimeMs;
+    const same = !reparse(f.path) && k !== undefined && !(modeChanged && k.generated) && k.size === f.size && k.mtimeMs === f.mtimeMs;
     if (same) report.filesUnchanged++;
     return !same;
   });
@@ -400,7 +423,7 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
     const navigationOnly = (generated && generatedMode === 'navigation') || f.vendored === true;
     const hash = sha1(bytes);
     const prev = known.get(f.path);
-    if (prev && prev.hash === hash && !reparseAll && !(modeChanged && prev.generated)) {
+    if (prev && prev.hash === hash && !reparse(f.path) && !(modeChanged && prev.generated)) {
       // Touched but not changed: keep the parse. The stored mtime stays old, so the next
       // run hashes this file again; that costs a read, never a parse.
       return () => {
@@ -462,6 +485,7 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
     const now = performance.now();
     markParsed();
     store.setMeta(BUILD_META, 'incomplete');
+    if (reparseAfter !== undefined && lastApplied !== undefined) store.setMeta(REPARSE_META, lastApplied);
     ctx.beforePersist?.(report.changed);
     onProgress?.({ phase: 'persist', done: 0, total: 1, message: `saving what is indexed so far (${done} of ${total} files)` });
     await persistIndex(store, ctx.search);
@@ -482,6 +506,7 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
         const apply = await prepared;
         await turn;
         apply();
+        lastApplied = f.path;
         await maybeCheckpoint();
       })().finally(() => {
         inFlight.delete(p);
@@ -544,6 +569,7 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
 
   if (!targeted) {
     markParsed();
+    if (reparseAfter !== undefined) store.deleteMeta(REPARSE_META);
     if (store.getMeta(BUILD_META) !== undefined) store.setMeta(BUILD_META, 'complete');
     store.setSkipped(skipped);
     store.setMeta('unsupported_files', String(disc.unsupportedCount));

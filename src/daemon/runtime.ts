@@ -66,12 +66,12 @@ class DaemonWorkspace implements CliWorkspace {
     return processRuntime.workspace(this.ws.root, this.w).dryRun(opts);
   }
 
-  async index(): Promise<IndexReport> {
+  async index(opts: { force?: boolean } = {}): Promise<IndexReport> {
     const fresh = !this.ws.opened && !fs.existsSync(path.join(this.ws.root, '.vlt', INDEX_FILE));
     await this.watching(() => this.ws.getEngine());
     // There was no index: opening built it, and that build is this command's answer.
     if (fresh && this.ws.firstBuild) return this.ws.firstBuild;
-    return this.ws.reindex({ onProgress: this.w.progress.sink, signal: this.w.signal });
+    return this.ws.reindex({ onProgress: this.w.progress.sink, signal: this.w.signal, ...(opts.force ? { force: true } : {}) });
   }
 
   navigate<T>(opts: { lsp: boolean }, fn: (nav: Navigator, engine: Engine, lsp: LanguageServers | undefined) => Promise<T>): Promise<T> {

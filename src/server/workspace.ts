@@ -432,8 +432,8 @@ export class WorkspaceServer {
     return this.queue ? this.queue.flush() : null;
   }
 
-  /** A full incremental index run over the whole workspace, committed at the end. */
-  async reindex(opts: { signal?: AbortSignal; onProgress?: ProgressSink } = {}): Promise<IndexReport> {
+  /** A full incremental index run over the whole workspace, committed at the end; `force`: every file parsed again. */
+  async reindex(opts: { signal?: AbortSignal; onProgress?: ProgressSink; force?: boolean } = {}): Promise<IndexReport> {
     const { signal } = opts;
     // A cancel stops the run at once, also while it waits: for the engine to open, for the
     // watcher's queued edits to be indexed, or for its turn at the gate. What it waited for is
@@ -450,7 +450,7 @@ export class WorkspaceServer {
       this.phase = 'indexing';
       this.stateChanged();
       try {
-        const report = await engine.index({ onProgress: this.progressSink(opts.onProgress), ...(opts.signal ? { signal: opts.signal } : {}) });
+        const report = await engine.index({ onProgress: this.progressSink(opts.onProgress), ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.force ? { force: true } : {}) });
         await engine.commit();
         // The watcher's edits indexed before this run are committed with it.
         this.queue?.committedElsewhere();

@@ -458,6 +458,14 @@ export class IndexStore {
     this.dirty = true;
   }
 
+  deleteMeta(key: string): void {
+    this.assertWritable();
+    if (RESERVED_META.has(key) || key.startsWith('sidecar:')) throw new VltError('INTERNAL', `meta key ${key} is maintained by the store`);
+    if (this.getMeta(key) === undefined) return;
+    this.conn.run('DELETE FROM meta WHERE key = ?', [key]);
+    this.dirty = true;
+  }
+
   /**
    * Persists the index atomically (and embeddings.db when vectors were added): the database
    * is exported, written to a temporary file, flushed and renamed over the old one, so a crash
