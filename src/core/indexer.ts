@@ -298,6 +298,8 @@ const BUILD_META = 'build_state';
  * first). A stopped run resumes after it; a finished one removes the key.
  */
 const REPARSE_META = 'reparse_after';
+/** The same for a run that treats the generated files again (`[index] generated` changed). */
+const REGENERATE_META = 'regenerate_after';
 
 /** A checkpoint waits at least this many times the previous one's duration: commits take at most a fifth of a run. */
 const CHECKPOINT_COST_FACTOR = 4;
@@ -346,7 +348,11 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
   const generatedMode = ctx.config.index.generated;
   const modeChanged = known.size > 0 && store.getMeta(GENERATED_META) !== generatedMode;
   if (modeChanged) logger.info(`[index] generated is now "${generatedMode}"; treating the generated files again`);
-  const targeted = ctx.paths && !modeChanged ? await statKnownPaths(ctx, known) : undefined;
+  // Such a run that stopped resumes after the last file its checkpoints saved.
+  const regenerateAfter = modeChanged ? '' : store.getMeta(REGENERATE_META);
+  const targeted = ctx.paths && regenerateAfter === undefined ? await statKnownPaths(ctx, known) : undefined;
+  if (regenerateAfter !== undefined) store.setMeta(REGENERATE_META, regenerateAfter);
+  const retreat = (path: string) => regenerateAfter !== undefined && path > regenerateAfter;
   const disc = targeted ?? (await discoverFiles(ctx.root, ctx.config, ctx.fs, { logger, ...(signal ? { signal } : {}), ...(onProgress ? { onProgress } : {}) }));
   report.filesDiscovered = disc.files.length;
   report.ms.discover = performance.now() - t0;
@@ -384,7 +390,7 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
   // Changed or new files. Size+mtime equal means unchanged without reading the file.
   const candidates = disc.files.filter((f) => {
     const k = known.get(f.path);
-    const same = !reparse(f.path) && k !== undefined && !(modeChanged && k.generated) && k.size === f.size && k.mtimeMs === f.mtimeMs;
+    const same = !reparse(f.path) && k !== undefined && !(retreat(f.path) && k.generated) && k.size === f.size && k.mtimeMs === f.mtimeMs;
     if (same) report.filesUnchanged++;
     return !same;
   });
@@ -423,7 +429,7 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
     const navigationOnly = (generated && generatedMode === 'navigation') || f.vendored === true;
     const hash = sha1(bytes);
     const prev = known.get(f.path);
-    if (prev && prev.hash === hash && !reparse(f.path) && !(modeChanged && prev.generated)) {
+    if (prev && prev.hash === hash && !reparse(f.path) && !(retreat(f.path) && prev.generated)) {
       // Touched but not changed: keep the parse. The stored mtime stays old, so the next
       // run hashes this file again; that costs a read, never a parse.
       return () => {
@@ -486,6 +492,7 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
     markParsed();
     store.setMeta(BUILD_META, 'incomplete');
     if (reparseAfter !== undefined && lastApplied !== undefined) store.setMeta(REPARSE_META, lastApplied);
+    if (regenerateAfter !== undefined && lastApplied !== undefined) store.setMeta(REGENERATE_META, lastApplied);
     ctx.beforePersist?.(report.changed);
     onProgress?.({ phase: 'persist', done: 0, total: 1, message: `saving what is indexed so far (${done} of ${total} files)` });
     await persistIndex(store, ctx.search);
@@ -570,6 +577,7 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
   if (!targeted) {
     markParsed();
     if (reparseAfter !== undefined) store.deleteMeta(REPARSE_META);
+    if (regenerateAfter !== undefined) store.deleteMeta(REGENERATE_META);
     if (store.getMeta(BUILD_META) !== undefined) store.setMeta(BUILD_META, 'complete');
     store.setSkipped(skipped);
     store.setMeta('unsupported_files', String(disc.unsupportedCount));

@@ -190,6 +190,23 @@ describe('[index] generated', () => {
     expect((await observe(engine)).refsTotal).toBe(3);
   });
 
+  it('a change of mode that stopped after a checkpoint is finished by the next run', async () => {
+    let engine = await indexed('index');
+    await engine.commit();
+    for (const e of open.splice(0)) await e.close();
+    // As a stopped run leaves it: the new mode recorded by its checkpoint, the generated file
+    // (sorted after "") not yet treated in that mode.
+    writeFileSync(path.join(dir, 'vlt.toml'), '[index]\ngenerated = "navigation"\n');
+    engine = await Engine.open(dir, { fs: nodeWorkspaceFs, logger: silentLogger, embeddingProvider: null }, 'write');
+    open.push(engine);
+    engine.store.setMeta('generated_mode', 'navigation');
+    engine.store.setMeta('regenerate_after', '');
+    const r = await engine.index();
+    expect(r.filesNavigationOnly).toBe(1);
+    expect(engine.store.chunksOfFile(engine.store.getFile(GENERATED)!.id)).toEqual([]);
+    expect(engine.store.getMeta('regenerate_after')).toBeUndefined();
+  });
+
   it('a generated file over max_file_bytes stays skipped as too large, and minified files stay skipped', async () => {
     writeFileSync(path.join(dir, GENERATED), `${FILES[GENERATED]}\n// ${'x'.repeat(4000)}\n`);
     mkdirSync(path.join(dir, 'web'));
