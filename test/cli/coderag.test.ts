@@ -296,7 +296,8 @@ describe('bad input', () => {
         expect(s.code, s.stderr).toBe(0);
         expect(JSON.parse(s.stdout).files).toBeGreaterThan(300);
       }
-      expect((await vlt(['coderag', 'init', ws.dir])).code).toBe(0);
+      const last = await vlt(['coderag', 'init', ws.dir]);
+      expect(last.code, last.stderr).toBe(0);
       expect(readFileSync(path.join(ws.dir, '.vlt/index.db')).subarray(0, 15).toString()).toBe('SQLite format 3');
     } finally {
       ws.cleanup();
