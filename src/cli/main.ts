@@ -32,6 +32,7 @@ import { processIo, writeLine, type CliIo } from './io';
 import { processRuntime, summarizeIndexLine, type CliRuntime, type CliWiring } from './runtime';
 import { formatDryRun, formatExplain, formatLocate, formatNavAnswer, formatSearch } from './format';
 import { renderStatus } from './status-output';
+import { CHUNK_KINDS, type ChunkKindFilter } from '../core/search/rank';
 
 interface GlobalOpts {
   workspace?: string;
@@ -47,6 +48,13 @@ function parsePositiveInt(v: string): number {
   const n = Number(v);
   if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive integer');
   return n;
+}
+
+function parseKinds(v: string): ChunkKindFilter[] {
+  const list = v.split(',').map((x) => x.trim()).filter(Boolean);
+  const bad = list.filter((x) => !(CHUNK_KINDS as readonly string[]).includes(x));
+  if (bad.length || list.length === 0) throw new InvalidArgumentError(`expected a comma-separated list of ${CHUNK_KINDS.join(', ')}; got ${bad.join(', ') || 'nothing'}`);
+  return list as ChunkKindFilter[];
 }
 
 function parseSources(v: string): SourceFamily[] {
@@ -159,13 +167,16 @@ export function buildProgram(io: CliIo = processIo(), runtime: CliRuntime = proc
     .option('-k, --limit <n>', 'number of results', parsePositiveInt, 10)
     .addOption(new Option('--lang <language>', 'only this language').choices([...LANGUAGES]))
     .option('--path <glob>', 'only paths matching this glob (e.g. "net/http/**")')
+    .option('--kind <kinds>', `only these kinds, comma-separated: ${CHUNK_KINDS.join(', ')}`, parseKinds)
     .option('--json', 'machine-readable output (stable contract, see docs/cli.md)')
     .option('--explain', 'show each retriever and the fusion')
-    .action(async (words: string[], o: { limit: number; lang?: string; path?: string; json?: boolean; explain?: boolean }) => {
+    .action(async (words: string[], o: { limit: number; lang?: string; path?: string; kind?: ChunkKindFilter[]; json?: boolean; explain?: boolean }) => {
       const query = words.join(' ');
       if (!query.trim()) throw new VltError('USAGE', 'the search query is empty');
       const w = wiring();
-      const res = await runtime.workspace(root(), w).query((engine) => engine.search(query, { k: o.limit, ...(o.lang ? { language: o.lang } : {}), ...(o.path ? { pathGlob: o.path } : {}), signal: io.signal }));
+      const res = await runtime.workspace(root(), w).query((engine) =>
+        engine.search(query, { k: o.limit, ...(o.lang ? { language: o.lang } : {}), ...(o.path ? { pathGlob: o.path } : {}), ...(o.kind ? { kinds: o.kind } : {}), signal: io.signal }),
+      );
       if (o.json) {
         // The --json contract is the list of hits; what to know about them goes to stderr.
         for (const n of res.notes) w.logger.warn(n);

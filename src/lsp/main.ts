@@ -318,7 +318,7 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
 
   connection.onRequest(searchRequest, handle(async (p) => {
     const { ws, coords } = ready();
-    const out = await ws.read((e) => e.search(p.query, { k: p.k ?? 20, withSnippetLine: true, ...(p.language ? { language: p.language } : {}), ...(p.path ? { pathGlob: p.path } : {}) }));
+    const out = await ws.read((e) => e.search(p.query, { k: p.k ?? 20, withSnippetLine: true, ...(p.language ? { language: p.language } : {}), ...(p.path ? { pathGlob: p.path } : {}), ...(p.kind?.length ? { kinds: p.kind } : {}) }));
     return {
       hits: out.hits.map((h) => ({
         path: h.path,

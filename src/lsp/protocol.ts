@@ -16,6 +16,8 @@ export interface SearchParams {
   language?: string;
   /** A glob over workspace-relative paths. */
   path?: string;
+  /** Only these kinds: function, method, class, type, test, doc. */
+  kind?: Array<'function' | 'method' | 'class' | 'type' | 'test' | 'doc'>;
 }
 
 export interface SearchResultItem {

@@ -60,6 +60,16 @@ describe('vlt coderag on the per-language fixtures', () => {
     const py = JSON.parse((await vlt(['coderag', 'search', 'total', '--json', '--path', 'python/**', '-C', ws.dir])).stdout);
     expect(py.length).toBeGreaterThan(0);
     expect(py.every((h: { path: string }) => h.path.startsWith('python/'))).toBe(true);
+    // --kind: only chunks whose main definition is of a kind asked for; a bad kind is a usage error.
+    const docs = JSON.parse((await vlt(['coderag', 'search', 'search a repository', '--json', '--kind', 'doc', '-C', ws.dir])).stdout) as Array<{ path: string }>;
+    expect(docs.length).toBeGreaterThan(0);
+    expect(docs.every((h) => h.path.endsWith('.md'))).toBe(true);
+    const defs = JSON.parse((await vlt(['coderag', 'search', 'area', '--json', '--kind', 'function,method', '-C', ws.dir])).stdout) as Array<{ kind: string }>;
+    expect(defs.length).toBeGreaterThan(0);
+    expect(defs.every((h) => h.kind === 'function' || h.kind === 'method')).toBe(true);
+    const bad = await vlt(['coderag', 'search', 'area', '--kind', 'widget', '-C', ws.dir]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/expected a comma-separated list of function, method, class, type, test, doc/);
   });
 
   it('--explain shows every retriever, the fusion and that vectors are off', async () => {

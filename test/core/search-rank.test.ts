@@ -10,7 +10,7 @@ import { fuse, type RetrieverRun } from '../../src/core/search/hybrid';
 import { analyzeQuery } from '../../src/core/search/query';
 import { nodeWorkspaceFs } from '../../src/node/fs';
 import { tempDir } from '../helpers/cli';
-import { fileKindOf, queryIntent, rankCandidates, RANK_STAGES, stemExpansions, type RankCandidate, type RankStage } from '../../src/core/search/rank';
+import { chunkIsKind, fileKindOf, queryIntent, rankCandidates, RANK_STAGES, stemExpansions, type RankCandidate, type RankStage } from '../../src/core/search/rank';
 
 const cand = (id: number, score: number, path: string, extra: Partial<RankCandidate> = {}): RankCandidate => ({
   id,
@@ -161,3 +161,45 @@ describe('the explain trace', () => {
     }
   });
 });
+
+describe('kind filters', () => {
+  it('tell definitions by kind, tests and docs by file', () => {
+    const c = (kind: string, path: string, language = 'go') => ({ kind, path, language });
+    expect(chunkIsKind('function', c('function', 'a.go'))).toBe(true);
+    expect(chunkIsKind('function', c('method', 'a.go'))).toBe(false);
+    expect(chunkIsKind('method', c('method', 'a.go'))).toBe(true);
+    expect(chunkIsKind('class', c('struct', 'a.go'))).toBe(true);
+    expect(chunkIsKind('type', c('interface', 'a.ts', 'typescript'))).toBe(true);
+    expect(chunkIsKind('type', c('class', 'a.ts', 'typescript'))).toBe(false);
+    expect(chunkIsKind('test', c('function', 'a_test.go'))).toBe(true);
+    expect(chunkIsKind('test', c('function', 'a.go'))).toBe(false);
+    expect(chunkIsKind('doc', c('section', 'README.md', 'markdown'))).toBe(true);
+    expect(chunkIsKind('doc', c('function', 'a.go'))).toBe(false);
+  });
+
+  it('narrow a search to those kinds, inside the retrievers', async () => {
+    const dir = tempDir('vlt-kind-');
+    try {
+      // Definitions long enough to be chunks of their own: a filter reads a chunk's main definition.
+      const body = Array.from({ length: 25 }, (_, i) => `\tx${i} := len(s) + ${i}\n\t_ = x${i}\n`).join('');
+      writeFileSync(path.join(dir, 'parse.go'), `package p\n\n// Parser parses.\ntype Parser struct {\n${Array.from({ length: 30 }, (_, i) => `\tfield${i} int\n`).join('')}}\n\n// Parse parses input.\nfunc Parse(s string) string {\n${body}\treturn s\n}\n\n// Parse parses input with the parser.\nfunc (p Parser) Parse(s string) string {\n${body}\treturn s\n}\n`);
+      writeFileSync(path.join(dir, 'parse_test.go'), 'package p\n\nimport "testing"\n\nfunc TestParse(t *testing.T) { Parse("x") }\n');
+      writeFileSync(path.join(dir, 'README.md'), '# Parse\n\nParse parses input.\n');
+      const engine = await Engine.open(dir, { fs: nodeWorkspaceFs, embeddingProvider: null }, 'write');
+      try {
+        await engine.index();
+        const kinds = async (k: Parameters<typeof chunkIsKind>[0]) => (await engine.search('parse', { kinds: [k] })).hits.map((h) => `${h.path}:${h.kind}`);
+        expect((await kinds('function')).sort()).toEqual(['parse.go:function', 'parse_test.go:function']);
+        expect(await kinds('method')).toEqual(['parse.go:method']);
+        expect(await kinds('test')).toEqual(['parse_test.go:function']);
+        expect((await kinds('doc')).every((h) => h.startsWith('README.md'))).toBe(true);
+        expect((await kinds('doc')).length).toBeGreaterThan(0);
+      } finally {
+        await engine.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+

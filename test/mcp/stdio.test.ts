@@ -58,8 +58,16 @@ describe('vlt mcp over stdio', () => {
       }
     }
     const sc = tools.find((t) => t.name === 'search_code')!;
-    expect(Object.keys(sc.inputSchema.properties ?? {}).sort()).toEqual(['cursor', 'language', 'limit', 'max_tokens', 'path', 'query', 'signatures_only']);
+    expect(Object.keys(sc.inputSchema.properties ?? {}).sort()).toEqual(['cursor', 'kind', 'language', 'limit', 'max_tokens', 'path', 'query', 'signatures_only']);
     expect(sc.inputSchema.required).toEqual(['query']);
+  });
+
+  it('search_code narrows to kinds, and refuses an unknown one as an isError result', async () => {
+    const only = search(await call(s, 'search_code', { query: 'search a repository', kind: ['doc'] }));
+    expect(only.hits.length).toBeGreaterThan(0);
+    expect(only.hits.every((h) => h.path.endsWith('.md'))).toBe(true);
+    const bad = await call(s, 'search_code', { query: 'area', kind: ['widget'] });
+    expect(bad.isError).toBe(true);
   });
 
   it('search_code finds a definition: right file, a line range containing the definition line', async () => {

@@ -15,7 +15,7 @@ import type { SearchIndex } from './orama-index';
 import { LONG_QUERY_TERMS } from './orama-index';
 import type { SymbolKind } from '../types';
 import { VltError } from '../errors';
-import { feedbackExpansions, queryIntent, RANK, rankCandidates, STAGES_OFF_BY_DEFAULT, stemExpansions, symbolMatchWeight, type QueryIntent, type RankStage, type StageTrace } from './rank';
+import { chunkIsKind, feedbackExpansions, queryIntent, RANK, rankCandidates, STAGES_OFF_BY_DEFAULT, stemExpansions, symbolMatchWeight, type ChunkKindFilter, type QueryIntent, type RankStage, type StageTrace } from './rank';
 import { normalizeSymbolName } from './symbol-name';
 
 export type RetrieverName = 'symbol' | 'bm25' | 'path' | 'vector';
@@ -95,6 +95,8 @@ export interface HybridOptions {
   k: number;
   language?: string;
   pathGlob?: string;
+  /** Only chunks of these kinds (any of them). */
+  kinds?: readonly ChunkKindFilter[];
   signal?: AbortSignal;
   /** Ranking stages to leave out (benchmarks measure each stage by ablation); default {@link STAGES_OFF_BY_DEFAULT}. */
   disabledStages?: readonly RankStage[];
@@ -179,7 +181,8 @@ export async function hybridSearch(sources: SearchSources, query: string, opts: 
     timed('bm25', () => bm25Retriever(sources, analysis, intent, opts.language, filter, disabled, expansionTrace)),
     await vectorRetriever(sources, analysis, opts, filter),
   ];
-  for (const run of runs) run.hits = (filter ? run.hits.filter((h) => filter.id(h.id)) : run.hits).slice(0, PER_RETRIEVER);
+  // A name match is judged by the definition it matched (what the hit shows), the rest by the chunk.
+  for (const run of runs) run.hits = (filter ? run.hits.filter((h) => filter.id(h.id, run.name === 'symbol' ? h.symbolKind : undefined)) : run.hits).slice(0, PER_RETRIEVER);
   const fused = fuse(runs, disabled.has('intent') ? undefined : intent);
   const pool = fused.slice(0, Math.max(RANK_POOL, opts.k));
   const about = sources.describe(pool.map((f) => f.id));
@@ -209,14 +212,16 @@ function timed(name: RetrieverName, fn: () => RetrieverHit[] | { skipped: string
 
 /** A search's scope: which chunks (by id) and which files (by path) it may return. */
 interface ScopeFilter {
-  id(id: number): boolean;
+  /** `kind`: the kind to judge the chunk by, when a retriever matched a definition in it. */
+  id(id: number, kind?: string): boolean;
   path(path: string): boolean;
 }
 
 function makeFilter(index: SearchIndex, opts: HybridOptions): ScopeFilter | undefined {
   const glob = opts.pathGlob ? picomatch(opts.pathGlob, { dot: true }) : undefined;
   const globBase = opts.pathGlob && !opts.pathGlob.includes('/') ? picomatch(opts.pathGlob, { dot: true, basename: true }) : undefined;
-  if (!glob && !opts.language) return undefined;
+  const kinds = opts.kinds?.length ? opts.kinds : undefined;
+  if (!glob && !opts.language && !kinds) return undefined;
   const prefix = opts.pathGlob?.replace(/\/?\*\*.*$/, '/');
   // Many chunks share a file: each path is matched once.
   const matched = new Map<string, boolean>();
@@ -230,10 +235,11 @@ function makeFilter(index: SearchIndex, opts: HybridOptions): ScopeFilter | unde
     return ok;
   };
   return {
-    id: (id) => {
+    id: (id, kind) => {
       const meta = index.docMeta(id);
       if (!meta) return false;
       if (opts.language && meta.language !== opts.language) return false;
+      if (kinds && !kinds.some((k) => chunkIsKind(k, kind ? { ...meta, kind } : meta))) return false;
       return pathOk(meta.path);
     },
     path: pathOk,
@@ -384,7 +390,7 @@ function bm25Retriever(
   if (expansions?.size) trace.push({ stage: 'stems', changed: expansions.size, note: addedWords(expansions) });
   const boost = intent === 'sentence' && !disabled.has('intent') ? { name: RANK.sentenceNameBoost, path: RANK.sentencePathBoost, sig: RANK.sentenceSigBoost } : undefined;
   const search = (extra: ReadonlyMap<string, number> | undefined) =>
-    sources.index.searchText(text, { limit: PER_RETRIEVER * 2, ...(language ? { language } : {}), ...(filter ? { accept: filter.id } : {}), ...(extra?.size ? { expansions: extra } : {}), ...(boost ? { boost } : {}) });
+    sources.index.searchText(text, { limit: PER_RETRIEVER * 2, ...(language ? { language } : {}), ...(filter ? { accept: (id: number) => filter.id(id) } : {}), ...(extra?.size ? { expansions: extra } : {}), ...(boost ? { boost } : {}) });
   let hits = search(expansions);
   if (intent === 'sentence' && !disabled.has('feedback') && hits.length > 0) {
     // A second pass with the words the best chunks share (rank.ts, feedbackExpansions).

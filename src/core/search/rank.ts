@@ -113,6 +113,28 @@ export const RANK = {
 /** Where a file sits: implementation, or one of the kinds a query must ask for. */
 export type FileKind = 'code' | 'test' | 'docs' | 'example' | 'generated' | 'declaration';
 
+/** What a search can be narrowed to (`--kind`, search_code's `kind`): kinds of definition, tests, docs. */
+export const CHUNK_KINDS = ['function', 'method', 'class', 'type', 'test', 'doc'] as const;
+export type ChunkKindFilter = (typeof CHUNK_KINDS)[number];
+
+const DEFINITION_KINDS: Record<Exclude<ChunkKindFilter, 'test' | 'doc'>, ReadonlySet<string>> = {
+  function: new Set(['function']),
+  method: new Set(['method']),
+  class: new Set(['class', 'struct']),
+  type: new Set(['type', 'interface', 'enum', 'trait']),
+};
+
+/**
+ * Whether a chunk is of a kind asked for: its main definition's kind for function, method, class
+ * (classes and structs) and type (type aliases, interfaces, enums, traits); its file for test
+ * (a test file) and doc (documentation, or a Markdown section).
+ */
+export function chunkIsKind(kind: ChunkKindFilter, chunk: { kind: string; path: string; language: string }): boolean {
+  if (kind === 'test') return fileKindOf(chunk.path, chunk.language) === 'test';
+  if (kind === 'doc') return fileKindOf(chunk.path, chunk.language) === 'docs' || chunk.kind === 'section';
+  return DEFINITION_KINDS[kind].has(chunk.kind);
+}
+
 const TEST_FILE =
   /(^|\/)(tests?|__tests__|__mocks__|spec|specs|testing|testdata|test_?utils?)\/|_test\.(go|py|rb|exs?|dart|zig|c|cc|cpp)$|(^|\/)test_[^/]*\.py$|_spec\.rb$|\.(test|spec)\.[cm]?[jt]sx?$|Tests?\.(java|cs|kt|swift|scala|groovy)$|Spec\.(scala|groovy|kt)$|_(test|tests)\.rs$|(^|\/)conftest\.py$/i;
 const DOCS_FILE = /(^|\/)(docs?|documentation|man|wiki)\/|\.(md|markdown|rst|txt|adoc)$|(^|\/)(README|CHANGELOG|CHANGES|HISTORY|CONTRIBUTING|NEWS)(\.|$)/i;

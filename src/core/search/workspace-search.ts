@@ -9,7 +9,7 @@ import { VECTORS_OFF_NOTE } from '../status';
 import type { EmbeddingProvider } from '../ports';
 import type { IndexStore, ChunkRow } from '../store/store';
 import { hybridSearch, normalizeSymbolName, type FusedHit, type HybridResult, type RetrieverRun, type SearchSources } from './hybrid';
-import type { RankStage } from './rank';
+import type { ChunkKindFilter, RankStage } from './rank';
 import type { SearchIndex } from './orama-index';
 import type { AnalyzedQuery } from './query';
 import { hitSnippet, SNIPPET_LINES } from './snippet';
@@ -60,6 +60,8 @@ export interface SearchOptions {
   k?: number;
   language?: string;
   pathGlob?: string;
+  /** Only chunks of these kinds (rank.ts, CHUNK_KINDS). */
+  kinds?: readonly ChunkKindFilter[];
   signal?: AbortSignal;
   withSnippetLine?: boolean;
   /** Ranking stages to leave out; benchmarks only. */
@@ -162,6 +164,7 @@ export class WorkspaceSearch {
       k,
       ...(opts.language ? { language: opts.language } : {}),
       ...(opts.pathGlob ? { pathGlob: opts.pathGlob } : {}),
+      ...(opts.kinds?.length ? { kinds: opts.kinds } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
       ...(opts.disabledStages ? { disabledStages: opts.disabledStages } : {}),
     });

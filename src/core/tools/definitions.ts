@@ -17,6 +17,7 @@ import type { Oracle } from '../oracle/oracle';
 import type { Logger, WorkspaceFs } from '../ports';
 import { LANGUAGES } from '../types';
 import { checkPathGlob } from '../search/hybrid';
+import { CHUNK_KINDS } from '../search/rank';
 import { SNIPPET_LINES } from '../search/snippet';
 import { charsForTokens, tokensForChars } from '../tokens';
 import { MAX_ANSWER_TOKENS, decodeCursor, encodeCursor, requestFingerprint } from './budget';
@@ -175,6 +176,12 @@ const searchCodeInput = strictArgs({
     .max(1000)
     .optional()
     .describe('Only hits whose workspace-relative path matches this glob, e.g. "src/**" or "**/*_test.go". A pattern without a slash matches file names at any depth.'),
+  kind: z
+    .array(z.enum(CHUNK_KINDS))
+    .min(1)
+    .max(CHUNK_KINDS.length)
+    .optional()
+    .describe('Only hits of these kinds: function, method, class (classes and structs), type (type aliases, interfaces, enums, traits), test (test files), doc (documentation). Omit for all.'),
   signatures_only: z
     .boolean()
     .default(false)
@@ -192,7 +199,7 @@ const searchCodeInput = strictArgs({
     .string()
     .max(200)
     .optional()
-    .describe('The next_cursor of a previous answer, to get the next page; pass it with exactly the same query, limit, language and path.'),
+    .describe('The next_cursor of a previous answer, to get the next page; pass it with exactly the same query, limit, language, path and kind.'),
 });
 
 export interface SearchCodeHit extends SearchHit {
@@ -251,7 +258,7 @@ export const searchCodeTool: ToolDefinition<typeof searchCodeInput, SearchCodeRe
 async function searchCode(ctx: ToolContext, input: SearchCodeInput): Promise<SearchCodeResult> {
   if (!input.query.trim()) throw new VltError('USAGE', 'query is blank; pass an identifier, some words, a path or an error message');
   if (input.path !== undefined) checkPathGlob(input.path);
-  const fingerprint = requestFingerprint([input.query, input.limit, input.language ?? null, input.path ?? null]);
+  const fingerprint = requestFingerprint([input.query, input.limit, input.language ?? null, input.path ?? null, input.kind ?? null]);
   const offset = input.cursor !== undefined ? decodeCursor(input.cursor, fingerprint, input.limit) : 0;
 
   const engine = await ctx.getEngine();
@@ -259,6 +266,7 @@ async function searchCode(ctx: ToolContext, input: SearchCodeInput): Promise<Sea
     k: input.limit,
     ...(input.language ? { language: input.language } : {}),
     ...(input.path ? { pathGlob: input.path } : {}),
+    ...(input.kind ? { kinds: input.kind } : {}),
     ...(ctx.signal ? { signal: ctx.signal } : {}),
     withSnippetLine: true,
   });
