@@ -3,6 +3,8 @@
  * fails in a file it names leads with the type error at its line, the server's code in the
  * evidence, and is never "no relevant context" (the diagnostics vouch for it); a question that names no file, or asks no failure, does not run the path.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/core/engine';
 import type { LanguageServers } from '../../src/core/intel/lsp';
@@ -50,4 +52,30 @@ describe('the oracle reads diagnostics for a failure question', () => {
     const noFailure = await oracle.ask('What does geometry.ts export?', { noLlm: true, noLog: true, explain: true });
     expect(noFailure.explain!.runs.find((r) => r.name === 'diagnostics')?.status).toBe('skipped');
   }, 90_000);
+});
+
+describe('citations checked when the answer is returned', () => {
+  it('marks the cited files changed since they were indexed, in the citations and under the answer', async () => {
+    const ws = copyFixture('test/fixtures/lsp/ts-project');
+    const engine = await Engine.open(ws.dir, { fs: nodeWorkspaceFs, embeddingProvider: null }, 'write');
+    try {
+      await engine.index();
+      const oracle = new Oracle({ engine });
+      const before = await oracle.ask('How does add work?', { noLlm: true, noLog: true });
+      const math = before.citations.find((c) => c.path === 'math.ts');
+      expect(math).toBeDefined();
+      expect(math?.changed).toBeUndefined();
+      expect(before.answer).not.toMatch(/Changed since it was indexed/);
+      // An edit after indexing, with no sync: the answer still cites math.ts, now marked.
+      const file = path.join(ws.dir, 'math.ts');
+      writeFileSync(file, `// a new first line\n${readFileSync(file, 'utf8')}`);
+      const after = await oracle.ask('How does add work?', { noLlm: true, noLog: true });
+      expect(after.citations.find((c) => c.path === 'math.ts')?.changed).toBe(true);
+      expect(after.citations.filter((c) => c.path !== 'math.ts').every((c) => c.changed === undefined)).toBe(true);
+      expect(after.answer).toMatch(/\*Changed since it was indexed, so the cited lines may have moved: \[math\.ts:[\d-]+\]/);
+    } finally {
+      await engine.close();
+      ws.cleanup();
+    }
+  }, 60_000);
 });

@@ -308,6 +308,12 @@ export class Oracle {
         citations = ctx.items.filter((i) => i.evidence).map((i) => citationOf(i.evidence!.result));
       }
     }
+    // Citations are checked against the files as they are now: a file edited since it was
+    // indexed may no longer hold the cited lines there.
+    if (citations.length > 0) {
+      const changed = await markChanged(citations, ctx, this.deps.engine);
+      if (changed.length > 0) answer += `\n\n*Changed since it was indexed, so the cited lines may have moved: ${changed.join(', ')}.*`;
+    }
     lap('answer');
 
     const files = [...new Set(citations.filter((c) => c.source === 'code' || c.source === 'lsp' || c.source === 'test').map((c) => c.path))];
@@ -509,6 +515,30 @@ function askedSymbols(events: readonly SessionEvent[]): string[] {
         // A tool call recorded with arguments that are not JSON names nothing.
       }
     }
+  }
+  return out;
+}
+
+/**
+ * Marks, in place, the code citations whose file no longer has the content it was indexed with
+ * (re-hashed now, once per file), and returns them as written.
+ */
+async function markChanged(citations: Citation[], ctx: AssembledContext, engine: Engine): Promise<string[]> {
+  const indexed = new Map<string, string>();
+  for (const i of ctx.items) {
+    const r = i.evidence?.result;
+    if (r?.contentHash && (r.source === 'code' || r.source === 'test' || r.source === 'lsp')) indexed.set(r.path, r.contentHash);
+  }
+  if (indexed.size === 0) return [];
+  const checker = new FreshnessChecker(engine.root, engine.workspaceFs, engine.config.index.maxFileBytes);
+  const out: string[] = [];
+  for (const c of citations) {
+    const hash = indexed.get(c.path);
+    if (!hash) continue;
+    const state = await checker.state(c.path, hash);
+    if (state.kind === 'same') continue;
+    c.changed = true;
+    out.push(c.citation);
   }
   return out;
 }

@@ -157,6 +157,8 @@ export interface Citation {
   source: SourceType;
   path: string;
   line?: number;
+  /** The cited file changed (or went away) since it was indexed: its lines may have moved. */
+  changed?: true;
 }
 
 /** What `Oracle.ask` returns: the stable `--json` contract of `vlt oracle`. */
