@@ -12,6 +12,7 @@
  * Each refusal is a VltError ACCESS_DENIED that says why. Callers check the path as asked and
  * the path it resolves to, so a symbolic link cannot lead around the rules.
  */
+import * as path from 'node:path';
 import { ALWAYS_SKIPPED_DIRS, deniedBy, isGitignored } from './discovery';
 import { VltError } from './errors';
 import type { WorkspaceFs } from './ports';
@@ -34,4 +35,40 @@ export async function checkReadAccess(root: string, rel: string, opts: { fs: Wor
   if (await isGitignored(root, segs.join('/'), opts.fs)) {
     throw new VltError('ACCESS_DENIED', `${shown} is ignored (.gitignore or .git/info/exclude), so the index skips it; tools do not read it`, { path: shown });
   }
+}
+
+function inside(root: string, abs: string): boolean {
+  const rel = path.relative(root, abs);
+  return rel !== '' && !rel.startsWith(`..${path.sep}`) && rel !== '..' && !path.isAbsolute(rel);
+}
+
+const posix = (p: string) => p.split(path.sep).join('/');
+
+/**
+ * A file a tool may read, given as the caller wrote it: inside the workspace (no `..`, no
+ * absolute path elsewhere, no symbolic link leading out), allowed by {@link checkReadAccess} as
+ * asked and as resolved, existing and a regular file. Its workspace-relative path, its real path
+ * and its size; otherwise a VltError (PATH_OUTSIDE_WORKSPACE, ACCESS_DENIED, PATH_NOT_FOUND, USAGE, IO).
+ */
+export async function readableFile(root: string, rel: string, opts: { fs: WorkspaceFs; deny: readonly string[] }): Promise<{ rel: string; real: string; size: number }> {
+  if (rel.includes('\0')) throw new VltError('USAGE', 'the path contains a NUL character');
+  const abs = path.resolve(root, rel);
+  if (!inside(root, abs)) throw new VltError('PATH_OUTSIDE_WORKSPACE', `${rel} is outside the workspace; give a path relative to the workspace root`);
+  // Before anything is resolved: a refused path gets the same answer whether or not it exists.
+  await checkReadAccess(root, posix(path.relative(root, abs)), { ...opts, shown: rel });
+  let real: string;
+  try {
+    real = await opts.fs.realpath(abs);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new VltError(code === 'ENOENT' || code === 'ENOTDIR' ? 'PATH_NOT_FOUND' : 'IO', `${rel}: ${code === 'ENOENT' ? 'no such file' : (code ?? String(e))}`);
+  }
+  // A symlink inside the workspace that leads out of it is refused like a `..` path.
+  const realRoot = await opts.fs.realpath(root).catch(() => root);
+  if (!inside(realRoot, real)) throw new VltError('PATH_OUTSIDE_WORKSPACE', `${rel} leads outside the workspace (a symbolic link); it was not read`);
+  // A link inside the workspace is held to the rules of the file it leads to.
+  await checkReadAccess(realRoot, posix(path.relative(realRoot, real)), { ...opts, shown: rel });
+  const st = await opts.fs.stat(real);
+  if (st.kind !== 'file') throw new VltError('USAGE', `${rel} is not a regular file`);
+  return { rel: posix(path.relative(root, abs)), real, size: st.size };
 }

@@ -18,7 +18,7 @@
 import type OpenAI from 'openai';
 import { cancelledError, raceAbort } from './abort';
 import { errorMessage, VltError, toVltError } from './errors';
-import { createOpenAIClient, translateOpenAIError, type OpenAIEndpoint } from './openai-client';
+import { createOpenAIClient, openAIEndpoint, translateOpenAIError, type OpenAIEndpoint } from './openai-client';
 import { silentLogger, type EmbeddingProvider, type Logger } from './ports';
 
 /** Default per-attempt timeout of one embeddings request. */
@@ -73,14 +73,7 @@ export class OpenAIEmbeddingProvider implements EmbeddingProvider {
   constructor(opts: OpenAIEmbeddingProviderOptions) {
     this.model = opts.model;
     this.dimensions = opts.dimensions;
-    this.endpoint = {
-      baseUrl: opts.baseUrl,
-      apiKey: opts.apiKey ? opts.apiKey : undefined,
-      model: opts.model,
-      timeoutMs: Math.max(1, Math.round(opts.timeoutMs ?? DEFAULT_EMBEDDING_TIMEOUT_MS)),
-      maxRetries: Math.max(0, Math.floor(opts.maxRetries ?? DEFAULT_EMBEDDING_MAX_RETRIES)),
-      logger: opts.logger,
-    };
+    this.endpoint = openAIEndpoint(opts, { timeoutMs: DEFAULT_EMBEDDING_TIMEOUT_MS, maxRetries: DEFAULT_EMBEDDING_MAX_RETRIES });
     this.client = createOpenAIClient(this.endpoint);
   }
 

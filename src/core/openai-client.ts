@@ -28,6 +28,21 @@ export interface OpenAIEndpoint {
   logger?: Logger | undefined;
 }
 
+/** An endpoint from a caller's options, with its defaults for the timeout and the retries (clamped to sane values). */
+export function openAIEndpoint(
+  opts: { baseUrl: string; apiKey?: string | undefined; model: string; timeoutMs?: number | undefined; maxRetries?: number | undefined; logger?: Logger | undefined },
+  defaults: { timeoutMs: number; maxRetries: number },
+): OpenAIEndpoint {
+  return {
+    baseUrl: opts.baseUrl,
+    apiKey: opts.apiKey ? opts.apiKey : undefined,
+    model: opts.model,
+    timeoutMs: Math.max(1, Math.round(opts.timeoutMs ?? defaults.timeoutMs)),
+    maxRetries: Math.max(0, Math.floor(opts.maxRetries ?? defaults.maxRetries)),
+    logger: opts.logger,
+  };
+}
+
 export function createOpenAIClient(endpoint: OpenAIEndpoint): OpenAI {
   const { logger } = endpoint;
   return new OpenAI({

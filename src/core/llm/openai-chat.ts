@@ -14,7 +14,7 @@ import type OpenAI from 'openai';
 import type { VltConfig } from '../config';
 import { cancelledError, raceAbort } from '../abort';
 import { VltError } from '../errors';
-import { createOpenAIClient, translateOpenAIError, type OpenAIEndpoint } from '../openai-client';
+import { createOpenAIClient, openAIEndpoint, translateOpenAIError, type OpenAIEndpoint } from '../openai-client';
 import { silentLogger, type Logger } from '../ports';
 import type { ChatMessage, ChatModel, ChatRequest, ChatResult, ChatStreamEvent, ChatTool, ChatToolCall, ChatUsage } from './chat';
 
@@ -54,14 +54,7 @@ export class OpenAIChatModel implements ChatModel {
 
   constructor(opts: OpenAIChatModelOptions) {
     this.model = opts.model;
-    this.endpoint = {
-      baseUrl: opts.baseUrl,
-      apiKey: opts.apiKey ? opts.apiKey : undefined,
-      model: opts.model,
-      timeoutMs: Math.max(1, Math.round(opts.timeoutMs ?? DEFAULT_CHAT_TIMEOUT_MS)),
-      maxRetries: Math.max(0, Math.floor(opts.maxRetries ?? DEFAULT_CHAT_MAX_RETRIES)),
-      logger: opts.logger,
-    };
+    this.endpoint = openAIEndpoint(opts, { timeoutMs: DEFAULT_CHAT_TIMEOUT_MS, maxRetries: DEFAULT_CHAT_MAX_RETRIES });
     this.temperature = opts.temperature;
     this.client = createOpenAIClient(this.endpoint);
   }

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import * as path from 'node:path';
-import { checkReadAccess } from '../access';
+import { readableFile } from '../access';
 import { VltError } from '../errors';
 import type { NavAnswer, NavLocation } from '../intel/navigate';
 import { charsForTokens } from '../tokens';
@@ -184,7 +184,7 @@ export const getDiagnosticsTool: ToolDefinition<typeof getDiagnosticsInput, Diag
   async handler(ctx, input) {
     if ((input.line === undefined) !== (input.col === undefined)) throw new VltError('USAGE', 'give line and col together, or neither');
     const engine = await ctx.getEngine();
-    const file = await workspaceFile(engine.root, input.file, ctx, engine.config.security.deny);
+    const { rel: file } = await readableFile(engine.root, input.file, { fs: ctx.fs, deny: engine.config.security.deny });
     const lsp = ctx.intel?.(engine).lsp;
     if (!lsp) throw new VltError('LSP_UNAVAILABLE', 'no language server can run here (an untrusted workspace, or a host without language servers)');
     const call = { timeoutMs: input.timeout_ms, ...(ctx.signal ? { signal: ctx.signal } : {}) };
@@ -209,23 +209,3 @@ export const getDiagnosticsTool: ToolDefinition<typeof getDiagnosticsInput, Diag
     return out;
   },
 };
-
-/**
- * A workspace file as the tools may hand it to a language server: inside the workspace (no
- * `..`, no absolute path elsewhere), readable by tools (not vlt state, version control, an ignored
- * file or a secret), and existing. Its workspace-relative path, with forward slashes.
- */
-async function workspaceFile(root: string, rel: string, ctx: ToolContext, deny: readonly string[]): Promise<string> {
-  if (rel.includes('\0')) throw new VltError('USAGE', 'the path contains a NUL character');
-  const abs = path.resolve(root, rel);
-  const inner = path.relative(root, abs);
-  if (inner === '' || inner === '..' || inner.startsWith(`..${path.sep}`) || path.isAbsolute(inner)) {
-    throw new VltError('PATH_OUTSIDE_WORKSPACE', `${rel} is outside the workspace; give a path relative to the workspace root`);
-  }
-  const posixRel = inner.split(path.sep).join('/');
-  await checkReadAccess(root, posixRel, { fs: ctx.fs, deny, shown: rel });
-  const st = await ctx.fs.stat(abs).catch(() => undefined);
-  if (!st) throw new VltError('PATH_NOT_FOUND', `${rel} does not exist in the workspace`);
-  if (st.kind !== 'file') throw new VltError('USAGE', `${rel} is not a regular file`);
-  return posixRel;
-}

@@ -4,9 +4,8 @@
  * tool definitions to the oracle's agent loop. Defined once here like every tool; the hosts
  * adapt them.
  */
-import * as path from 'node:path';
 import { z } from 'zod';
-import { checkReadAccess } from '../access';
+import { readableFile } from '../access';
 import { VltError } from '../errors';
 import type { AgentTool } from '../oracle/agent';
 import { Oracle, SOURCE_FAMILIES, type SourceFamily } from '../oracle/oracle';
@@ -124,35 +123,10 @@ export const readFileRangeTool: ToolDefinition<typeof readFileRangeInput, ReadFi
   },
 };
 
-function inside(root: string, abs: string): boolean {
-  const rel = path.relative(root, abs);
-  return rel !== '' && !rel.startsWith(`..${path.sep}`) && rel !== '..' && !path.isAbsolute(rel);
-}
-
-const posix = (p: string) => p.split(path.sep).join('/');
-
 async function readFileRange(root: string, ctx: ToolContext, rel: string, start: number, end: number | undefined, maxBytes: number, deny: readonly string[]): Promise<ReadFileRangeResult> {
-  if (rel.includes('\0')) throw new VltError('USAGE', 'the path contains a NUL character');
-  const abs = path.resolve(root, rel);
-  if (!inside(root, abs)) throw new VltError('PATH_OUTSIDE_WORKSPACE', `${rel} is outside the workspace; give a path relative to the workspace root`);
-  // Before anything is resolved: a refused path gets the same answer whether or not it exists.
-  await checkReadAccess(root, posix(path.relative(root, abs)), { fs: ctx.fs, deny, shown: rel });
-  let real: string;
-  try {
-    real = await ctx.fs.realpath(abs);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new VltError(code === 'ENOENT' || code === 'ENOTDIR' ? 'PATH_NOT_FOUND' : 'IO', `${rel}: ${code === 'ENOENT' ? 'no such file' : (code ?? String(e))}`);
-  }
-  // A symlink inside the workspace that leads out of it is refused like a `..` path.
-  const realRoot = await ctx.fs.realpath(root).catch(() => root);
-  if (!inside(realRoot, real)) throw new VltError('PATH_OUTSIDE_WORKSPACE', `${rel} leads outside the workspace (a symbolic link); it was not read`);
-  // A link inside the workspace is held to the rules of the file it leads to.
-  await checkReadAccess(realRoot, posix(path.relative(realRoot, real)), { fs: ctx.fs, deny, shown: rel });
-  const st = await ctx.fs.stat(real);
-  if (st.kind !== 'file') throw new VltError('USAGE', `${rel} is not a regular file`);
-  if (st.size > maxBytes) throw new VltError('USAGE', `${rel} is ${st.size} bytes, over the ${maxBytes}-byte limit for reading`);
-  const bytes = await ctx.fs.readFile(real);
+  const file = await readableFile(root, rel, { fs: ctx.fs, deny });
+  if (file.size > maxBytes) throw new VltError('USAGE', `${rel} is ${file.size} bytes, over the ${maxBytes}-byte limit for reading`);
+  const bytes = await ctx.fs.readFile(file.real);
   if (bytes.subarray(0, 8000).includes(0)) throw new VltError('USAGE', `${rel} is a binary file`);
   const lines = new TextDecoder('utf-8').decode(bytes).split(/\r?\n/);
   if (start > lines.length) throw new VltError('USAGE', `${rel} has ${lines.length} lines; start_line ${start} is past its end`);
@@ -163,7 +137,7 @@ async function readFileRange(root: string, ctx: ToolContext, rel: string, start:
     .slice(start - 1, last)
     .map((l, i) => `${String(start + i).padStart(width)}│ ${l}`)
     .join('\n');
-  return { path: posix(path.relative(root, abs)), start_line: start, end_line: last, total_lines: lines.length, text };
+  return { path: file.rel, start_line: start, end_line: last, total_lines: lines.length, text };
 }
 
 // ---------------------------------------------------------------------------------------
