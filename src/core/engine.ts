@@ -207,7 +207,7 @@ export class Engine {
     const source = store.openBlob('search');
     if (source) {
       try {
-        const idx = SearchIndex.open(source);
+        const idx = SearchIndex.open(source, { dir: store.textSegments });
         if (idx.dimensions === dims) return idx;
         idx.close();
       } catch (e) {
@@ -219,7 +219,7 @@ export class Engine {
 
   /** A search index built from the stored chunks (vectors are filled separately, from the cache). */
   private static buildSearchIndex(store: IndexStore, dims: number | undefined): SearchIndex {
-    const idx = SearchIndex.create(dims);
+    const idx = SearchIndex.create(dims, { dir: store.textSegments });
     // The documents an index run adds, in the same order (ascending chunk id): a rebuilt index
     // scores and breaks ties as the index it replaces, and as a fresh build of the same files.
     let fileId = -1;

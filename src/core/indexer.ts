@@ -259,9 +259,15 @@ async function statKnownPaths(
   return { files, skipped: [], skippedDirs: [], unsupportedCount: 0, unsupportedByExt: {}, gone };
 }
 
-/** Snapshots the search index into the store and commits both in one atomic write. */
+/**
+ * Snapshots the search index into the store and commits both in one atomic write: the text
+ * index's tail becomes a segment file and segments are merged as its policy says (files written
+ * before index.db), then the snapshot, which names them, goes in with the commit.
+ */
 export async function persistIndex(store: IndexStore, search: SearchIndex): Promise<void> {
+  await search.mergeText();
   store.setBlob('search', search.serialize());
+  store.setTextSegments(search.segmentNames());
   await store.commit();
 }
 

@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/core/engine';
@@ -225,7 +225,13 @@ describe('search index under churn', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  const snapshotBytes = (e: Engine) => (e as unknown as { store: { getBlob(k: string): Uint8Array | undefined } }).store.getBlob('search')?.byteLength ?? 0;
+  /** The search snapshot's bytes on disk: the snapshot and the text segment files it names. */
+  const snapshotBytes = (e: Engine) => {
+    const store = (e as unknown as { store: { dir: string; getBlob(k: string): Uint8Array | undefined; getMeta(k: string): string | undefined } }).store;
+    const segments = JSON.parse(store.getMeta('text_segments') ?? '[]') as string[];
+    expect(segments.length).toBeGreaterThan(0);
+    return (store.getBlob('search')?.byteLength ?? 0) + segments.reduce((n, name) => n + statSync(path.join(store.dir, name)).size, 0);
+  };
 
   it('a search index rebuilt from the stored chunks scores as the one the index run built', async () => {
     write(0);
@@ -261,10 +267,18 @@ describe('search index under churn', () => {
     try {
       await engine.index();
       await engine.search('config value');
+      const segmentsNamed = () => JSON.parse((engine as unknown as { store: { getMeta(k: string): string | undefined } }).store.getMeta('text_segments') ?? '[]') as string[];
+      let before: string[] = [];
       for (let round = 1; round <= 40; round++) {
+        before = segmentsNamed();
         write(round);
         await engine.index();
       }
+      // The segment files left are those the last two commits name (a reader of the one before
+      // may still open them): merged-away ones were removed.
+      const left = readdirSync(path.join(dir, '.vlt')).filter((n) => n.startsWith('textseg-'));
+      expect(left.length).toBeGreaterThan(0);
+      expect(left.filter((n) => !segmentsNamed().includes(n) && !before.includes(n))).toEqual([]);
       // Every chunk the query finds, best first.
       const everything = async (e: Engine) => (await e.search('service handler staticmethod config value', { k: 1000 })).hits.map((h) => ({ at: `${h.path}:${h.start_line}`, score: h.score })).sort((a, b) => b.score - a.score || a.at.localeCompare(b.at));
       const churned = await everything(engine);

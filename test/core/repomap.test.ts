@@ -364,8 +364,8 @@ describe('repository map of a real tree', () => {
     expect(position(sym, 'identifierParts')).toBeLessThan(5);
     // A small map (the whole one is over 30,000 tokens); the tree is this project's own sources, so
     // the budget leaves room for their growth: the focus lifts decodeCursor from far below it.
-    const words = await mapper.render({ maxTokens: 600, focus: ['how is a cursor decoded'] });
-    expect((await mapper.render({ maxTokens: 600 })).text).not.toMatch(/decodeCursor/);
+    const words = await mapper.render({ maxTokens: 800, focus: ['how is a cursor decoded'] });
+    expect((await mapper.render({ maxTokens: 800 })).text).not.toMatch(/decodeCursor/);
     expect(words.text).toMatch(/decodeCursor/);
     const unknown = await mapper.render({ maxTokens: 400, focus: ['no/such/file.ts', 'NoSuchSymbolAnywhere'] });
     expect(unknown.notes).toEqual(['focus "no/such/file.ts" matches no indexed file or symbol', 'focus "NoSuchSymbolAnywhere" is not a defined symbol; its words were matched instead']);

@@ -20,7 +20,8 @@ import { index as oramaIndex } from '@orama/orama/components';
 import { columnDocumentsStore, isColumnDocs, languageAt, type ColumnDocs } from './orama-docs';
 import { serialize as v8serialize, deserialize as v8deserialize } from 'node:v8';
 import { memorySource, readRange, type ByteSource } from '../store/byte-source';
-import { CodeTextIndex, TEXT_FIELDS, type TextField } from './text-index';
+import { CodeTextIndex, TEXT_FIELDS, type TextField, type TextManifest } from './text-index';
+import { MemorySegmentDir, type SegmentDir } from './text-segment';
 import { tokenize, tokenizePath, tokenizeQuery } from './tokenizer';
 
 /** What the search index knows about one chunk. `id` is the chunk's row id in the store. */
@@ -53,20 +54,28 @@ type CodeIndexStore = ReturnType<typeof oramaIndex.create> & { text: CodeTextInd
 export const LONG_QUERY_TERMS = 12;
 
 const TEXT_FIELD_SET = new Set<string>(TEXT_FIELDS);
-/** "VSS2": a search snapshot of version 2 (see {@link SearchIndex.serialize}); version 1 is one v8 document. */
-const SNAPSHOT_MAGIC = 0x32535356;
+/** "VSS2": a search snapshot of version 2, the text index inside (read as one segment); version 1 was one v8 document. */
+const SNAPSHOT_MAGIC_V2 = 0x32535356;
+/** "VSS3": Orama's part and the text index's manifest (see {@link SearchIndex.serialize}). */
+const SNAPSHOT_MAGIC = 0x33535356;
+
+/** Where the text index keeps its segments, and how large its in-memory tail may grow. */
+export interface TextStorage {
+  dir: SegmentDir;
+  tailBytes?: number;
+}
 
 function fieldTokens(prop: string, value: string): string[] {
   return prop === 'path' ? tokenizePath(value) : tokenize(value);
 }
 
-function codeIndexComponent(): IIndex<CodeIndexStore> {
+function codeIndexComponent(storage: TextStorage): IIndex<CodeIndexStore> {
   const base = oramaIndex.createIndex();
   return {
     ...(base as unknown as IIndex<CodeIndexStore>),
     create(orama, shared, schema) {
       const store = base.create(orama, shared, schema) as CodeIndexStore;
-      store.text = new CodeTextIndex();
+      store.text = new CodeTextIndex(storage.dir, storage.tailBytes);
       return store;
     },
     insert(impl, store, prop, id, internalId, value, schemaType, language, tokenizer, docsCount, options) {
@@ -104,16 +113,15 @@ function codeIndexComponent(): IIndex<CodeIndexStore> {
     },
     save(store) {
       // Vectors are not part of the snapshot: they are reloaded from the embedding cache. The
-      // text index is not either: SearchIndex.serialize writes it after Orama's part, to be
-      // read by range.
+      // text index is not either: it is in its segments, which SearchIndex.serialize names.
       const vectorless = { ...store, vectorIndexes: emptyVectorIndexes(store) };
       return { base: base.save(vectorless as never) } as never;
     },
     load(shared, raw) {
-      const r = raw as { base: unknown; text?: Uint8Array };
+      const r = raw as { base: unknown };
       const store = base.load(shared, r.base) as CodeIndexStore;
-      // A snapshot of version 1 holds the text index inside; version 2 sets it after the load.
-      store.text = r.text ? CodeTextIndex.deserialize(r.text) : new CodeTextIndex();
+      // SearchIndex.open sets the text index after the load.
+      store.text = new CodeTextIndex(storage.dir, storage.tailBytes);
       return store;
     },
   };
@@ -135,7 +143,7 @@ const passThroughTokenizer: Tokenizer = {
   tokenize: (raw: string) => tokenize(raw),
 };
 
-function createOrama(dimensions: number | undefined): AnyOrama {
+function createOrama(dimensions: number | undefined, storage: TextStorage): AnyOrama {
   const schema: Record<string, string> = {
     path: 'string',
     name: 'string',
@@ -150,7 +158,7 @@ function createOrama(dimensions: number | undefined): AnyOrama {
     sort: { enabled: false },
     components: {
       tokenizer: passThroughTokenizer,
-      index: codeIndexComponent() as never,
+      index: codeIndexComponent(storage) as never,
       documentsStore: columnDocumentsStore() as never,
     },
   }) as unknown as AnyOrama;
@@ -223,8 +231,9 @@ export class SearchIndex {
     this.parts = privateParts(db);
   }
 
-  static create(dimensions?: number): SearchIndex {
-    return new SearchIndex(createOrama(dimensions), dimensions);
+  /** A new, empty index; its text segments go to `storage` (memory when not given). */
+  static create(dimensions?: number, storage: TextStorage = { dir: new MemorySegmentDir() }): SearchIndex {
+    return new SearchIndex(createOrama(dimensions, storage), dimensions);
   }
 
   get size(): number {
@@ -253,14 +262,11 @@ export class SearchIndex {
     // Orama validates vectors as plain arrays and stores them as Float32Array itself.
     if (embedding && this.dimensions && embedding.length === this.dimensions) d.embedding = Array.from(embedding);
     assertSync(insert(this.db, d as never));
+    this.store.text.maybeSpill();
   }
 
   remove(id: number): void {
     assertSync(remove(this.db, String(id)));
-  }
-
-  needsCompaction(): boolean {
-    return this.store.text.needsCompaction();
   }
 
   /**
@@ -331,58 +337,74 @@ export class SearchIndex {
   }
 
   /**
-   * A binary snapshot for persistence (vectors excluded): "VSS2", the byte length of Orama's
-   * part, Orama's part (documents, ids and the flat indexes, v8-serialised), padding to 4
-   * bytes, then the text index's snapshot, which {@link open} reads by range.
+   * Merges the text index's segments where its policy says (see {@link CodeTextIndex.merge}),
+   * letting other work run meanwhile. A commit calls it before {@link serialize}.
    */
-  serialize(): Uint8Array {
-    const orama = v8serialize({ v: 2, dimensions: this.dimensions ?? 0, raw: save(this.db) as unknown });
-    const text = this.store.text.serialize();
-    const textAt = 8 + Math.ceil(orama.byteLength / 4) * 4;
-    const out = new Uint8Array(textAt + text.byteLength);
-    const view = new DataView(out.buffer);
-    view.setUint32(0, SNAPSHOT_MAGIC, true);
-    view.setUint32(4, orama.byteLength, true);
-    out.set(orama, 8);
-    out.set(text, textAt);
-    return out;
+  mergeText(): Promise<number> {
+    this.store.text.flush();
+    return this.store.text.merge();
   }
 
-  static deserialize(bytes: Uint8Array): SearchIndex {
-    return SearchIndex.open(memorySource(bytes));
+  /** The text segment files the index reads (what a commit must keep). */
+  segmentNames(): string[] {
+    return this.store.text.segmentNames();
   }
 
   /**
-   * Opens a snapshot: Orama's part and the text index's head now, posting lists as queries ask
-   * for them, so `source` stays open until {@link close} (or until the text index has read all
-   * of it). A snapshot of version 1 (one v8 document) is read whole.
+   * A binary snapshot for persistence (vectors excluded): "VSS3", the byte length of the rest,
+   * then one v8 document: Orama's part (documents, ids and the flat indexes) and the text
+   * index's manifest. The text index's tail is written as a segment first; the segments
+   * themselves are files of their own, which the snapshot names.
    */
-  static open(source: ByteSource): SearchIndex {
+  serialize(): Uint8Array {
+    const text = this.store.text;
+    text.flush();
+    const doc = v8serialize({ v: 3, dimensions: this.dimensions ?? 0, raw: save(this.db) as unknown, text: text.manifest() });
+    const out = new Uint8Array(8 + doc.byteLength);
+    const view = new DataView(out.buffer);
+    view.setUint32(0, SNAPSHOT_MAGIC, true);
+    view.setUint32(4, doc.byteLength, true);
+    out.set(doc, 8);
+    return out;
+  }
+
+  static deserialize(bytes: Uint8Array, storage: TextStorage): SearchIndex {
+    return SearchIndex.open(memorySource(bytes), storage);
+  }
+
+  /**
+   * Opens a snapshot: Orama's part and the heads of the text segments now, posting lists as
+   * queries ask for them. A snapshot of version 2 held the text index inside: it is read by
+   * range as the index's one segment, so `source` then stays open until {@link close}.
+   */
+  static open(source: ByteSource, storage: TextStorage): SearchIndex {
+    let keepSource = false;
     try {
       const head = readRange(source, 0, Math.min(8, source.byteLength));
       const view = new DataView(head.buffer);
-      if (head.byteLength < 8 || view.getUint32(0, true) !== SNAPSHOT_MAGIC) {
-        const snap = v8deserialize(readRange(source, 0, source.byteLength)) as { v: number; dimensions: number; raw: unknown };
-        source.close();
-        if (snap.v !== 1) throw new Error(`search snapshot version ${snap.v} is not supported`);
-        return SearchIndex.fromOrama(snap.dimensions, snap.raw);
+      const magic = head.byteLength < 8 ? 0 : view.getUint32(0, true);
+      if (magic !== SNAPSHOT_MAGIC && magic !== SNAPSHOT_MAGIC_V2) throw new Error('search snapshot of an earlier version');
+      const docBytes = view.getUint32(4, true);
+      if (8 + docBytes > source.byteLength) throw new Error('search snapshot is truncated');
+      const snap = v8deserialize(readRange(source, 8, docBytes)) as { v: number; dimensions: number; raw: unknown; text?: TextManifest };
+      if (snap.v !== (magic === SNAPSHOT_MAGIC ? 3 : 2)) throw new Error(`search snapshot version ${snap.v} is not supported`);
+      const idx = SearchIndex.fromOrama(snap.dimensions, snap.raw, storage);
+      if (magic === SNAPSHOT_MAGIC) {
+        if (!snap.text) throw new Error('search snapshot has no text index');
+        idx.store.text = CodeTextIndex.open(snap.text, storage.dir, storage.tailBytes);
+      } else {
+        idx.store.text = CodeTextIndex.openSnapshot(source, 8 + Math.ceil(docBytes / 4) * 4, storage.dir, storage.tailBytes);
+        keepSource = true;
       }
-      const oramaBytes = view.getUint32(4, true);
-      if (8 + oramaBytes > source.byteLength) throw new Error('search snapshot is truncated');
-      const snap = v8deserialize(readRange(source, 8, oramaBytes)) as { v: number; dimensions: number; raw: unknown };
-      if (snap.v !== 2) throw new Error(`search snapshot version ${snap.v} is not supported`);
-      const idx = SearchIndex.fromOrama(snap.dimensions, snap.raw);
-      idx.store.text = CodeTextIndex.open(source, 8 + Math.ceil(oramaBytes / 4) * 4);
       return idx;
-    } catch (e) {
-      source.close();
-      throw e;
+    } finally {
+      if (!keepSource) source.close();
     }
   }
 
-  private static fromOrama(dimensions: number, raw: unknown): SearchIndex {
+  private static fromOrama(dimensions: number, raw: unknown, storage: TextStorage): SearchIndex {
     const dims = dimensions || undefined;
-    const db = createOrama(dims);
+    const db = createOrama(dims, storage);
     load(db, raw as never);
     return new SearchIndex(db, dims);
   }
@@ -424,8 +446,8 @@ export class SearchIndex {
     return { assigned: this.parts.internalIdToId.length, live: this.size };
   }
 
-  textStats(): { slots: number; deleted: number; vocabulary: number } {
+  textStats(): { slots: number; deleted: number; vocabulary: number; segments: number } {
     const t = this.store.text;
-    return { slots: t.slotCount, deleted: t.deletedCount, vocabulary: t.vocabularySize };
+    return { slots: t.slotCount, deleted: t.deletedCount, vocabulary: t.vocabularySize, segments: t.segmentCount };
   }
 }

@@ -5,19 +5,39 @@
  *
  * Why not Orama's default index: on the Go standard library (42K chunks) it inserts at
  * ~3K chunks/s, answers common-term queries in 50-80 ms, and its snapshot takes ~6 s and
- * 2.3 GB to load. Here postings are flat `(slot, tf)` integer pairs. A snapshot is read by
- * range (a {@link ByteSource}: the sidecar file, held open): its head (the vocabulary, field
- * lengths, and where each term's lists lie) when it is opened, and a term's posting lists the
- * first time the term is asked for, so reopening costs the vocabulary, not the postings (25 of
- * the 28 MB on the Go standard library, of which a query reads a few terms).
+ * 2.3 GB to load. Here postings are flat `(slot, tf)` integer pairs.
+ *
+ * The index is log-structured, so that its memory does not grow with the repository: new
+ * documents go to an in-memory tail; when the tail outgrows its budget, or a commit saves the
+ * index, the tail is written as an immutable segment (text-segment.ts) and read by range from
+ * then on (its head when opened, a term's lists when a query asks for them, through a bounded
+ * cache). Commits merge segments so that their sizes fall geometrically from the oldest, and
+ * rewrite a segment whose documents are mostly deleted; a merge streams, one term at a time.
+ * Deleted documents are a set until the merge that drops them; scoring skips them and counts
+ * only live documents, so a churned index scores exactly as a fresh build of the same
+ * documents, however its segments lie.
  */
-import { memorySource, type ByteSource } from '../store/byte-source';
+import {
+  blockList,
+  FIELD_COUNT,
+  MemorySegmentDir,
+  Segment,
+  SEGMENT_MAGIC,
+  TEXT_FIELDS,
+  unionVocabulary,
+  writeSegment,
+  writeSegmentAsync,
+  type SegmentDir,
+  type SegmentRef,
+  type SegmentSource,
+  type TextField,
+} from './text-segment';
+import type { ByteSource } from '../store/byte-source';
 
-export const TEXT_FIELDS = ['name', 'path', 'sig', 'body'] as const;
-export type TextField = (typeof TEXT_FIELDS)[number];
+export { TEXT_FIELDS, type TextField } from './text-segment';
 
 /** A posting list: interleaved slot and term-frequency pairs, slots ascending. */
-type Postings = number[] | Uint32Array;
+type Postings = ArrayLike<number>;
 
 export interface TextSearchOptions {
   boost?: Partial<Record<TextField, number>>;
@@ -37,32 +57,78 @@ export interface TextHit {
   matchedTerms: number;
 }
 
+/** What a committed text index is: its segments, the documents deleted in them, and its slot counters. */
+export interface TextManifest {
+  segments: SegmentRef[];
+  deleted: number[];
+  slots: number;
+  added: number;
+  lastAdded: number;
+}
+
 const K1 = 1.2;
 const B = 0.75;
-/** Snapshot layouts: "VTI1" kept every slot (dead ones too); "VTI2" is written compacted, lengths of live slots only. */
-const MAGIC_V1 = 0x56544932;
-const MAGIC_V2 = 0x56544933;
-/** "VTI3": the VTI2 layout with the vocabulary in sorted order. */
-const MAGIC_V3 = 0x56544934;
-/** "VTI4": a head read at open, and a body of posting lists read by range, one term at a time. */
-const MAGIC = 0x56544935;
-/** Words before the vocabulary in a VTI4 snapshot. */
-const HEADER_WORDS = 8;
-/** Compact in place once dead documents are this share of all documents held (and at least {@link COMPACT_MIN}). */
+/** The tail is written as a segment once it holds about this many bytes (see {@link CodeTextIndex.tailBytes}). */
+export const DEFAULT_TAIL_BYTES = 64 * 2 ** 20;
+/** Posting blocks read from segments are kept up to this many bytes, the least recently used dropped first. */
+const BLOCK_CACHE_BYTES = 16 * 2 ** 20;
+/** A segment is merged into the one before it once it holds at least this share of that one's postings. */
+const MERGE_RATIO = 0.5;
+/** A segment whose deleted documents are this share of its documents (and at least {@link COMPACT_MIN}) is rewritten without them. */
 const COMPACT_RATIO = 0.25;
 const COMPACT_MIN = 256;
+/** Estimated heap bytes per tail posting number (a JS array of small integers, with its slack) and per new term. */
+const BYTES_PER_POSTING_WORD = 12;
+const BYTES_PER_TERM = 120;
+
+/** Blocks read from segments, least recently used dropped first. */
+class BlockCache {
+  private readonly blocks = new Map<string, Uint32Array>();
+  private bytes = 0;
+  constructor(private readonly budget: number) {}
+  get(key: string): Uint32Array | undefined {
+    const b = this.blocks.get(key);
+    if (b) {
+      this.blocks.delete(key);
+      this.blocks.set(key, b);
+    }
+    return b;
+  }
+  set(key: string, block: Uint32Array): void {
+    if (block.byteLength > this.budget / 4) return;
+    this.blocks.set(key, block);
+    this.bytes += block.byteLength;
+    for (const [k, b] of this.blocks) {
+      if (this.bytes <= this.budget) break;
+      this.blocks.delete(k);
+      this.bytes -= b.byteLength;
+    }
+  }
+  clear(): void {
+    this.blocks.clear();
+    this.bytes = 0;
+  }
+}
+
+let segmentIds = 0;
 
 export class CodeTextIndex {
+  // The tail: documents added since it was last written as a segment.
   private readonly termIds = new Map<string, number>();
-  /**
-   * Loaded from a snapshot whose vocabulary is sorted, and no term added since: a term's id is
-   * found by binary search, and {@link termIds} is filled only when a document is added.
-   */
-  private sortedVocabulary = false;
   private terms: string[] = [];
   /** postings[field][termId] */
-  private readonly postings: Postings[][] = TEXT_FIELDS.map(() => []);
-  /** fieldLengths[field][slot]; undefined for a slot never added or compacted away. */
+  private postings: number[][][] = TEXT_FIELDS.map(() => []);
+  /** The tail's slots, ascending. */
+  private tailSlots: number[] = [];
+  private tailWords = 0;
+  private tailTermBytes = 0;
+
+  /** Segments in slot order, each with an id for the block cache. */
+  private segments: Array<{ seg: Segment; id: number }> = [];
+  private readonly cache = new BlockCache(BLOCK_CACHE_BYTES);
+  private merging: Promise<number> | undefined;
+
+  /** fieldLengths[field][slot]; undefined for a slot never added or dropped by a merge. */
   private readonly fieldLengths: Array<Array<number | undefined>> = TEXT_FIELDS.map(() => []);
   private readonly totalLength: number[] = TEXT_FIELDS.map(() => 0);
   /**
@@ -73,11 +139,11 @@ export class CodeTextIndex {
    */
   private norms: Array<Float64Array | undefined> = TEXT_FIELDS.map(() => undefined);
   private normsAt = -1;
-  /** Bumped by every add, remove and compaction (what the norms depend on). */
+  /** Bumped by every add and remove (what the norms depend on). */
   private changes = 0;
   private readonly deleted: Set<number> = new Set();
   private slots = 0;
-  /** Number of distinct slots ever added (slots need not start at 0 or be dense). */
+  /** Number of distinct slots held (added, less those a merge or tail write dropped). */
   private added = 0;
   private lastAdded = -1;
   private scores = new Float64Array(0);
@@ -85,12 +151,16 @@ export class CodeTextIndex {
   /** Per-slot stamp of the last query term that matched it, to count distinct matched terms. */
   private stamp = new Uint32Array(0);
   private stampCounter = 0;
+
   /**
-   * The snapshot this index was loaded from, while its posting lists have not all been read:
-   * a term's lists are taken from it the first time the term is asked for, so that opening
-   * costs the vocabulary, not one object per term and field.
+   * @param dir where segments are written and opened
+   * @param tailBudget the tail is written as a segment when it holds about this many bytes
+   *   (checked by {@link maybeSpill}, after a whole document)
    */
-  private snap: SnapshotLists | undefined;
+  constructor(
+    private readonly dir: SegmentDir = new MemorySegmentDir(),
+    private readonly tailBudget = DEFAULT_TAIL_BYTES,
+  ) {}
 
   get size(): number {
     return this.added - this.deleted.size;
@@ -104,8 +174,20 @@ export class CodeTextIndex {
     return this.deleted.size;
   }
 
+  /** Terms held, counted once per segment and in the tail. */
   get vocabularySize(): number {
-    return this.terms.length;
+    let n = this.terms.length;
+    for (const { seg } of this.segments) n += seg.terms.length;
+    return n;
+  }
+
+  get segmentCount(): number {
+    return this.segments.length;
+  }
+
+  /** Estimated heap bytes of the tail's postings and terms. */
+  get tailBytes(): number {
+    return this.tailWords * BYTES_PER_POSTING_WORD + this.tailTermBytes;
   }
 
   /**
@@ -120,8 +202,9 @@ export class CodeTextIndex {
     if (slot !== this.lastAdded) {
       this.added++;
       this.lastAdded = slot;
+      this.tailSlots.push(slot);
     }
-    for (let f = 0; f < TEXT_FIELDS.length; f++) {
+    for (let f = 0; f < FIELD_COUNT; f++) {
       const tokens = fields[TEXT_FIELDS[f]!];
       if (tokens === undefined) continue;
       this.fieldLengths[f]![slot] = tokens.length;
@@ -130,85 +213,299 @@ export class CodeTextIndex {
       const tf = new Map<string, number>();
       for (const t of tokens) tf.set(t, (tf.get(t) ?? 0) + 1);
       const fieldPostings = this.postings[f]!;
-      this.ensureTermIds();
       for (const [term, freq] of tf) {
         let id = this.termIds.get(term);
         if (id === undefined) {
           id = this.terms.length;
           this.terms.push(term);
           this.termIds.set(term, id);
+          this.tailTermBytes += BYTES_PER_TERM + term.length * 2;
         }
-        let list = this.list(f, id);
+        let list = fieldPostings[id];
         if (list === undefined) {
           list = [];
           fieldPostings[id] = list;
-        } else if (!Array.isArray(list)) {
-          // A list loaded from a snapshot is a read-only view; copy it on first write.
-          list = Array.from(list);
-          fieldPostings[id] = list;
         }
         list.push(slot, freq);
+        this.tailWords += 2;
       }
     }
   }
 
   /**
-   * Marks a slot deleted. Its postings stay until {@link needsCompaction} suggests a
-   * rebuild; scoring skips it, so results are exact and deletion is O(1).
+   * Marks a slot deleted. Its postings stay until the tail is written or a merge rewrites its
+   * segment; scoring skips it, so results are exact and deletion is O(1).
    */
   remove(slot: number): void {
-    if (slot >= this.slots || this.deleted.has(slot)) return;
+    if (slot >= this.slots || this.deleted.has(slot) || this.fieldLengths.every((l) => l[slot] === undefined)) return;
     this.deleted.add(slot);
     this.changes++;
-    for (let f = 0; f < TEXT_FIELDS.length; f++) this.totalLength[f]! -= this.fieldLengths[f]![slot] ?? 0;
-    if (this.needsCompaction()) this.compact();
+    for (let f = 0; f < FIELD_COUNT; f++) this.totalLength[f]! -= this.fieldLengths[f]![slot] ?? 0;
   }
 
-  /** Whether dead postings are enough of the index that dropping them pays (they cost memory and scan time, never correctness). */
-  needsCompaction(): boolean {
-    return this.deleted.size >= COMPACT_MIN && this.deleted.size > this.added * COMPACT_RATIO;
+  /** Writes the tail as a segment once it is over its budget. Call between documents, never inside one. */
+  maybeSpill(): void {
+    if (this.tailBytes > this.tailBudget) this.flush();
+  }
+
+  /** Writes the tail, if it holds anything, as a segment (its deleted documents left out). */
+  flush(): void {
+    if (this.tailSlots.length === 0 && this.terms.length === 0) return;
+    const dead = this.deleted;
+    const live = this.tailSlots.filter((s) => !dead.has(s));
+    const alive = (list: number[]): number[] => {
+      if (dead.size === 0) return list;
+      const out: number[] = [];
+      for (let i = 0; i < list.length; i += 2) if (!dead.has(list[i]!)) out.push(list[i]!, list[i + 1]!);
+      return out;
+    };
+    // Terms that only dead documents held go with them.
+    const order = sortedOrder(this.terms).filter((t) => this.postings.some((fp) => fp[t] !== undefined && (dead.size === 0 || alive(fp[t]!).length > 0)));
+    if (live.length > 0 || order.length > 0) {
+      const src: SegmentSource = {
+        terms: order.map((t) => this.terms[t]!),
+        live,
+        lengths: this.fieldLengths.map((l) => live.map((s) => l[s] ?? 0)),
+        lists: (t, emit) => {
+          const id = order[t]!;
+          for (let f = 0; f < FIELD_COUNT; f++) emit(f, alive(this.postings[f]![id] ?? []));
+        },
+      };
+      const ref = writeSegment(this.dir.create(), src);
+      this.attach(ref);
+    }
+    for (const slot of this.tailSlots) if (dead.has(slot)) this.drop(slot);
+    this.termIds.clear();
+    this.terms = [];
+    this.postings = TEXT_FIELDS.map(() => []);
+    this.tailSlots = [];
+    this.tailWords = 0;
+    this.tailTermBytes = 0;
+  }
+
+  /** Opens a segment just written and appends it. */
+  private attach(ref: SegmentRef): void {
+    const source = this.dir.open(ref);
+    if (!source) throw new Error(`text index segment ${ref.name} could not be opened after it was written`);
+    this.segments.push({ seg: Segment.open(ref, source), id: segmentIds++ });
+  }
+
+  /** Forgets a deleted slot whose postings are gone. */
+  private drop(slot: number): void {
+    this.deleted.delete(slot);
+    this.added--;
+    for (let f = 0; f < FIELD_COUNT; f++) this.fieldLengths[f]![slot] = undefined;
+  }
+
+  /** Deleted documents among a segment's. */
+  private deadIn(seg: Segment): number {
+    if (this.deleted.size === 0) return 0;
+    let n = 0;
+    for (const slot of this.deleted) if (slot >= seg.firstSlot && slot <= seg.lastSlot) n++;
+    return n;
   }
 
   /**
-   * Drops the postings and lengths of deleted slots, and the terms no live document holds.
-   * Slots keep their numbers (the documents store refers to them), so this changes no result.
+   * Merges segments until their sizes fall geometrically (each at most half the one before),
+   * and rewrites a segment mostly deleted, streaming a term at a time. `pause` is awaited now
+   * and then, so that a long merge lets other work run; queries meanwhile read the segments
+   * being merged, which stay until the merged one replaces them.
    */
-  compact(): void {
-    if (this.deleted.size === 0) return;
-    this.readAll();
-    const dead = this.deleted;
-    const kept: number[] = [];
-    const filtered = this.postings.map((fieldPostings) =>
-      fieldPostings.map((list) => {
-        if (!list) return undefined;
-        const out: number[] = [];
-        for (let i = 0; i < list.length; i += 2) if (!dead.has(list[i]!)) out.push(list[i]!, list[i + 1]!);
-        return out.length > 0 ? out : undefined;
-      }),
-    );
-    for (let t = 0; t < this.terms.length; t++) if (filtered.some((fp) => fp[t] !== undefined)) kept.push(t);
-    const terms = kept.map((t) => this.terms[t]!);
-    this.termIds.clear();
-    this.sortedVocabulary = false;
-    terms.forEach((term, id) => this.termIds.set(term, id));
-    this.terms = terms;
-    for (let f = 0; f < TEXT_FIELDS.length; f++) {
-      const fieldPostings: Postings[] = [];
-      kept.forEach((t, id) => {
-        const list = filtered[f]![t];
-        if (list) fieldPostings[id] = list;
-      });
-      this.postings[f] = fieldPostings;
-      const lengths = this.fieldLengths[f]!;
-      for (const slot of dead) if (slot < lengths.length) lengths[slot] = undefined;
+  merge(pause: () => Promise<void> = () => new Promise((r) => setImmediate(r))): Promise<number> {
+    // One merge at a time: a second caller waits for the first's.
+    this.merging ??= (async () => {
+      let merges = 0;
+      for (;;) {
+        const run = this.nextMerge();
+        if (!run) return merges;
+        await this.mergeRun(run[0], run[1], pause);
+        merges++;
+      }
+    })().finally(() => {
+      this.merging = undefined;
+    });
+    return this.merging;
+  }
+
+  /** The next run of segments to merge, [first, last] inclusive, or undefined. */
+  private nextMerge(): [number, number] | undefined {
+    const segs = this.segments;
+    for (let i = 0; i < segs.length; i++) {
+      const seg = segs[i]!.seg;
+      // A snapshot of the earlier layout, read in place: rewritten as a segment file of its own.
+      if (seg.ref.name === '') return [i, i];
+      const dead = this.deadIn(seg);
+      if (dead >= COMPACT_MIN && dead >= seg.live.length * COMPACT_RATIO) return [i, i];
     }
-    this.added -= dead.size;
-    dead.clear();
-    this.changes++;
+    for (let i = segs.length - 1; i >= 1; i--) {
+      if (segs[i]!.seg.bodyBytes >= segs[i - 1]!.seg.bodyBytes * MERGE_RATIO) return [i - 1, i];
+    }
+    return undefined;
+  }
+
+  private async mergeRun(first: number, last: number, pause: () => Promise<void>): Promise<void> {
+    const run = this.segments.slice(first, last + 1);
+    const segs = run.map((r) => r.seg);
+    const lo = segs[0]!.firstSlot;
+    const hi = segs[segs.length - 1]!.lastSlot;
+    const dead = new Set([...this.deleted].filter((s) => s >= lo && s <= hi));
+    const live: number[] = [];
+    const lengths: number[][] = TEXT_FIELDS.map(() => []);
+    for (const seg of segs) {
+      for (let i = 0; i < seg.live.length; i++) {
+        const slot = seg.live[i]!;
+        if (dead.has(slot)) continue;
+        live.push(slot);
+        for (let f = 0; f < FIELD_COUNT; f++) lengths[f]!.push(seg.lengths[f]![i]!);
+      }
+    }
+    const terms = unionVocabulary(segs.map((s) => s.terms));
+    const at = segs.map(() => 0);
+    const alive = (list: Uint32Array): ArrayLike<number> => {
+      if (dead.size === 0) return list;
+      let keep = 0;
+      for (let i = 0; i < list.length; i += 2) if (!dead.has(list[i]!)) keep += 2;
+      if (keep === list.length) return list;
+      const out = new Uint32Array(keep);
+      let o = 0;
+      for (let i = 0; i < list.length; i += 2) {
+        if (dead.has(list[i]!)) continue;
+        out[o++] = list[i]!;
+        out[o++] = list[i + 1]!;
+      }
+      return out;
+    };
+    const src: SegmentSource = {
+      terms,
+      live,
+      lengths,
+      lists: (t, emit) => {
+        const term = terms[t]!;
+        const blocks: Uint32Array[] = [];
+        segs.forEach((seg, i) => {
+          if (seg.terms[at[i]!] !== term) return;
+          blocks.push(seg.block(at[i]!));
+          at[i]!++;
+        });
+        for (let f = 0; f < FIELD_COUNT; f++) for (const b of blocks) emit(f, alive(blockList(b, f) ?? new Uint32Array(0)));
+      },
+    };
+    const ref = await writeSegmentAsync(this.dir.create(), src, pause);
+    const source = this.dir.open(ref);
+    if (!source) throw new Error(`text index segment ${ref.name} could not be opened after it was written`);
+    const merged = { seg: Segment.open(ref, source), id: segmentIds++ };
+    // The segments may have moved while the merge paused (another merge never runs meanwhile,
+    // but the tail may have been written): find the run again.
+    const from = this.segments.indexOf(run[0]!);
+    this.segments.splice(from, run.length, merged);
+    for (const slot of dead) this.drop(slot);
+    this.cache.clear();
+    for (const r of run) {
+      r.seg.close();
+      this.dir.retire(r.seg.ref);
+    }
+  }
+
+  /** What a commit saves of this index; the tail must have been written ({@link flush}). */
+  manifest(): TextManifest {
+    if (this.tailSlots.length > 0 || this.terms.length > 0) throw new Error('the text index tail must be written before its manifest');
+    if (this.segments.some((s) => s.seg.ref.name === '')) throw new Error('the text index must be merged before its manifest (it holds a snapshot of the earlier layout)');
+    return {
+      segments: this.segments.map((s) => s.seg.ref),
+      deleted: [...this.deleted].sort((a, b) => a - b),
+      slots: this.slots,
+      added: this.added,
+      lastAdded: this.lastAdded,
+    };
+  }
+
+  /** The segment files the index reads. */
+  segmentNames(): string[] {
+    return this.segments.map((s) => s.seg.ref.name).filter((n) => n !== '');
+  }
+
+  /** Opens a committed index from its manifest; throws when a segment is missing or damaged. */
+  static open(manifest: TextManifest, dir: SegmentDir, tailBudget?: number): CodeTextIndex {
+    const idx = new CodeTextIndex(dir, tailBudget);
+    try {
+      for (const ref of manifest.segments) {
+        const source = dir.open(ref);
+        if (!source) throw new Error(`text index segment ${ref.name} is missing`);
+        idx.segments.push({ seg: Segment.open(ref, source), id: segmentIds++ });
+      }
+    } catch (e) {
+      idx.close();
+      throw e;
+    }
+    for (const d of manifest.deleted) idx.deleted.add(d);
+    idx.slots = manifest.slots;
+    idx.added = manifest.added;
+    idx.lastAdded = manifest.lastAdded;
+    idx.loadLengths();
+    return idx;
+  }
+
+  /**
+   * Opens a snapshot of the earlier single-file layout (one "VTI4" run at `at` in `source`, the
+   * search snapshot's file): it becomes the index's one segment, and the next merge that
+   * rewrites it moves it into a segment file of its own.
+   */
+  static openSnapshot(source: ByteSource, at: number, dir: SegmentDir, tailBudget?: number): CodeTextIndex {
+    const header = new Uint32Array(8);
+    source.readInto(new Uint8Array(header.buffer), at);
+    if (header[0] !== SEGMENT_MAGIC) throw new Error('not a text index snapshot');
+    const idx = new CodeTextIndex(dir, tailBudget);
+    idx.segments.push({ seg: Segment.open({ name: '', size: source.byteLength }, source, at), id: segmentIds++ });
+    idx.slots = header[1]!;
+    idx.added = header[5]!;
+    idx.lastAdded = header[6]! - 1;
+    idx.loadLengths();
+    return idx;
+  }
+
+  /** The lengths of every segment's documents, and the totals over the live ones. */
+  private loadLengths(): void {
+    for (const { seg } of this.segments) {
+      for (let i = 0; i < seg.live.length; i++) {
+        const slot = seg.live[i]!;
+        for (let f = 0; f < FIELD_COUNT; f++) {
+          const n = seg.lengths[f]![i]!;
+          this.fieldLengths[f]![slot] = n;
+          if (!this.deleted.has(slot)) this.totalLength[f]! += n;
+        }
+      }
+    }
+  }
+
+  /** A term's lists in field `f`: one per segment that holds it, then the tail's. */
+  private listsOf(term: string): Postings[][] {
+    const out: Postings[][] = TEXT_FIELDS.map(() => []);
+    for (const { seg, id } of this.segments) {
+      const t = seg.termIndex(term);
+      if (t < 0) continue;
+      const key = `${id}:${t}`;
+      let block = this.cache.get(key);
+      if (!block) {
+        block = seg.block(t);
+        this.cache.set(key, block);
+      }
+      for (let f = 0; f < FIELD_COUNT; f++) {
+        const list = blockList(block, f);
+        if (list) out[f]!.push(list);
+      }
+    }
+    const id = this.termIds.get(term);
+    if (id !== undefined) {
+      for (let f = 0; f < FIELD_COUNT; f++) {
+        const list = this.postings[f]![id];
+        if (list) out[f]!.push(list);
+      }
+    }
+    return out;
   }
 
   isLive(slot: number): boolean {
-    return slot < this.slots && !this.deleted.has(slot);
+    return slot < this.slots && !this.deleted.has(slot) && this.fieldLengths.some((l) => l[slot] !== undefined);
   }
 
   search(queryTerms: string[], opts: TextSearchOptions = {}): TextHit[] {
@@ -228,32 +525,35 @@ export class CodeTextIndex {
     const deleted = this.deleted.size > 0 ? this.deleted : undefined;
 
     for (const term of queryTerms) {
-      const id = this.idOf(term);
-      if (id === undefined) continue;
+      const fieldLists = this.listsOf(term);
+      if (fieldLists.every((l) => l.length === 0)) continue;
       const termStamp = ++this.stampCounter;
-      for (let f = 0; f < TEXT_FIELDS.length; f++) {
+      for (let f = 0; f < FIELD_COUNT; f++) {
         const boost = opts.boost?.[TEXT_FIELDS[f]!] ?? 1;
         if (boost <= 0) continue;
-        const list = this.list(f, id);
-        if (list === undefined) continue;
-        const df = this.liveDf(list);
+        const lists = fieldLists[f]!;
+        if (lists.length === 0) continue;
+        let df = 0;
+        for (const list of lists) df += this.liveDf(list);
         if (df === 0 || df > maxDf) continue;
         const idf = Math.log(1 + (live - df + 0.5) / (df + 0.5));
         // Evaluated as (boost * idf * tf * (K1 + 1)) / (tf + norm), in the same order as ever,
         // so scores are bit for bit what they were.
         const weight = boost * idf * (opts.weights?.get(term) ?? 1);
         const norm = this.normsOf(f, live);
-        for (let i = 0; i < list.length; i += 2) {
-          const slot = list[i]!;
-          if (deleted !== undefined && deleted.has(slot)) continue;
-          if (accept && !accept(slot)) continue;
-          const tf = list[i + 1]!;
-          const s = (weight * tf * (K1 + 1)) / (tf + norm[slot]!);
-          if (scores[slot] === 0) touched.push(slot);
-          scores[slot]! += s;
-          if (stamp[slot] !== termStamp) {
-            stamp[slot] = termStamp;
-            matched[slot]!++;
+        for (const list of lists) {
+          for (let i = 0; i < list.length; i += 2) {
+            const slot = list[i]!;
+            if (deleted !== undefined && deleted.has(slot)) continue;
+            if (accept && !accept(slot)) continue;
+            const tf = list[i + 1]!;
+            const s = (weight * tf * (K1 + 1)) / (tf + norm[slot]!);
+            if (scores[slot] === 0) touched.push(slot);
+            scores[slot]! += s;
+            if (stamp[slot] !== termStamp) {
+              stamp[slot] = termStamp;
+              matched[slot]!++;
+            }
           }
         }
       }
@@ -308,15 +608,13 @@ export class CodeTextIndex {
     groups.forEach((terms, g) => {
       const bit = 1 << g;
       for (const term of terms) {
-        const id = this.idOf(term);
-        if (id === undefined) continue;
-        for (let f = 0; f < TEXT_FIELDS.length; f++) {
-          const list = this.list(f, id);
-          if (list === undefined) continue;
-          for (let i = 0; i < list.length; i += 2) {
-            const slot = list[i]!;
-            if (this.deleted.size > 0 && this.deleted.has(slot)) continue;
-            masks.set(slot, (masks.get(slot) ?? 0) | bit);
+        for (const lists of this.listsOf(term)) {
+          for (const list of lists) {
+            for (let i = 0; i < list.length; i += 2) {
+              const slot = list[i]!;
+              if (this.deleted.size > 0 && this.deleted.has(slot)) continue;
+              masks.set(slot, (masks.get(slot) ?? 0) | bit);
+            }
           }
         }
       }
@@ -326,91 +624,20 @@ export class CodeTextIndex {
 
   /** Document frequency of a term in a field: live documents only. */
   docFrequency(term: string, field: TextField): number {
-    const id = this.idOf(term);
-    if (id === undefined) return 0;
-    const list = this.list(TEXT_FIELDS.indexOf(field), id);
-    return list ? this.liveDf(list) : 0;
+    let n = 0;
+    for (const list of this.listsOf(term)[TEXT_FIELDS.indexOf(field)]!) n += this.liveDf(list);
+    return n;
   }
 
-  /** A term's id, or undefined when no document holds it. */
   /** Whether any live or dead document holds `term` (a cheap vocabulary check). */
   hasTerm(term: string): boolean {
-    return this.idOf(term) !== undefined;
+    return this.termIds.has(term) || this.segments.some(({ seg }) => seg.termIndex(term) >= 0);
   }
 
-  private idOf(term: string): number | undefined {
-    if (!this.sortedVocabulary) return this.termIds.get(term);
-    const terms = this.terms;
-    let lo = 0;
-    let hi = terms.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1;
-      const t = terms[mid]!;
-      if (t === term) return mid;
-      if (t < term) lo = mid + 1;
-      else hi = mid - 1;
-    }
-    return undefined;
-  }
-
-  /** The term map for adding documents (new terms go at the end, so the order is lost). */
-  private ensureTermIds(): void {
-    if (!this.sortedVocabulary) return;
-    this.sortedVocabulary = false;
-    for (let t = 0; t < this.terms.length; t++) this.termIds.set(this.terms[t]!, t);
-  }
-
-  /** A term's posting list in a field, read from the snapshot on first use. */
-  private list(f: number, id: number): Postings | undefined {
-    const held = this.postings[f]![id];
-    const snap = this.snap;
-    if (held !== undefined || snap === undefined || id >= snap.termCount) return held;
-    if (snap.kind === 'ranged') {
-      if (snap.taken[id]) return undefined;
-      const first = snap.blocks[id]!;
-      const words = new Uint32Array(snap.blocks[id + 1]! - first);
-      snap.source.readInto(new Uint8Array(words.buffer), snap.bodyAt + first * 4);
-      this.takeBlock(snap, id, words, 0);
-      return this.postings[f]![id];
-    }
-    const at = snap.offsets[f * snap.termCount + id]!;
-    const n = snap.buf[at]!;
-    if (n === 0) return undefined;
-    const list = snap.buf.subarray(at + 1, at + 1 + n);
-    this.postings[f]![id] = list;
-    return list;
-  }
-
-  /** Takes term `id`'s lists from its block (per field: the list's length, then after them the lists) at `at` in `words`. */
-  private takeBlock(snap: RangedLists, id: number, words: Uint32Array, at: number): void {
-    let o = at + TEXT_FIELDS.length;
-    for (let f = 0; f < TEXT_FIELDS.length; f++) {
-      const n = words[at + f]!;
-      if (n > 0 && this.postings[f]![id] === undefined) this.postings[f]![id] = words.subarray(o, o + n);
-      o += n;
-    }
-    snap.taken[id] = 1;
-  }
-
-  /** Takes every posting list still in the snapshot (before a rewrite of them all), and lets the snapshot go. */
-  private readAll(): void {
-    const snap = this.snap;
-    if (!snap) return;
-    if (snap.kind === 'ranged') {
-      // One read of the whole body rather than one per term.
-      const body = new Uint32Array(snap.blocks[snap.termCount]!);
-      snap.source.readInto(new Uint8Array(body.buffer), snap.bodyAt);
-      for (let t = 0; t < snap.termCount; t++) if (!snap.taken[t]) this.takeBlock(snap, t, body, snap.blocks[t]!);
-      snap.source.close();
-    } else {
-      for (let f = 0; f < TEXT_FIELDS.length; f++) for (let t = 0; t < snap.termCount; t++) this.list(f, t);
-    }
-    this.snap = undefined;
-  }
-
-  /** Releases the snapshot's file, for an index that is done with: its unread lists can no longer be read. */
+  /** Releases the segments' files, for an index that is done with. */
   close(): void {
-    if (this.snap?.kind === 'ranged') this.snap.source.close();
+    for (const { seg } of this.segments) seg.close();
+    this.cache.clear();
   }
 
   /** The live documents of a posting list: deleted slots do not count toward a term's rarity. */
@@ -420,190 +647,9 @@ export class CodeTextIndex {
     for (let i = 0; i < list.length; i += 2) if (!this.deleted.has(list[i]!)) n++;
     return n;
   }
-
-  /**
-   * Snapshot layout "VTI4" (little-endian u32 words), a head and a body. The head: magic, slots,
-   * termCount, liveCount, termBytesLength, added, lastAdded + 1, headWords; the UTF-8 terms,
-   * sorted, joined by "\n" (padded to 4 bytes); the live slots ascending; per field, totalLength
-   * (as two u32 halves) and the lengths of the live slots in that order; then termCount + 1 word
-   * offsets into the body, where each term's block starts (and the body ends). The body: per
-   * term, its block: each field's list length, then the lists. The index is compacted first, so
-   * the snapshot of a churned index is the size of a fresh one's.
-   */
-  serialize(): Uint8Array {
-    this.readAll();
-    this.compact();
-    // Terms are written in sorted order (their lists follow), so that a loaded snapshot finds
-    // a term by binary search and builds no term map.
-    const order = this.sortedVocabulary ? this.terms.map((_, t) => t) : sortedOrder(this.terms);
-    const live: number[] = [];
-    for (let slot = 0; slot < this.slots; slot++) if (this.fieldLengths.some((l) => l[slot] !== undefined)) live.push(slot);
-    const termBytes = new TextEncoder().encode(order.map((t) => this.terms[t]!).join('\n'));
-    const termWords = Math.ceil(termBytes.length / 4);
-    const headWords = HEADER_WORDS + termWords + live.length + TEXT_FIELDS.length * (2 + live.length) + this.terms.length + 1;
-    let bodyWords = this.terms.length * TEXT_FIELDS.length;
-    for (let f = 0; f < TEXT_FIELDS.length; f++) for (const list of this.postings[f]!) bodyWords += list ? list.length : 0;
-    const buf = new Uint32Array(headWords + bodyWords);
-    let o = 0;
-    buf[o++] = MAGIC;
-    buf[o++] = this.slots;
-    buf[o++] = this.terms.length;
-    buf[o++] = live.length;
-    buf[o++] = termBytes.length;
-    buf[o++] = this.added;
-    buf[o++] = this.lastAdded + 1;
-    buf[o++] = headWords;
-    new Uint8Array(buf.buffer, o * 4, termBytes.length).set(termBytes);
-    o += termWords;
-    for (const slot of live) buf[o++] = slot;
-    for (let f = 0; f < TEXT_FIELDS.length; f++) {
-      const total = this.totalLength[f]!;
-      buf[o++] = total % 0x100000000;
-      buf[o++] = Math.floor(total / 0x100000000);
-      const lengths = this.fieldLengths[f]!;
-      for (const slot of live) buf[o++] = lengths[slot] ?? 0;
-    }
-    const blocks = o;
-    let b = headWords;
-    order.forEach((t, i) => {
-      buf[blocks + i] = b - headWords;
-      for (let f = 0; f < TEXT_FIELDS.length; f++) buf[b++] = this.postings[f]![t]?.length ?? 0;
-      for (let f = 0; f < TEXT_FIELDS.length; f++) {
-        const list = this.postings[f]![t];
-        if (list) {
-          buf.set(list, b);
-          b += list.length;
-        }
-      }
-    });
-    buf[blocks + order.length] = b - headWords;
-    return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
-  }
-
-  /**
-   * Opens a "VTI4" snapshot that starts at `at` in `source`: reads its head now and each term's
-   * lists when first asked for, so `source` must stay open while the index is used (the index
-   * closes it once it has read everything, and in {@link close}). Other layouts are read whole.
-   */
-  static open(source: ByteSource, at = 0): CodeTextIndex {
-    if (source.byteLength - at < HEADER_WORDS * 4) throw new Error('text index snapshot is truncated');
-    const header = new Uint32Array(HEADER_WORDS);
-    source.readInto(new Uint8Array(header.buffer), at);
-    if (header[0] !== MAGIC) {
-      const bytes = new Uint8Array(source.byteLength - at);
-      source.readInto(bytes, at);
-      source.close();
-      return CodeTextIndex.deserialize(bytes);
-    }
-    const [, slots, termCount, liveCount, termByteLength, added, lastAdded, headWords] = header as unknown as number[];
-    const termWords = Math.ceil(termByteLength! / 4);
-    const expected = HEADER_WORDS + termWords + liveCount! + TEXT_FIELDS.length * (2 + liveCount!) + termCount! + 1;
-    if (headWords !== expected || at + headWords * 4 > source.byteLength) throw new Error('text index snapshot is truncated or damaged');
-    const head = new Uint32Array(headWords);
-    source.readInto(new Uint8Array(head.buffer), at);
-    const idx = new CodeTextIndex();
-    idx.slots = slots!;
-    idx.added = added!;
-    idx.lastAdded = lastAdded! - 1;
-    let o = HEADER_WORDS;
-    const text = new TextDecoder().decode(new Uint8Array(head.buffer, o * 4, termByteLength));
-    o += termWords;
-    idx.terms = termCount === 0 ? [] : text.split('\n');
-    if (idx.terms.length !== termCount) throw new Error('text index snapshot has a damaged vocabulary');
-    idx.sortedVocabulary = true;
-    const live = head.subarray(o, o + liveCount!);
-    o += liveCount!;
-    for (let f = 0; f < TEXT_FIELDS.length; f++) {
-      idx.totalLength[f] = head[o]! + head[o + 1]! * 0x100000000;
-      o += 2;
-      const lengths: Array<number | undefined> = [];
-      for (let i = 0; i < live.length; i++) lengths[live[i]!] = head[o++]!;
-      idx.fieldLengths[f] = lengths;
-    }
-    const blocks = head.subarray(o, o + termCount! + 1);
-    const bodyAt = at + headWords * 4;
-    if (bodyAt + blocks[termCount!]! * 4 > source.byteLength) throw new Error('text index snapshot is truncated');
-    idx.snap = { kind: 'ranged', termCount: termCount!, source, bodyAt, blocks, taken: new Uint8Array(termCount!) };
-    return idx;
-  }
-
-  /** Reads a snapshot of any layout ("VTI4", and "VTI1" to "VTI3" from earlier versions). */
-  static deserialize(bytes: Uint8Array): CodeTextIndex {
-    if (bytes.byteLength >= 4 && new DataView(bytes.buffer, bytes.byteOffset, 4).getUint32(0, true) === MAGIC) return CodeTextIndex.open(memorySource(bytes));
-    // Copy into an aligned buffer we own: sql.js hands out views into its heap.
-    const aligned = new Uint32Array(Math.floor(bytes.byteLength / 4));
-    new Uint8Array(aligned.buffer).set(bytes.subarray(0, aligned.byteLength));
-    const buf = aligned;
-    let o = 0;
-    const magic = buf[o++];
-    if (magic !== MAGIC_V3 && magic !== MAGIC_V2 && magic !== MAGIC_V1) throw new Error('not a text index snapshot');
-    const v1 = magic === MAGIC_V1;
-    const idx = new CodeTextIndex();
-    idx.slots = buf[o++]!;
-    const termCount = buf[o++]!;
-    // v1: the deleted slots' count; v2: the live slots' count.
-    const listed = buf[o++]!;
-    const termByteLength = buf[o++]!;
-    idx.added = buf[o++]!;
-    idx.lastAdded = buf[o++]! - 1;
-    const text = new TextDecoder().decode(new Uint8Array(buf.buffer, o * 4, termByteLength));
-    o += Math.ceil(termByteLength / 4);
-    idx.terms = termCount === 0 ? [] : text.split('\n');
-    if (idx.terms.length !== termCount) throw new Error('text index snapshot has a damaged vocabulary');
-    if (magic === MAGIC_V3) idx.sortedVocabulary = true;
-    else for (let t = 0; t < termCount; t++) idx.termIds.set(idx.terms[t]!, t);
-    const slotList = Array.from(buf.subarray(o, o + listed));
-    o += listed;
-    if (v1) for (const d of slotList) idx.deleted.add(d);
-    const offsets = new Uint32Array(TEXT_FIELDS.length * termCount);
-    for (let f = 0; f < TEXT_FIELDS.length; f++) {
-      idx.totalLength[f] = buf[o]! + buf[o + 1]! * 0x100000000;
-      o += 2;
-      if (v1) {
-        idx.fieldLengths[f] = Array.from(buf.subarray(o, o + idx.slots));
-        o += idx.slots;
-      } else {
-        const lengths: Array<number | undefined> = [];
-        for (const slot of slotList) lengths[slot] = buf[o++]!;
-        idx.fieldLengths[f] = lengths;
-      }
-      // Where each term's list starts; the lists themselves are read when asked for.
-      for (let t = 0; t < termCount; t++) {
-        offsets[f * termCount + t] = o;
-        o += 1 + buf[o]!;
-        if (o > buf.length) throw new Error('text index snapshot is truncated');
-      }
-    }
-    idx.snap = { kind: 'inline', buf, termCount, offsets };
-    return idx;
-  }
 }
 
 /** Term ids in the order of their terms (UTF-16 code units, as `<` compares them). */
 function sortedOrder(terms: readonly string[]): number[] {
   return terms.map((_, t) => t).sort((a, b) => (terms[a]! < terms[b]! ? -1 : terms[a]! > terms[b]! ? 1 : 0));
 }
-
-/** Posting lists of a snapshot in memory (layouts "VTI2", "VTI3"): each term and field's list in place. */
-interface InlineLists {
-  kind: 'inline';
-  buf: Uint32Array;
-  termCount: number;
-  /** Where the list of field f and term t starts in `buf`: index f * termCount + t. */
-  offsets: Uint32Array;
-}
-
-/** Posting lists of a "VTI4" snapshot, read by range: one term's block (all fields) at a time. */
-interface RangedLists {
-  kind: 'ranged';
-  termCount: number;
-  source: ByteSource;
-  /** Byte position of the body in `source`. */
-  bodyAt: number;
-  /** Word offset of each term's block in the body, and the body's end. */
-  blocks: Uint32Array;
-  /** Per term: 1 once its lists are taken. */
-  taken: Uint8Array;
-}
-
-type SnapshotLists = InlineLists | RangedLists;

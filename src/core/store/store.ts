@@ -26,6 +26,7 @@ import { VltError } from '../errors';
 import { silentLogger, type Logger } from '../ports';
 import type { ImportSpec, ParsedFile, SymbolRef } from '../types';
 import { removeStaleTempFiles, writeFileAtomic } from './atomic';
+import { FileSegmentDir } from '../search/text-segment';
 import { identityOf, moveAside, openChecked, readForReader, readIfExists, recordWritten, writtenIdentity } from './db-file';
 import { EmbeddingStore } from './embedding-store';
 import * as files from './file-queries';
@@ -91,6 +92,8 @@ export interface OpenOptions {
 
 /** The persisted symbol table's blob, and the meta key holding the generation it describes. */
 export const SYMBOLS_BLOB = 'symbols';
+/** The meta key naming the search index's text segment files (JSON array). */
+const TEXT_SEGMENTS_META = 'text_segments';
 const SYMBOLS_GENERATION_META = 'symbols_generation';
 
 /** Meta keys the store maintains itself; `setMeta` refuses them. */
@@ -125,6 +128,11 @@ export class IndexStore {
   private diskIdentity: string | undefined;
   private commitChain: Promise<void> = Promise.resolve();
   private readonly postings = new RefPostings(() => this.conn);
+  private segments: FileSegmentDir | undefined;
+  /** The text segments the last commit (loaded or written) names. */
+  private committedSegments: string[] = [];
+  /** Where the segment sequence stood when the pending commit's snapshot named its segments. */
+  private segmentMark = 0;
 
   private constructor(
     private readonly SQL: SqlJsStatic,
@@ -218,6 +226,7 @@ export class IndexStore {
       // find an (empty) index instead of none.
       this.dirty = this.mode === 'write';
     }
+    this.committedSegments = this.textSegmentNames();
     const maxFile = num(this.conn.first('SELECT max(id) FROM files')?.[0]);
     const maxChunk = num(this.conn.first('SELECT max(id) FROM chunks')?.[0]);
     this.ids.nextFileId = Math.max(maxFile + 1, Number(this.getMeta('next_file_id') ?? 1) || 1);
@@ -537,6 +546,9 @@ export class IndexStore {
     this.diskIdentity = await this.statIdentity();
     recordWritten(path.join(this.dir, WRITTEN_FILE), this.diskIdentity);
     sidecars.done();
+    const segments = this.textSegmentNames();
+    this.textSegments.committedNow(segments, this.committedSegments, this.segmentMark);
+    this.committedSegments = segments;
     this.onCommitted?.();
   }
 
@@ -723,6 +735,29 @@ export class IndexStore {
   getBlob(key: string): Uint8Array | undefined {
     this.assertOpen();
     return this.blobs.get(key);
+  }
+
+  /**
+   * Where the search index's text segments live: files beside index.db (a reader opens them,
+   * and keeps the segments it writes itself in memory).
+   */
+  get textSegments(): FileSegmentDir {
+    return (this.segments ??= new FileSegmentDir(this.dir, this.mode === 'write'));
+  }
+
+  /** Records the text segments the next commit's search snapshot names (files the cleanup after it keeps). */
+  setTextSegments(names: readonly string[]): void {
+    this.setMeta(TEXT_SEGMENTS_META, JSON.stringify(names));
+    this.segmentMark = this.textSegments.mark();
+  }
+
+  private textSegmentNames(): string[] {
+    try {
+      const v = JSON.parse(this.getMeta(TEXT_SEGMENTS_META) ?? '[]') as unknown;
+      return Array.isArray(v) ? v.filter((n): n is string => typeof n === 'string') : [];
+    } catch {
+      return [];
+    }
   }
 
   /** A blob to be read by range (see {@link Blobs.open}); the caller closes it. */
