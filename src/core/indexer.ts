@@ -264,11 +264,11 @@ async function statKnownPaths(
  * index's tail becomes a segment file and segments are merged as its policy says (files written
  * before index.db), then the snapshot, which names them, goes in with the commit.
  */
-export async function persistIndex(store: IndexStore, search: SearchIndex): Promise<void> {
+export async function persistIndex(store: IndexStore, search: SearchIndex, opts: { checkpoint?: boolean } = {}): Promise<void> {
   await search.mergeText();
   store.setBlob('search', search.serialize());
   store.setTextSegments(search.segmentNames());
-  await store.commit();
+  await store.commit(opts.checkpoint ? { symbolTable: false } : {});
 }
 
 /** The store meta key holding the Go vendor directories the last walk indexed for navigation. */
@@ -501,7 +501,7 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
     if (regenerateAfter !== undefined && lastApplied !== undefined) store.setMeta(REGENERATE_META, lastApplied);
     ctx.beforePersist?.(report.changed);
     onProgress?.({ phase: 'persist', done: 0, total: 1, message: `saving what is indexed so far (${done} of ${total} files)` });
-    await persistIndex(store, ctx.search);
+    await persistIndex(store, ctx.search, { checkpoint: true });
     report.checkpoints = (report.checkpoints ?? 0) + 1;
     lastCheckpoint = performance.now();
     checkpointCost = lastCheckpoint - now;

@@ -8,6 +8,8 @@ import { cpSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/core/engine';
+import { persistIndex } from '../../src/core/indexer';
+import type { SearchIndex } from '../../src/core/search/orama-index';
 import type { SymbolCandidate } from '../../src/core/search/hybrid';
 import { encodeSymbolTable, PersistedSymbolTable } from '../../src/core/search/symbol-table';
 import { nodeWorkspaceFs } from '../../src/node/fs';
@@ -126,5 +128,31 @@ describe('the persisted symbol table in the engine', () => {
     const reader = await engine(dir, 'read');
     expect(reader.store.symbolTable()).toBeUndefined();
     expect((await reader.search('Platypus', { k: 3 })).hits[0]?.symbol).toBe('Platypus');
+  });
+
+  it('is not written by a checkpoint (which drops the stale one), and is by the commit after it', async () => {
+    const dir = tempDir();
+    cpSync(path.join(ROOT, 'test/fixtures/intel/go'), dir, { recursive: true });
+    const writer = await engine(dir, 'write');
+    await writer.index();
+    await writer.commit();
+    let encoded = 0;
+    const encode = writer.store.symbolTableWriter!;
+    writer.store.symbolTableWriter = (generation) => (encoded++, encode(generation));
+    writeFileSync(path.join(dir, 'util', 'extra.go'), 'package util\n\nfunc Echidna() int { return 4 }\n');
+    await writer.index({ persist: false });
+    // What a long build's checkpoint commits.
+    await persistIndex(writer.store, (writer as unknown as { searchIndex: SearchIndex }).searchIndex, { checkpoint: true });
+    expect(encoded).toBe(0);
+    const between = await engine(dir, 'read');
+    expect(between.store.symbolTable()).toBeUndefined();
+    expect((await between.search('Echidna', { k: 3 })).hits[0]?.symbol).toBe('Echidna');
+    // Nothing else changed: the next commit still writes the table, since there is none.
+    writer.store.setMeta('touched', '1');
+    await writer.store.commit();
+    expect(encoded).toBe(1);
+    const after = await engine(dir, 'read');
+    expect(after.store.symbolTable()).toBeDefined();
+    for (const q of [...queries, 'Echidna']) expect(await hits(after, q), q).toEqual(await hits(writer, q));
   });
 });

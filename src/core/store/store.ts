@@ -482,13 +482,13 @@ export class IndexStore {
    * Iterators from {@link allChunksForIndexing} must be finished before committing, because
    * sql.js frees every statement when exporting.
    */
-  commit(): Promise<void> {
+  commit(opts: { symbolTable?: boolean } = {}): Promise<void> {
     try {
       this.assertWritable();
     } catch (e) {
       return Promise.reject(e);
     }
-    const next = this.commitChain.then(() => this.commitNow());
+    const next = this.commitChain.then(() => this.commitNow(opts.symbolTable !== false));
     // The chain only orders commits; each caller sees its own commit's error.
     this.commitChain = next.catch(() => undefined);
     return next;
@@ -506,7 +506,12 @@ export class IndexStore {
     return bytes ? { bytes, generation } : undefined;
   }
 
-  private async commitNow(): Promise<void> {
+  /**
+   * @param symbolTable whether to write the persisted symbol table when symbols changed: a long
+   *   build's checkpoints do not (encoding it reads every symbol, at every checkpoint); they drop
+   *   the stale one instead, and the build's last commit writes it.
+   */
+  private async commitNow(symbolTable: boolean): Promise<void> {
     this.assertOpen();
     await this.embeddings.flush();
     if (!this.dirty) return;
@@ -517,15 +522,15 @@ export class IndexStore {
     // The persisted symbol table is rewritten with the symbols it describes, in the same commit
     // (and once for an index that has none yet); its generation says which state it is.
     const symbolsChanged = this.symbolsDirty || !this.hasBlob(SYMBOLS_BLOB);
-    const symbolTable = symbolsChanged ? this.symbolTableWriter?.(generation) : undefined;
-    const sidecars = await this.blobs.writeSidecars(generation, new Map(symbolsChanged ? [[SYMBOLS_BLOB, symbolTable ?? null]] : []));
+    const table = symbolsChanged && symbolTable ? this.symbolTableWriter?.(generation) : undefined;
+    const sidecars = await this.blobs.writeSidecars(generation, new Map(symbolsChanged ? [[SYMBOLS_BLOB, table ?? null]] : []));
     conn.transaction(() => {
       const set = conn.stmt('INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)');
       set.run(['generation', String(generation)]);
       set.run(['updated_at', new Date().toISOString()]);
       set.run(['next_file_id', String(this.ids.nextFileId)]);
       set.run(['next_chunk_id', String(this.ids.nextChunkId)]);
-      if (symbolsChanged) set.run([SYMBOLS_GENERATION_META, String(generation)]);
+      if (table) set.run([SYMBOLS_GENERATION_META, String(generation)]);
       sidecars.apply(conn);
     });
     this.knownGeneration = undefined;
