@@ -4,18 +4,21 @@
  * first (no read), then by content hash: only changed files are re-parsed and re-embedded,
  * and files gone from disk are removed.
  */
-import { createHash } from 'node:crypto';
 import type { VltConfig } from './config';
 import { classifyContent, discoverFiles, type DiscoveredFile, type SkippedFile, type SkipReason } from './discovery';
+import { chunkDoc, splitTokens } from './parse/prepare';
+import { tokenizePath } from './search/tokenizer';
 import { EmbeddingService, embeddingCacheKey, type EmbeddingCache } from './embeddings';
 import { ExcludeSuggester, type ExcludeSuggestion } from './exclude-suggestions';
 import type { EmbeddingProvider, Logger, ProgressSink, WorkspaceFs } from './ports';
 import { EXTRACTOR_VERSION } from './parse/languages';
 import type { ParsePool } from './parse/pool';
 import type { ChunkDoc, SearchIndex } from './search/orama-index';
+import type { TextField } from './search/text-index';
+import type { PreparedFile } from './parse/prepare';
 import type { IndexStore } from './store/store';
 import { estimateTokens } from './tokens';
-import type { Chunk, LanguageId, ParsedFile, SymbolDef } from './types';
+import type { LanguageId } from './types';
 import { VltError, errorMessage } from './errors';
 
 export interface IndexReport {
@@ -106,54 +109,7 @@ export interface IndexContext {
   beforePersist?: (changed: readonly string[]) => void;
 }
 
-export function sha1(data: string | Uint8Array): string {
-  return createHash('sha1').update(data).digest('hex');
-}
-
-/** The text a chunk is embedded from: the chunk itself plus the context that makes it stand alone. */
-export function enrichedText(path: string, language: LanguageId, imports: string[], c: Chunk): string {
-  const lines = [`// ${path} (${language})`];
-  if (imports.length > 0) lines.push(`// imports: ${imports.slice(0, 8).join('; ')}`);
-  if (c.container) lines.push(`// in: ${c.container}`);
-  if (c.decorators?.length) lines.push(...c.decorators);
-  if (c.docstring) lines.push(c.docstring);
-  lines.push(c.text);
-  return lines.join('\n');
-}
-
-/**
- * The search document of a chunk. An index run and a rebuild from the stored chunks (an
- * unreadable snapshot, a compaction) both make it here, so that their scores are the same.
- */
-export function chunkDoc(id: number, path: string, language: LanguageId, c: Pick<Chunk, 'kind' | 'signature' | 'container' | 'decorators' | 'docstring' | 'text'>, names: readonly string[]): ChunkDoc {
-  return {
-    id,
-    path,
-    language,
-    kind: c.kind,
-    name: names.join(' '),
-    sig: [c.signature, c.container, ...(c.decorators ?? []), c.docstring].filter(Boolean).join('\n'),
-    body: c.text,
-  };
-}
-
-/** Names (plain and qualified) of the definitions that start inside a chunk. */
-export function chunkNames(c: Pick<Chunk, 'symbol' | 'startLine' | 'endLine'>, symbols: ReadonlyArray<Pick<SymbolDef, 'name' | 'qualifiedName' | 'startLine'>>): string[] {
-  const names = new Set<string>();
-  if (c.symbol) names.add(c.symbol);
-  for (const s of symbols) {
-    if (s.startLine >= c.startLine && s.startLine <= c.endLine) {
-      names.add(s.name);
-      if (s.qualifiedName !== s.name) names.add(s.qualifiedName);
-    }
-  }
-  return [...names];
-}
-
-/** {@link chunkNames} of each chunk of a parsed file. */
-export function namesPerChunk(parsed: ParsedFile): string[][] {
-  return parsed.chunks.map((c) => chunkNames(c, parsed.symbols));
-}
+export { chunkDoc, chunkNames, enrichedText, namesPerChunk, sha1 } from './parse/prepare';
 
 /**
  * The store's cache keyed by the provider's namespace (model plus requested dimensions), so
@@ -322,8 +278,8 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
     remove: (id: number) => {
       if (ctx.search.has(id)) ctx.search.remove(id);
     },
-    add: (doc: ChunkDoc) => {
-      if (!ctx.search.has(doc.id)) ctx.search.add(doc);
+    add: (doc: ChunkDoc, tokens: Record<TextField, string[]>) => {
+      if (!ctx.search.has(doc.id)) ctx.search.add(doc, undefined, tokens);
     },
     setVector: (id: number, v: Float32Array) => ctx.search.setVector(id, v),
   };
@@ -420,48 +376,50 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
     };
     let bytes: Uint8Array;
     try {
-      bytes = await ctx.fs.readFile(f.absPath);
+      bytes = ctx.fs.readFileSync ? ctx.fs.readFileSync(f.absPath) : await ctx.fs.readFile(f.absPath);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       return skip('unreadable', code === 'ENOENT' ? 'deleted during indexing' : String(code ?? (e as Error).message));
     }
-    const cls = classifyContent(f.path, bytes, { language: f.language, maxFileBytes: ctx.config.index.maxFileBytes });
-    if (!cls.ok) return skip(cls.reason, cls.detail);
-    const generated = cls.generated !== undefined;
-    if (generated && generatedMode === 'skip') return skip('generated', cls.generated);
-    // A generated file is stored for navigation (definitions, references, imports: its uses
-    // count and its names resolve) but, unless asked, gives search no chunk: as search results
-    // and as the oracle's evidence it is noise, and no chunk means nothing to embed either.
-    const navigationOnly = (generated && generatedMode === 'navigation') || f.vendored === true;
-    const hash = sha1(bytes);
     const prev = known.get(f.path);
-    if (prev && prev.hash === hash && !reparse(f.path) && !(retreat(f.path) && prev.generated)) {
-      // Touched but not changed: keep the parse. The stored mtime stays old, so the next
-      // run hashes this file again; that costs a read, never a parse.
-      return () => {
-        report.filesUnchanged++;
-      };
-    }
-    let parsed: ParsedFile;
+    // Touched but not changed: the parse stays. The stored mtime stays old, so the next run
+    // hashes this file again; that costs a read, never a parse.
+    const mayKeep = prev !== undefined && !reparse(f.path) && !(retreat(f.path) && prev.generated);
+    let prepared: PreparedFile;
     try {
-      parsed = await ctx.pool.parse(f.path, f.language, cls.text);
-      if (navigationOnly) parsed = { ...parsed, chunks: [] };
+      prepared = await ctx.pool.prepare(
+        {
+          path: f.path,
+          language: f.language,
+          maxFileBytes: ctx.config.index.maxFileBytes,
+          generatedMode,
+          vendored: f.vendored === true,
+          ...(mayKeep ? { knownHash: prev.hash } : {}),
+          enriched: ctx.embeddings !== undefined,
+        },
+        bytes,
+      );
     } catch (e) {
       logger.warn(`parse failed for ${f.path}: ${(e as Error).message}`);
       return skip('unreadable', `parser failed: ${(e as Error).message}`);
     }
-    const done = parsed;
-    const enriched = done.chunks.map((c) => enrichedText(f.path, f.language, done.imports, c));
-    const chunkHashes = enriched.map((t) => sha1(t));
+    if (prepared.kind === 'skip') return skip(prepared.reason, prepared.detail);
+    if (prepared.kind === 'unchanged') {
+      return () => {
+        report.filesUnchanged++;
+      };
+    }
+    const { parsed, hash, generated, navigationOnly, chunkHashes, names, tokens, enriched } = prepared;
+    const pathTokens = tokenizePath(f.path);
     return () => {
-      const { chunkIds, removedChunkIds } = store.replaceFile({ path: f.path, hash, mtimeMs: f.mtimeMs, size: f.size, language: f.language, generated }, done, chunkHashes);
+      const { chunkIds, removedChunkIds } = store.replaceFile({ path: f.path, hash, mtimeMs: f.mtimeMs, size: f.size, language: f.language, generated }, parsed, chunkHashes);
       for (const id of removedChunkIds) search.remove(id);
       report.chunksRemoved += removedChunkIds.length;
-      const names = namesPerChunk(done);
-      done.chunks.forEach((c, i) => {
+      parsed.chunks.forEach((c, i) => {
         const id = chunkIds[i]!;
-        search.add(chunkDoc(id, f.path, f.language, c, names[i]!));
-        if (ctx.embeddings) embedQueue.push({ id, hash: chunkHashes[i]!, text: enriched[i]! });
+        const t = tokens[i]!;
+        search.add(chunkDoc(id, f.path, f.language, c, names[i]!), { name: splitTokens(t.name), path: pathTokens, sig: splitTokens(t.sig), body: splitTokens(t.body) });
+        if (enriched) embedQueue.push({ id, hash: chunkHashes[i]!, text: enriched[i]! });
       });
       report.chunksAdded += chunkIds.length;
       report.filesParsed++;

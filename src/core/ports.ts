@@ -67,6 +67,12 @@ export interface WorkspaceFs {
    */
   statSync?(absPath: string): FileStat;
   realpathSync?(absPath: string): string;
+  /**
+   * Optional synchronous read, for hosts on a local disk. An index run reads thousands of
+   * files: the asynchronous read is four calls through the I/O pool each (open, stat, read,
+   * close), about 0.3 ms of the run's main thread per file, against tens of microseconds.
+   */
+  readFileSync?(absPath: string): Uint8Array;
 }
 
 /** Turns texts into vectors. Implemented over an OpenAI-compatible endpoint. */

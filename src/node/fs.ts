@@ -3,7 +3,7 @@
  * passed through unchanged so that callers can map their `code` (ENOENT, EACCES, ELOOP...)
  * to skip reasons.
  */
-import { realpathSync, statSync, type Dirent, type Stats } from 'node:fs';
+import { readFileSync, realpathSync, statSync, type Dirent, type Stats } from 'node:fs';
 import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import type { DirEntry, EntryKind, FileStat, WorkspaceFs } from '../core/ports';
 
@@ -47,5 +47,8 @@ export const nodeWorkspaceFs: WorkspaceFs = {
   },
   async readFile(absPath: string): Promise<Uint8Array> {
     return readFile(absPath);
+  },
+  readFileSync(absPath: string): Uint8Array {
+    return readFileSync(absPath);
   },
 };

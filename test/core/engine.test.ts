@@ -9,12 +9,19 @@ import { tempDir } from '../helpers/cli';
 
 /** The real file system, except that reads of chosen files fail the way the OS would. */
 function faultyFs(failures: Map<string, string>): WorkspaceFs {
+  const fail = (abs: string) => {
+    const code = failures.get(path.basename(abs));
+    if (code) throw Object.assign(new Error(`${code}: simulated`), { code });
+  };
   return {
     ...nodeWorkspaceFs,
     async readFile(abs) {
-      const code = failures.get(path.basename(abs));
-      if (code) throw Object.assign(new Error(`${code}: simulated`), { code });
+      fail(abs);
       return nodeWorkspaceFs.readFile(abs);
+    },
+    readFileSync(abs) {
+      fail(abs);
+      return nodeWorkspaceFs.readFileSync!(abs);
     },
   };
 }

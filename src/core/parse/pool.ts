@@ -10,6 +10,7 @@ import { Worker } from 'node:worker_threads';
 import { VltError, type ErrorCode, ERROR_CODES } from '../errors';
 import type { LanguageId, ParsedFile } from '../types';
 import { createCodeParser, type CodeParser, type CodeParserOptions } from './parser';
+import { prepareFile, type PreparedFile, type PrepareRequest } from './prepare';
 import type { ParseRequest, ParseResponse, ParseWorkerData } from './worker';
 
 export type ParsePoolMode = 'workers' | 'in-thread';
@@ -20,6 +21,11 @@ export interface ParsePool {
   /** Number of worker threads (1 for the in-thread pool). */
   readonly size: number;
   parse(path: string, language: LanguageId, source: string): Promise<ParsedFile>;
+  /**
+   * Prepares a file for the index from its bytes (see prepare.ts): classified, hashed, parsed
+   * and tokenized off the calling thread.
+   */
+  prepare(req: PrepareRequest, bytes: Uint8Array): Promise<PreparedFile>;
   /** Stops the workers; requests still pending are rejected with code CANCELLED. */
   close(): Promise<void>;
 }
@@ -63,6 +69,12 @@ class InThreadPool implements ParsePool {
     return parser.parse(filePath, language, source);
   }
 
+  async prepare(req: PrepareRequest, bytes: Uint8Array): Promise<PreparedFile> {
+    if (this.closed) throw new VltError('CANCELLED', 'the parse pool is closed');
+    this.parser ??= createCodeParser(this.parserOptions);
+    return prepareFile(await this.parser, req, bytes);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     const parser = this.parser;
@@ -73,7 +85,7 @@ class InThreadPool implements ParsePool {
 
 interface Pending {
   req: ParseRequest;
-  resolve: (r: ParsedFile) => void;
+  resolve: (r: ParsedFile | PreparedFile) => void;
   reject: (e: Error) => void;
 }
 
@@ -172,7 +184,16 @@ class WorkerPool implements ParsePool {
   parse(filePath: string, language: LanguageId, source: string): Promise<ParsedFile> {
     if (this.closed) return Promise.reject(new VltError('CANCELLED', 'the parse pool is closed'));
     return new Promise<ParsedFile>((resolve, reject) => {
-      this.send({ req: { id: this.nextId++, path: filePath, language, source }, resolve, reject });
+      this.send({ req: { op: 'parse', id: this.nextId++, path: filePath, language, source }, resolve: resolve as (r: ParsedFile | PreparedFile) => void, reject });
+    });
+  }
+
+  prepare(req: PrepareRequest, bytes: Uint8Array): Promise<PreparedFile> {
+    if (this.closed) return Promise.reject(new VltError('CANCELLED', 'the parse pool is closed'));
+    // The bytes are copied to the worker, not handed over: a request that a crashed worker
+    // held is sent again to another one.
+    return new Promise<PreparedFile>((resolve, reject) => {
+      this.send({ req: { op: 'prepare', id: this.nextId++, path: req.path, req, bytes }, resolve: resolve as (r: ParsedFile | PreparedFile) => void, reject });
     });
   }
 

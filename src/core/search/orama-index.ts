@@ -48,7 +48,11 @@ interface StoredDoc {
   kind: string;
 }
 
-type CodeIndexStore = ReturnType<typeof oramaIndex.create> & { text: CodeTextIndex };
+type CodeIndexStore = ReturnType<typeof oramaIndex.create> & {
+  text: CodeTextIndex;
+  /** The tokens of the document being inserted, when its caller has them (see SearchIndex.add). */
+  tokens?: Partial<Record<TextField, string[]>>;
+};
 
 /** Above this many distinct terms a query is treated as a pasted document. */
 export const LONG_QUERY_TERMS = 12;
@@ -80,7 +84,7 @@ function codeIndexComponent(storage: TextStorage): IIndex<CodeIndexStore> {
     },
     insert(impl, store, prop, id, internalId, value, schemaType, language, tokenizer, docsCount, options) {
       if (TEXT_FIELD_SET.has(prop)) {
-        store.text.add(internalId, { [prop]: fieldTokens(prop, String(value)) });
+        store.text.add(internalId, { [prop]: store.tokens?.[prop as TextField] ?? fieldTokens(prop, String(value)) });
         return;
       }
       base.insert(impl as never, store, prop, id, internalId, value, schemaType, language, tokenizer, docsCount, options);
@@ -257,12 +261,22 @@ export class SearchIndex {
     return this.parts.getDoc(String(id)) as StoredDoc | undefined;
   }
 
-  add(doc: ChunkDoc, embedding?: Float32Array): void {
+  /**
+   * Adds a chunk. `tokens`, when given, are its text fields as the tokenizer makes them (an
+   * index run tokenizes in its parse workers); they must be what tokenizing `doc` gives.
+   */
+  add(doc: ChunkDoc, embedding?: Float32Array, tokens?: Record<TextField, string[]>): void {
     const d: Record<string, unknown> = { ...doc, id: String(doc.id) };
     // Orama validates vectors as plain arrays and stores them as Float32Array itself.
     if (embedding && this.dimensions && embedding.length === this.dimensions) d.embedding = Array.from(embedding);
-    assertSync(insert(this.db, d as never));
-    this.store.text.maybeSpill();
+    const store = this.store;
+    store.tokens = tokens;
+    try {
+      assertSync(insert(this.db, d as never));
+    } finally {
+      store.tokens = undefined;
+    }
+    store.text.maybeSpill();
   }
 
   remove(id: number): void {
