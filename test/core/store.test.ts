@@ -374,8 +374,8 @@ describe('IndexStore', () => {
     w.transaction(() => {
       w.replaceFile(fileInfo('ok.go'), parsed('OK'), ['1', '2']);
       const bad = parsed('BAD');
-      // A chunk without text violates NOT NULL after the file row and postings were written.
-      (bad.chunks[1] as { text: unknown }).text = null;
+      // A chunk without a first line violates NOT NULL after the file row and postings were written.
+      (bad.chunks[1] as { startLine: unknown }).startLine = null;
       expect(() => w.replaceFile(fileInfo('bad.go'), bad, ['3', '4'])).toThrow();
     });
     // A whole batch that throws is undone, postings included.
@@ -517,6 +517,65 @@ describe('IndexStore', () => {
     expect(r.listFiles()).toEqual([]);
     expect(r.stats()).toMatchObject({ files: 0, chunks: 0, updatedAt: null, generation: 0 });
     expect(fs.existsSync(path.join(ws, '.vlt'))).toBe(false);
+  });
+});
+
+describe('chunk text in packs beside index.db', () => {
+  const packs = (ws: string) => fs.readdirSync(path.join(ws, '.vlt')).filter((n) => n.endsWith('.pack')).sort();
+  const withText = (tag: string, text: string): ParsedFile => {
+    const p = parsed(tag);
+    p.chunks[0]!.text = text;
+    return p;
+  };
+
+  it('keeps chunk text out of index.db, in a pack a reader reads by range', async () => {
+    const ws = tmpWorkspace();
+    const w = await open(ws, 'write');
+    const text = 'func Wombat() {\n\treturn "héllo, 世界"\n}';
+    w.replaceFile(fileInfo('a.go'), withText('A', text), ['1', '2']);
+    // The writer reads its own pack before any commit.
+    expect(w.chunksOfFile(w.getFile('a.go')!.id)[0]!.text).toBe(text);
+    await w.commit();
+    expect(packs(ws)).toHaveLength(1);
+    expect(fs.readFileSync(path.join(ws, '.vlt', 'index.db')).includes(Buffer.from('Wombat'))).toBe(false);
+    const r = await open(ws, 'read');
+    expect(r.chunksOfFile(r.getFile('a.go')!.id)[0]!.text).toBe(text);
+    expect(r.chunksContaining('世界').map((c) => c.path)).toEqual(['a.go']);
+    expect(r.filesContainingAny(['nothing', 'héllo'])).toEqual([r.getFile('a.go')!.id]);
+    expect([...r.allChunksForIndexing()].map((c) => c.text)).toContain(text);
+  });
+
+  it('rewrites a mostly dead pack and small packs, and removes the packs no commit names', async () => {
+    const ws = tmpWorkspace();
+    for (let session = 0; session < 12; session++) {
+      // A writer per session, each with a pack of its own; every file replaced each time.
+      const w = await open(ws, 'write');
+      for (let i = 0; i < 20; i++) w.replaceFile(fileInfo(`f${i}.go`, `h${session}-${i}`), withText(`T${i}`, `// session ${session} file ${i}\n${'x'.repeat(200)}`), [`${session}-${i}-a`, `${session}-${i}-b`]);
+      await w.commit();
+      w.close();
+      openStores.splice(openStores.indexOf(w), 1);
+      // The commit's packs and the one before's at most: older packs were rewritten and removed.
+      expect(packs(ws).length).toBeLessThanOrEqual(2 + 1);
+    }
+    const r = await open(ws, 'read');
+    for (let i = 0; i < 20; i++) expect(r.chunksOfFile(r.getFile(`f${i}.go`)!.id)[0]!.text).toBe(`// session 11 file ${i}\n${'x'.repeat(200)}`);
+  });
+
+  it('names no pack bytes that a crash before the commit left behind', async () => {
+    const ws = tmpWorkspace();
+    const w = await open(ws, 'write');
+    w.replaceFile(fileInfo('a.go'), withText('A', 'kept'), ['1', '2']);
+    await w.commit();
+    // Appended but never committed (the process dies here): the index still reads as committed.
+    w.replaceFile(fileInfo('b.go'), withText('B', 'lost'), ['3', '4']);
+    w.close({ discard: true });
+    openStores.splice(openStores.indexOf(w), 1);
+    const w2 = await open(ws, 'write');
+    expect(w2.listFiles().map((f) => f.path)).toEqual(['a.go']);
+    expect(w2.chunksOfFile(w2.getFile('a.go')!.id)[0]!.text).toBe('kept');
+    w2.replaceFile(fileInfo('c.go'), withText('C', 'new'), ['5', '6']);
+    await w2.commit();
+    expect(w2.chunksOfFile(w2.getFile('c.go')!.id)[0]!.text).toBe('new');
   });
 });
 

@@ -6,6 +6,7 @@ import type { SqlValue } from 'sql.js';
 import type { Chunk, LanguageId } from '../types';
 import type { ChunkRow, FileRow, IndexableChunk, SkippedRow } from './rows';
 import { num, optStr, str, type Connection } from './sqlite';
+import type { ChunkTexts } from './chunk-text';
 
 const FILE_COLUMNS = 'id, path, hash, mtime_ms, size, language, imports, ref_count, generated';
 
@@ -24,9 +25,9 @@ function fileFromRow(r: SqlValue[]): FileRow {
 }
 
 const CHUNK_COLUMNS = `c.id, c.file_id, f.path, f.language, c.start_line, c.end_line, c.kind, c.symbol, c.signature,
-  c.container, c.decorators, c.docstring, c.text, c.hash`;
+  c.container, c.decorators, c.docstring, c.hash, c.text_pack, c.text_at, c.text_len`;
 
-function chunkFromRow(r: SqlValue[]): ChunkRow {
+function chunkFromRow(texts: ChunkTexts, r: SqlValue[]): ChunkRow {
   const row: ChunkRow = {
     id: num(r[0]),
     fileId: num(r[1]),
@@ -35,8 +36,8 @@ function chunkFromRow(r: SqlValue[]): ChunkRow {
     startLine: num(r[4]),
     endLine: num(r[5]),
     kind: str(r[6]) as Chunk['kind'],
-    text: str(r[12]),
-    hash: str(r[13]),
+    text: texts.read({ pack: num(r[13]), at: num(r[14]), len: num(r[15]) }),
+    hash: str(r[12]),
   };
   const symbol = optStr(r[7]);
   if (symbol !== undefined) row.symbol = symbol;
@@ -69,7 +70,7 @@ export function getFileById(conn: Connection, fileId: number): FileRow | undefin
 }
 
 /** Chunks by id, in the order asked; unknown ids are left out. */
-export function getChunks(conn: Connection, ids: readonly number[]): ChunkRow[] {
+export function getChunks(conn: Connection, texts: ChunkTexts, ids: readonly number[]): ChunkRow[] {
   const byId = new Map<number, ChunkRow>();
   if (ids.length <= IN_BATCH) {
     const s = conn.stmt(`SELECT ${CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ?`);
@@ -77,7 +78,7 @@ export function getChunks(conn: Connection, ids: readonly number[]): ChunkRow[] 
       if (byId.has(id)) continue;
       try {
         s.bind([id]);
-        if (s.step()) byId.set(id, chunkFromRow(s.get()));
+        if (s.step()) byId.set(id, chunkFromRow(texts, s.get()));
       } finally {
         s.reset();
       }
@@ -89,7 +90,7 @@ export function getChunks(conn: Connection, ids: readonly number[]): ChunkRow[] 
       // Batches are full-size except the last, so at most two statement shapes are cached.
       const sql = `SELECT ${CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN (${batch.map(() => '?').join(',')})`;
       for (const r of conn.all(sql, batch)) {
-        const row = chunkFromRow(r);
+        const row = chunkFromRow(texts, r);
         byId.set(row.id, row);
       }
     }
@@ -102,10 +103,10 @@ export function getChunks(conn: Connection, ids: readonly number[]): ChunkRow[] 
   return out;
 }
 
-export function chunksOfFile(conn: Connection, fileId: number): ChunkRow[] {
+export function chunksOfFile(conn: Connection, texts: ChunkTexts, fileId: number): ChunkRow[] {
   return conn
     .all(`SELECT ${CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.file_id = ? ORDER BY c.start_line, c.id`, [fileId])
-    .map(chunkFromRow);
+    .map((r) => chunkFromRow(texts, r));
 }
 
 /** A file's chunks as ids and line ranges only (no text decoded), in line order. */
@@ -127,20 +128,42 @@ export function chunkRangesOfFiles(conn: Connection, fileIds: Iterable<number>):
 }
 
 /**
- * Chunks whose text holds `needle` (case-sensitive, as bytes), in file and line order, at most
- * `limit`: a scan of the chunk table without decoding the rows that do not match.
+ * Chunks whose text holds `needle` (case-sensitive), in file and line order, at most `limit`:
+ * a scan of every chunk's text, read from its pack in file order.
  */
-export function chunksContaining(conn: Connection, needle: string, limit: number): ChunkRow[] {
-  return conn
-    .all(`SELECT ${CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id WHERE instr(c.text, CAST(? AS BLOB)) > 0 ORDER BY f.path, c.start_line LIMIT ?`, [needle, limit])
-    .map(chunkFromRow);
+export function chunksContaining(conn: Connection, texts: ChunkTexts, needle: string, limit: number): ChunkRow[] {
+  const out: ChunkRow[] = [];
+  if (limit <= 0) return out;
+  const s = conn.db.prepare(`SELECT c.id, c.text_pack, c.text_at, c.text_len FROM chunks c JOIN files f ON f.id = c.file_id ORDER BY f.path, c.start_line`);
+  const found: number[] = [];
+  try {
+    while (found.length < limit && s.step()) {
+      const r = s.get();
+      if (texts.read({ pack: num(r[1]), at: num(r[2]), len: num(r[3]) }).includes(needle)) found.push(num(r[0]));
+    }
+  } finally {
+    s.free();
+  }
+  return getChunks(conn, texts, found);
 }
 
 /** Ids of the files with a chunk holding any of `needles` (case-sensitive), in path order. */
-export function filesContainingAny(conn: Connection, needles: readonly string[]): number[] {
+export function filesContainingAny(conn: Connection, texts: ChunkTexts, needles: readonly string[]): number[] {
   if (needles.length === 0) return [];
-  const where = needles.map(() => 'instr(c.text, CAST(? AS BLOB)) > 0').join(' OR ');
-  return conn.all(`SELECT DISTINCT c.file_id FROM chunks c JOIN files f ON f.id = c.file_id WHERE ${where} ORDER BY f.path`, [...needles]).map((r) => num(r[0]));
+  const out: number[] = [];
+  const s = conn.db.prepare(`SELECT c.file_id, c.text_pack, c.text_at, c.text_len FROM chunks c JOIN files f ON f.id = c.file_id ORDER BY f.path, c.start_line`);
+  try {
+    while (s.step()) {
+      const r = s.get();
+      const file = num(r[0]);
+      if (out[out.length - 1] === file) continue;
+      const text = texts.read({ pack: num(r[1]), at: num(r[2]), len: num(r[3]) });
+      if (needles.some((n) => text.includes(n))) out.push(file);
+    }
+  } finally {
+    s.free();
+  }
+  return out;
 }
 
 export function chunkHashes(conn: Connection): Array<{ id: number; hash: string }> {
@@ -148,10 +171,10 @@ export function chunkHashes(conn: Connection): Array<{ id: number; hash: string 
 }
 
 /** Streams every chunk from one statement of its own, freed when the loop ends (or an export freed it). */
-export function* allChunks(conn: Connection): Generator<IndexableChunk, void, undefined> {
+export function* allChunks(conn: Connection, texts: ChunkTexts): Generator<IndexableChunk, void, undefined> {
   const s = conn.db.prepare(`SELECT ${CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id ORDER BY c.id`);
   try {
-    while (s.step()) yield chunkFromRow(s.get());
+    while (s.step()) yield chunkFromRow(texts, s.get());
   } finally {
     try {
       s.free();

@@ -7,6 +7,7 @@ import type { SqlValue } from 'sql.js';
 import type { ParsedFile } from '../types';
 import type { FileInfo } from './rows';
 import { num, utf8Scratch, type Connection } from './sqlite';
+import type { ChunkTexts } from './chunk-text';
 
 /** Next ids to hand out: files keep theirs, chunks never reuse one. */
 export interface IdCounters {
@@ -31,7 +32,7 @@ export function existingFile(conn: Connection, path: string): ExistingFile | und
  * inserts its chunks and symbols; the old chunks and symbols must be deleted first
  * ({@link deleteChildren}). Returns the file's id and its new chunks' ids.
  */
-export function writeFileRows(conn: Connection, ids: IdCounters, file: FileInfo, parsed: ParsedFile, chunkHashes: readonly string[], refBlob: Uint8Array, existing: ExistingFile | undefined): { fileId: number; chunkIds: number[] } {
+export function writeFileRows(conn: Connection, texts: ChunkTexts, ids: IdCounters, file: FileInfo, parsed: ParsedFile, chunkHashes: readonly string[], refBlob: Uint8Array, existing: ExistingFile | undefined): { fileId: number; chunkIds: number[] } {
   const fileParams: SqlValue[] = [
     file.hash,
     file.mtimeMs,
@@ -53,12 +54,13 @@ export function writeFileRows(conn: Connection, ids: IdCounters, file: FileInfo,
   }
   const chunkIds: number[] = [];
   const insertChunk = conn.stmt(
-    `INSERT INTO chunks(id, file_id, start_line, end_line, kind, symbol, signature, container, decorators, hash, docstring, text)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO chunks(id, file_id, start_line, end_line, kind, symbol, signature, container, decorators, hash, docstring, text_pack, text_at, text_len)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   for (let i = 0; i < parsed.chunks.length; i++) {
     const c = parsed.chunks[i]!;
     const id = ids.nextChunkId++;
+    const text = texts.append(c.text);
     utf8Scratch.reset();
     insertChunk.run([
       id,
@@ -72,7 +74,9 @@ export function writeFileRows(conn: Connection, ids: IdCounters, file: FileInfo,
       c.decorators && c.decorators.length > 0 ? JSON.stringify(c.decorators) : null,
       chunkHashes[i]!,
       utf8Scratch.optText(c.docstring),
-      utf8Scratch.text(c.text),
+      text.pack,
+      text.at,
+      text.len,
     ]);
     chunkIds.push(id);
   }
@@ -84,9 +88,10 @@ export function writeFileRows(conn: Connection, ids: IdCounters, file: FileInfo,
   return { fileId, chunkIds };
 }
 
-/** Deletes a file's chunks and symbols (not the file row); returns the chunks' ids. */
-export function deleteChildren(conn: Connection, fileId: number): number[] {
+/** Deletes a file's chunks and symbols (not the file row); returns the chunks' ids. Their texts' bytes become dead. */
+export function deleteChildren(conn: Connection, texts: ChunkTexts, fileId: number): number[] {
   const chunkIds = conn.all('SELECT id FROM chunks WHERE file_id = ?', [fileId]).map((r) => num(r[0]));
+  for (const r of conn.all('SELECT text_pack, sum(text_len) FROM chunks WHERE file_id = ? GROUP BY text_pack', [fileId])) texts.noteDead(num(r[0]), num(r[1]));
   conn.run('DELETE FROM chunks WHERE file_id = ?', [fileId]);
   conn.run('DELETE FROM symbols WHERE file_id = ?', [fileId]);
   return chunkIds;

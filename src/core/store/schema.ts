@@ -8,8 +8,10 @@
  * Version of the table layout of index.db. A file with any other version is rebuilt.
  * 3: `files.generated`, and generated files stored for navigation (without chunks) instead of
  * skipped; an index of version 2 lacks both, so it is rebuilt rather than read.
+ * 4: chunk text in pack files beside index.db (`chunks.text_pack`, `text_at`, `text_len` and the
+ * `text_packs` table; see chunk-text.ts) instead of `chunks.text`.
  */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 /** Version of embeddings.db. Kept separate so that an index schema change keeps the vectors. */
 export const EMBEDDINGS_SCHEMA_VERSION = 1;
@@ -25,9 +27,11 @@ export const VLT_DIR = '.vlt';
  * Notes on the layout:
  * - `files.refs` is the last column because SQLite walks a row's overflow pages to reach any
  *   column after a large value; listing files then never touches the references.
- * - `chunks.text` and `chunks.docstring` are bound as UTF-8 BLOBs: sql.js marshals a string
- *   parameter through a JavaScript array of bytes, which made inserting chunk text twice as
- *   slow. They are decoded with TextDecoder on the way out.
+ * - `chunks.docstring` is bound as a UTF-8 BLOB: sql.js marshals a string parameter through a
+ *   JavaScript array of bytes, which made inserting chunk text twice as slow when chunk text
+ *   was a column. It is decoded with TextDecoder on the way out.
+ * - A chunk's text is not in index.db but in a pack file (chunk-text.ts): `text_pack` is a
+ *   `text_packs` id, `text_at` and `text_len` its UTF-8 byte range there.
  * - `ref_postings` answers "which files use name X": one row per distinct name whose BLOB is
  *   the sorted list of file ids (delta varints). One row per (name, file) pair was measured
  *   first and rejected: a synthetic Go-sized corpus had 0.8-2.8M such pairs, and inserting
@@ -65,8 +69,11 @@ CREATE TABLE chunks(
   decorators TEXT,
   hash TEXT NOT NULL,
   docstring BLOB,
-  text BLOB NOT NULL
+  text_pack INTEGER NOT NULL,
+  text_at INTEGER NOT NULL,
+  text_len INTEGER NOT NULL
 );
+CREATE TABLE text_packs(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, bytes INTEGER NOT NULL, dead INTEGER NOT NULL);
 CREATE INDEX chunks_file_lines ON chunks(file_id, start_line, end_line);
 CREATE TABLE symbols(
   id INTEGER PRIMARY KEY,
@@ -90,13 +97,13 @@ CREATE TABLE blobs(key TEXT PRIMARY KEY, value BLOB NOT NULL);
  * Indexes added to the schema after indexes were written with it, and the ones they replace: a
  * writer that opens an older index adds them (its next commit writes them), so no re-index is
  * needed. `chunks_file_lines` covers a file's chunk ranges, so reading them touches the index's
- * few pages instead of one table page per chunk (the rows carry the chunk text).
+ * few pages instead of one table page per chunk.
  */
 export const ADDED_INDEXES: ReadonlyArray<{ name: string; sql: string; replaces?: string }> = [
   { name: 'chunks_file_lines', sql: 'CREATE INDEX chunks_file_lines ON chunks(file_id, start_line, end_line)', replaces: 'chunks_file' },
 ];
 
-export const REQUIRED_TABLES = ['meta', 'files', 'chunks', 'symbols', 'ref_postings', 'skipped', 'blobs'];
+export const REQUIRED_TABLES = ['meta', 'files', 'chunks', 'symbols', 'ref_postings', 'skipped', 'blobs', 'text_packs'];
 
 export const EMBEDDINGS_SCHEMA_SQL = `
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;

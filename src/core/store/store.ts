@@ -27,6 +27,7 @@ import { silentLogger, type Logger } from '../ports';
 import type { ImportSpec, ParsedFile, SymbolRef } from '../types';
 import { removeStaleTempFiles, writeFileAtomic } from './atomic';
 import { FileSegmentDir } from '../search/text-segment';
+import { ChunkTexts } from './chunk-text';
 import { identityOf, moveAside, openChecked, readForReader, readIfExists, recordWritten, writtenIdentity } from './db-file';
 import { EmbeddingStore } from './embedding-store';
 import * as files from './file-queries';
@@ -129,6 +130,10 @@ export class IndexStore {
   private commitChain: Promise<void> = Promise.resolve();
   private readonly postings = new RefPostings(() => this.conn);
   private segments: FileSegmentDir | undefined;
+  /** Chunk text, in pack files beside index.db (chunk-text.ts). */
+  private readonly texts: ChunkTexts;
+  /** The chunk text packs the last commit (loaded or written) names. */
+  private committedPacks: string[] = [];
   /** The text segments the last commit (loaded or written) names. */
   private committedSegments: string[] = [];
   /** Where the segment sequence stood when the pending commit's snapshot named its segments. */
@@ -143,6 +148,7 @@ export class IndexStore {
     private lock: FileLock | undefined,
   ) {
     this.conn = new Connection(new SQL.Database());
+    this.texts = new ChunkTexts(this.dir, () => this.conn);
     this.embeddings = new EmbeddingStore(SQL, this.embeddingsPath, mode === 'write', logger);
   }
 
@@ -227,6 +233,9 @@ export class IndexStore {
       this.dirty = this.mode === 'write';
     }
     this.committedSegments = this.textSegmentNames();
+    // Pack ids are the loaded database's: a writer's own pack, committed, is left to it.
+    this.texts.close();
+    this.committedPacks = ChunkTexts.namesIn(this.conn);
     const maxFile = num(this.conn.first('SELECT max(id) FROM files')?.[0]);
     const maxChunk = num(this.conn.first('SELECT max(id) FROM chunks')?.[0]);
     this.ids.nextFileId = Math.max(maxFile + 1, Number(this.getMeta('next_file_id') ?? 1) || 1);
@@ -397,9 +406,9 @@ export class IndexStore {
     const conn = this.conn;
     const result = this.tx((): ReplaceResult => {
       const existing = writes.existingFile(conn, file.path);
-      const removedChunkIds = existing ? writes.deleteChildren(conn, existing.fileId) : [];
+      const removedChunkIds = existing ? writes.deleteChildren(conn, this.texts, existing.fileId) : [];
       const oldNames = existing ? this.postings.namesOf(existing.refs) : [];
-      const { fileId, chunkIds } = writes.writeFileRows(conn, this.ids, file, parsed, chunkHashes, refBlob, existing);
+      const { fileId, chunkIds } = writes.writeFileRows(conn, this.texts, this.ids, file, parsed, chunkHashes, refBlob, existing);
       this.symbolsDirty = true;
       this.postings.record(fileId, oldNames, names);
       return { fileId, chunkIds, removedChunkIds };
@@ -415,7 +424,7 @@ export class IndexStore {
     const removed = this.tx(() => {
       const existing = writes.existingFile(conn, filePath);
       if (!existing) return undefined;
-      const chunkIds = writes.deleteChildren(conn, existing.fileId);
+      const chunkIds = writes.deleteChildren(conn, this.texts, existing.fileId);
       conn.run('DELETE FROM files WHERE id = ?', [existing.fileId]);
       this.postings.record(existing.fileId, this.postings.namesOf(existing.refs), []);
       this.symbolsDirty = true;
@@ -534,6 +543,8 @@ export class IndexStore {
       sidecars.apply(conn);
     });
     this.knownGeneration = undefined;
+    // Chunk text reaches disk before the index.db that names it.
+    this.texts.beforeCommit();
     // Free pages (left by moved blobs, re-parsed files) are dropped once they are a fifth of the file.
     const bytes = conn.export({ vacuumAbove: 0.2 });
     // Cleared before the write so that mutations made while it is in flight stay pending.
@@ -554,6 +565,9 @@ export class IndexStore {
     const segments = this.textSegmentNames();
     this.textSegments.committedNow(segments, this.committedSegments, this.segmentMark);
     this.committedSegments = segments;
+    const packs = ChunkTexts.namesIn(conn);
+    this.texts.prune(packs, this.committedPacks);
+    this.committedPacks = packs;
     this.onCommitted?.();
   }
 
@@ -574,6 +588,7 @@ export class IndexStore {
     } catch {
       // Closing can only fail if the database was already closed.
     }
+    this.texts.close();
     this.embeddings.close();
     this.lock?.release();
   }
@@ -598,12 +613,12 @@ export class IndexStore {
   /** Chunks by id, in the order asked; unknown ids are left out. */
   getChunks(ids: readonly number[]): ChunkRow[] {
     this.assertOpen();
-    return files.getChunks(this.conn, ids);
+    return files.getChunks(this.conn, this.texts, ids);
   }
 
   chunksOfFile(fileId: number): ChunkRow[] {
     this.assertOpen();
-    return files.chunksOfFile(this.conn, fileId);
+    return files.chunksOfFile(this.conn, this.texts, fileId);
   }
 
   /** A file's chunks as ids and line ranges, without their text. */
@@ -621,7 +636,7 @@ export class IndexStore {
   /** Chunks whose text holds `needle` (case-sensitive), in path and line order, at most `limit`. */
   chunksContaining(needle: string, limit = 10_000): ChunkRow[] {
     this.assertOpen();
-    return files.chunksContaining(this.conn, needle, limit);
+    return files.chunksContaining(this.conn, this.texts, needle, limit);
   }
 
   /** When the index was last committed (ISO time), without the counts {@link stats} runs. */
@@ -632,7 +647,7 @@ export class IndexStore {
   /** Ids of the files with a chunk holding any of `needles` (case-sensitive), in path order. */
   filesContainingAny(needles: readonly string[]): number[] {
     this.assertOpen();
-    return files.filesContainingAny(this.conn, needles);
+    return files.filesContainingAny(this.conn, this.texts, needles);
   }
 
   /** Every chunk's id and enriched-text hash (the embedding cache key), without its text. */
@@ -648,7 +663,7 @@ export class IndexStore {
    */
   *allChunksForIndexing(): Generator<IndexableChunk, void, undefined> {
     this.assertOpen();
-    yield* files.allChunks(this.conn);
+    yield* files.allChunks(this.conn, this.texts);
   }
 
   getSkipped(): SkippedRow[] {
@@ -789,7 +804,8 @@ export class IndexStore {
     for (const [reason, n] of c.all('SELECT reason, count(*) FROM skipped GROUP BY reason ORDER BY reason')) {
       skippedByReason[str(reason)] = num(n);
     }
-    const sidecarBytes = this.blobs.sidecarBytes();
+    // Files beside index.db: sidecars, chunk text packs, text segments.
+    const sidecarBytes = this.blobs.sidecarBytes() + count('SELECT coalesce(sum(bytes), 0) FROM text_packs') + totalBytes(this.textSegmentNames().map((n) => path.join(this.dir, n)), 0);
     const bytesOnDisk = totalBytes([this.indexPath, this.embeddingsPath], sidecarBytes);
     return {
       files: count('SELECT count(*) FROM files'),
