@@ -6,7 +6,7 @@
  * (main.ts) cannot tell the difference.
  */
 import { Engine } from '../core/engine';
-import { VltError } from '../core/errors';
+import { isVltError, VltError } from '../core/errors';
 import type { DryRunReport, IndexReport } from '../core/indexer';
 import type { LanguageServers } from '../core/intel/lsp';
 import type { Navigator } from '../core/intel/navigate';
@@ -19,6 +19,7 @@ import { nodeWorkspaceFs } from '../node/fs';
 import { openMemory } from '../node/memory';
 import { createNodeOracle } from '../node/oracle';
 import { formatSeconds, type ProgressReporter } from './progress';
+import { readQueue, requestCommit } from '../server/queue-state';
 
 /**
  * The language-server client, loaded when a command asks a language server (the protocol
@@ -61,6 +62,9 @@ export interface CliRuntime {
 }
 
 /** Commands in this process: everything opened per command and closed after it. */
+/** How long `vlt coderag sync` waits for a long-lived writer to commit its queued edits and give the index lock back. */
+const COMMIT_WAIT_MS = 30_000;
+
 export const processRuntime: CliRuntime = {
   kind: 'process',
   workspace: (root, w) => new ProcessWorkspace(root, w),
@@ -105,12 +109,36 @@ class ProcessWorkspace implements CliWorkspace {
   }
 
   async index(opts: { force?: boolean } = {}): Promise<IndexReport> {
-    const engine = await Engine.open(this.root, this.deps, 'write');
+    const engine = await this.openWriter();
     try {
       // A rebuild reason was already logged once by the engine when it opened the store.
       return await engine.index({ onProgress: this.w.progress.sink, signal: this.w.signal, ...(opts.force ? { force: true } : {}) });
     } finally {
       await engine.close();
+    }
+  }
+
+  /**
+   * Opens the index to write. While a long-lived writer (`vlt coderag watch`, an editor's server
+   * of its own) holds the lock with queued edits, it is asked to commit them and give the lock
+   * back (queue-state.ts), and the run waits for it, up to {@link COMMIT_WAIT_MS}.
+   */
+  private async openWriter(): Promise<Engine> {
+    const t0 = Date.now();
+    let asked = false;
+    for (;;) {
+      try {
+        return await Engine.open(this.root, this.deps, 'write');
+      } catch (e) {
+        const holder = isVltError(e) && e.code === 'INDEX_LOCKED' ? readQueue(this.root) : undefined;
+        if (!holder || Date.now() - t0 > COMMIT_WAIT_MS || this.w.signal.aborted) throw e;
+        if (!asked) {
+          requestCommit(this.root);
+          this.w.logger.info(`${holder.host} (pid ${holder.pid}) holds ${holder.queue.uncommittedFiles + holder.queue.pending} edited file(s) not yet committed; asking it to commit them`);
+          asked = true;
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
     }
   }
 

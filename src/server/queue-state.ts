@@ -3,7 +3,7 @@
  * editor, `vlt coderag watch`), published for other processes, so that `vlt coderag status`
  * can say what is queued and not yet on disk. Advisory: a file whose process is gone is ignored.
  */
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { DeltaQueueState } from '../core/delta-queue';
 
@@ -41,4 +41,23 @@ export function readQueue(root: string): PublishedQueue | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * `.vlt/commit-request`: a writer in another process (`vlt coderag sync` without the daemon)
+ * asks the long-lived writer that holds the index lock with queued edits to commit them and give
+ * the lock back, instead of failing while it holds it.
+ */
+const requestFile = (root: string) => path.join(root, '.vlt', 'commit-request');
+
+export function requestCommit(root: string): void {
+  writeFileSync(requestFile(root), `${process.pid}\n`);
+}
+
+/** Whether a commit was requested; the request is taken (removed). */
+export function takeCommitRequest(root: string): boolean {
+  const f = requestFile(root);
+  if (!existsSync(f)) return false;
+  rmSync(f, { force: true });
+  return true;
 }

@@ -38,14 +38,15 @@ import { gitActivity } from '../node/git-activity';
 import { openMemory } from '../node/memory';
 import { createNodeOracle } from '../node/oracle';
 import { StateGate } from './gate';
-import { publishQueue, unpublishQueue } from './queue-state';
+import { publishQueue, takeCommitRequest, unpublishQueue } from './queue-state';
 
 /** How often a paused warm-up looks again whether the server is idle. */
 const WARM_POLL_MS = 200;
 
 /** How long the server waits without a call before it folds the session journal. */
 const IDLE_FOLD_MS = 1500;
-
+/** How often a writer holding queued edits looks for another process's commit request. */
+const COMMIT_REQUEST_POLL_MS = 250;
 
 export interface WorkspaceServerOptions {
   /** The workspace root; relative paths resolve against the current directory. */
@@ -123,6 +124,8 @@ export class WorkspaceServer {
   private phase: WorkspaceStatus['state'] = 'starting';
   private lastError: VltError | null = null;
   private progress: WorkspaceStatus['progress'] = null;
+  /** Polls for another process's commit request while the queue holds edits (see {@link watchCommitRequests}). */
+  private commitRequests: ReturnType<typeof setInterval> | undefined;
 
   private constructor(private readonly opts: WorkspaceServerOptions, root: string) {
     this.root = root;
@@ -136,6 +139,7 @@ export class WorkspaceServer {
         ...(opts.queue ? { thresholds: { ...(opts.queue.files ? { maxFiles: opts.queue.files } : {}), ...(opts.queue.lines ? { maxLines: opts.queue.lines } : {}), ...(opts.queue.timeoutMs ? { timeoutMs: opts.queue.timeoutMs } : {}) } } : {}),
         onState: (state) => {
           publishQueue(this.root, opts.hostName ?? 'vlt', state);
+          this.watchCommitRequests(state.uncommittedFiles > 0 || state.pending > 0);
           this.stateChanged();
         },
         target: {
@@ -426,6 +430,26 @@ export class WorkspaceServer {
     if (rel.length) this.queue.enqueue(rel);
   }
 
+  /**
+   * While the queue holds edits not on disk (and so the index lock), another process's
+   * `vlt coderag sync` may ask for them to be committed (queue-state.ts): checked four times a
+   * second, the queue is then flushed and the lock given back.
+   */
+  private watchCommitRequests(holding: boolean): void {
+    if (!holding) {
+      clearInterval(this.commitRequests);
+      this.commitRequests = undefined;
+      return;
+    }
+    if (this.commitRequests) return;
+    this.commitRequests = setInterval(() => {
+      if (!takeCommitRequest(this.root)) return;
+      this.logger.info('another process asked for the queued edits to be committed');
+      this.queue?.flush().catch((e: unknown) => this.logger.warn(`could not commit the queued edits when asked: ${errorMessage(e)}`));
+    }, COMMIT_REQUEST_POLL_MS);
+    this.commitRequests.unref();
+  }
+
   /** Indexes everything queued and commits ("Sync Index Now"). */
   async sync(): Promise<DeltaQueueState | null> {
     await this.getEngine();
@@ -511,10 +535,13 @@ export class WorkspaceServer {
       await this.queue.flush().catch((e: unknown) => this.logger.warn(`could not commit queued edits before stopping: ${String(e)}`));
     }
     this.queue?.dispose();
+    clearInterval(this.commitRequests);
     if (this.queue) unpublishQueue(this.root);
     this.shutdown.abort();
     // The warm-up stops at its next slice (a ctags run it started is stopped); the engine must
-    // not close under it.
+    // not close under it. One waiting for an idle moment is woken now: its poll timer does not
+    // keep the process alive, and with nothing else left the process would end mid-close.
+    for (const wake of this.idleWaiters.splice(0)) wake();
     if (this.openedEngine) this.tagsByEngine.get(this.openedEngine)?.dispose();
     await this.warming?.done;
     await this.recorded;

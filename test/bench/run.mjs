@@ -8,13 +8,14 @@ import { cpus, totalmem } from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
+import { runScale, scaleLines } from './scale.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const work = path.join(root, '.bench');
 mkdirSync(work, { recursive: true });
-// Suites: go, django (the corpus measurements), process, intel, repomap, memory, oracle, nocontext, locate, context, vscode, chat, quality; none named = all.
+// Suites: go, django (the corpus measurements), process, intel, repomap, memory, oracle, nocontext, locate, context, vscode, chat, quality, scale; none named = all.
 // `--model`: the nocontext suite answers with the model the user configured (it calls it once per question).
-const only = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && all[i - 1] !== '--split');
+const only = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && all[i - 1] !== '--split' && all[i - 1] !== '--trees');
 const withModel = process.argv.includes('--model');
 const want = (suite) => only.length === 0 || only.includes(suite);
 const GO_SRC = '/usr/share/go-1.19/src';
@@ -204,6 +205,14 @@ if (want('quality')) {
 
 // The repository map on the Go standard library, on the copy (and index) the go corpus made;
 // it indexes that copy itself when the go corpus did not run.
+// Scale: cold builds of trees up to the Linux kernel, their memory and what they leave on disk.
+// `--trees go,django` limits it to some trees.
+if (want('scale')) {
+  ensureDebian(['golang-1.19-src', 'python3-django', 'rust-src', 'linux-source-6.1']);
+  const at = process.argv.indexOf('--trees');
+  results.scale = await runScale({ root, work, rssProbe, only: at > 0 ? (process.argv[at + 1] ?? '').split(',').filter(Boolean) : [] });
+}
+
 if (want('repomap')) {
   ensureDebian(['golang-1.19-src']);
   console.error('[repomap] repository map on the Go standard library…');
@@ -536,6 +545,7 @@ if (results.chat && !results.chat.skipped) {
   lines.push(`| a 5,000-token answer (${c.long.chars} characters) streams with no frame over 50 ms | ${c.long.longTasks} long tasks, longest ${ms(c.long.maxLongTaskMs)}; streamed in ${ms(c.long.streamMs)} | ${met(c.long.longTasks === 0)} |`);
   lines.push(`| the chat bundle ≤ 150 KB minified | ${(c.bundleBytes / 1024).toFixed(0)} KB | ${met(c.bundleBytes <= 150 * 1024)} |`);
 }
+if (results.scale) lines.push(...scaleLines(results.scale));
 const md = lines.join('\n');
 writeFileSync(path.join(work, 'results.json'), JSON.stringify(results, null, 2));
 writeFileSync(path.join(work, 'results.md'), md + '\n');

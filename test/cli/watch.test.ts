@@ -70,4 +70,37 @@ describe('vlt coderag watch', () => {
       child.kill('SIGKILL');
     }
   });
+  it('commits its queued edits and gives the lock back when a sync in another process asks', async () => {
+    const { dir, cleanup } = copyFixture('test/fixtures/lsp/ts-project');
+    cleanups.push(cleanup);
+    writeFileSync(path.join(dir, 'vlt.toml'), '[index]\nqueue_files = 50\nqueue_timeout_seconds = 600\n');
+    const child = vltAsync(['coderag', 'watch', '--json'], { cwd: dir, env: { VLT_DAEMON: '0' } });
+    let stderr = '';
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      await waitFor(() => stderr, /watching /);
+      appendFileSync(path.join(dir, 'math.ts'), '\nexport function queuedQuokka(): number { return 1; }\n');
+      for (let i = 0; ; i++) {
+        const s = JSON.parse((await vlt(['coderag', 'status', '--json'], { cwd: dir })).stdout) as { queue: { uncommittedFiles: number } | null };
+        if (s.queue?.uncommittedFiles === 1) break;
+        if (i > 100) throw new Error(`the edit never queued; stderr:\n${stderr}`);
+        await new Promise((res) => setTimeout(res, 100));
+      }
+      // Without the daemon: the sync asks the watcher to commit, waits for the lock, and runs.
+      const sync = await vlt(['coderag', 'sync', '--json'], { cwd: dir, env: { VLT_DAEMON: '0' } });
+      expect(sync.code, `${sync.stderr}\n--- watcher:\n${stderr}`).toBe(0);
+      expect(sync.stderr).toMatch(/asking it to commit them/);
+      const after = JSON.parse((await vlt(['coderag', 'status', '--json'], { cwd: dir })).stdout) as { queue: { uncommittedFiles: number; commits: number } | null };
+      expect(after.queue).toMatchObject({ uncommittedFiles: 0, commits: 1 });
+      const found = await vlt(['coderag', 'search', 'queuedQuokka', '--json'], { cwd: dir });
+      expect(JSON.parse(found.stdout)[0].symbol).toBe('queuedQuokka');
+      // The watcher goes on: a later edit is queued again.
+      appendFileSync(path.join(dir, 'geometry.ts'), '\nexport function laterLemur(): number { return 2; }\n');
+      child.kill('SIGINT');
+      expect(await exited, stderr).toBe(0);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
 });

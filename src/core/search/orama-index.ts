@@ -1,8 +1,8 @@
 /**
  * The hybrid search index: an Orama database whose full-text component is the compact
  * {@link CodeTextIndex} and whose documents store keeps only slim metadata. Chunk text lives
- * in the sql.js store; Orama holds what search needs in memory: postings, the language and
- * kind filters, and (when embeddings are on) the vectors.
+ * in the store's packs; Orama holds the documents' ids, the language and kind filters, and
+ * (when embeddings are on) the vectors; the text index holds the postings, in segments.
  */
 import {
   create,
