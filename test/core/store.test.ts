@@ -302,7 +302,11 @@ describe('IndexStore', () => {
       skippedByReason: { binary: 2, 'too-large': 1 },
       generatedFiles: 1,
     });
-    expect(stats.bytesOnDisk).toBe(fs.statSync(path.join(ws, '.vlt', 'index.db')).size);
+    // index.db and the chunk text pack beside it.
+    const vltDir = path.join(ws, '.vlt');
+    const packBytes = fs.readdirSync(vltDir).filter((n) => n.endsWith('.pack')).reduce((n, f) => n + fs.statSync(path.join(vltDir, f)).size, 0);
+    expect(packBytes).toBeGreaterThan(0);
+    expect(stats.bytesOnDisk).toBe(fs.statSync(path.join(vltDir, 'index.db')).size + packBytes);
     expect(stats.updatedAt).toMatch(/^\d{4}-\d{2}-\d{2}T/);
 
     // Read-only stores refuse mutations.
