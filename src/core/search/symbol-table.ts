@@ -37,7 +37,8 @@ export function encodeSymbolTable(maps: SymbolMaps, generation: number, mode: st
   };
   const modeIdx = intern(mode);
   const symbolIdx = new Map<SymbolCandidate, number>();
-  const symbols: number[] = [];
+  // Typed: on the Linux kernel, 3.1 M definitions are 25 M words here.
+  const symbols = new U32List();
   const add = (c: SymbolCandidate) => {
     let i = symbolIdx.get(c);
     if (i !== undefined) return i;
@@ -48,13 +49,14 @@ export function encodeSymbolTable(maps: SymbolMaps, generation: number, mode: st
   };
   const postings = (map: ReadonlyMap<string, readonly SymbolCandidate[]>) => {
     const keys = [...map.keys()].sort(compare);
-    const start: number[] = [0];
-    const refs: number[] = [];
+    const start = new U32List();
+    start.push(0);
+    const refs = new U32List();
     for (const k of keys) {
       for (const c of map.get(k)!) refs.push(add(c));
       start.push(refs.length);
     }
-    return { keys: keys.map(intern), start, refs };
+    return { keys: keys.map(intern), start: start.view(), refs: refs.view() };
   };
   const byName = postings(maps.byName);
   const byPart = postings(maps.byPart);
@@ -81,11 +83,28 @@ export function encodeSymbolTable(maps: SymbolMaps, generation: number, mode: st
   }
   if (strings.size > 0) out[o++] = at;
   o += Math.ceil(stringBytes / 4);
-  for (const arr of [symbols, byName.keys, byName.start, byName.refs, byPart.keys, byPart.start, byPart.refs]) {
+  for (const arr of [symbols.view(), byName.keys, byName.start, byName.refs, byPart.keys, byPart.start, byPart.refs]) {
     out.set(arr, o);
     o += arr.length;
   }
   return bytes;
+}
+
+/** A growable list of u32 words. */
+class U32List {
+  private buf = new Uint32Array(1024);
+  length = 0;
+  push(...words: number[]): void {
+    if (this.length + words.length > this.buf.length) {
+      const grown = new Uint32Array(Math.max(this.buf.length * 2, this.length + words.length));
+      grown.set(this.buf.subarray(0, this.length));
+      this.buf = grown;
+    }
+    for (const w of words) this.buf[this.length++] = w;
+  }
+  view(): Uint32Array {
+    return this.buf.subarray(0, this.length);
+  }
 }
 
 function compare(a: string, b: string): number {

@@ -160,9 +160,9 @@ export class SymbolTables {
     const map = new Map<string, SymbolCandidate[]>();
     // Search knows no definition of a navigation-only file: it could never return one, and the
     // count of a name's definitions weighs each of its hits.
-    const rows = this.deps.store.allSymbols(this.deps.generatedMode() === 'navigation' ? { generated: false } : {});
+    const rows = this.deps.store.eachSymbol(this.deps.generatedMode() === 'navigation' ? { generated: false } : {});
     // Go vendor directories are navigation-only whatever the mode.
-    addSymbols(map, rows.filter((r) => !this.deps.isNavigationOnly({ generated: false, path: r.path })));
+    addSymbols(map, filtered(rows, (r) => !this.deps.isNavigationOnly({ generated: false, path: r.path })));
     this.byName = map;
     return map;
   }
@@ -184,6 +184,10 @@ export class SymbolTables {
     this.byPart = map;
     return map;
   }
+}
+
+function* filtered<T>(items: Iterable<T>, keep: (item: T) => boolean): Generator<T, void, undefined> {
+  for (const item of items) if (keep(item)) yield item;
 }
 
 function addSymbols(map: Map<string, SymbolCandidate[]>, rows: Iterable<SymbolRow>): void {

@@ -694,6 +694,12 @@ export class IndexStore {
     return symbols.allSymbols(this.conn, opts);
   }
 
+  /** {@link allSymbols} one at a time, without holding them all (see symbol-queries.ts). */
+  *eachSymbol(opts: { generated?: boolean } = {}): Generator<SymbolRow, void, undefined> {
+    this.assertOpen();
+    yield* symbols.eachSymbol(this.conn, opts);
+  }
+
   /** A file's indexed references; with `onlyName`, just the uses of that name (decoded alone). */
   getRefs(fileId: number, onlyName?: string): SymbolRef[] {
     this.assertOpen();
