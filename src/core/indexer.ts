@@ -16,7 +16,7 @@ import type { ParsePool } from './parse/pool';
 import type { ChunkDoc, SearchIndex } from './search/orama-index';
 import type { TextField } from './search/text-index';
 import type { PreparedFile } from './parse/prepare';
-import type { IndexStore } from './store/store';
+import { BUILD_STATE_META, type IndexStore } from './store/store';
 import { estimateTokens } from './tokens';
 import type { LanguageId } from './types';
 import { VltError, errorMessage } from './errors';
@@ -252,7 +252,7 @@ const EXTRACTOR_META = 'extractor_version';
 export const GENERATED_META = 'generated_mode';
 
 /** `incomplete` while a run's checkpoints are the index's latest commits (a run that stopped); then `complete`. */
-const BUILD_META = 'build_state';
+const BUILD_META = BUILD_STATE_META;
 
 /**
  * While a run that parses every file again (a new extractor, or `sync --force`) is under way:

@@ -41,6 +41,11 @@ describe('a build killed part way', () => {
     const saved = (JSON.parse(status.stdout) as { files: number }).files;
     expect(saved).toBeGreaterThan(0);
     expect(saved).toBeLessThan(FILES);
+    // A search answers from the part saved, and says so.
+    const partial = await vlt(['-C', ws, 'coderag', 'search', 'handler_0_0', '--json']);
+    expect(partial.code, partial.stderr).toBe(0);
+    expect(partial.stderr).toContain(`partial: the index holds the ${saved} files a build saved`);
+    expect((JSON.parse(partial.stdout) as Array<{ symbol?: string }>)[0]?.symbol).toBe('handler_0_0');
 
     const again = await vlt(['-C', ws, 'coderag', 'init', '--json']);
     expect(again.code, again.stderr).toBe(0);
@@ -56,6 +61,7 @@ describe('a build killed part way', () => {
     for (const name of ['handler_0_0', `handler_${FILES - 1}_2`]) {
       const found = await vlt(['-C', ws, 'coderag', 'search', name, '--json']);
       expect((JSON.parse(found.stdout) as Array<{ symbol?: string }>)[0]?.symbol).toBe(name);
+      expect(found.stderr).not.toContain('partial:');
     }
     const def = await vlt(['-C', ws, 'coderag', 'def', 'handler_7_1', '--json']);
     expect(def.code, def.stderr).toBe(0);

@@ -204,7 +204,7 @@ export class WorkspaceSearch {
     const where = (id: number) => rows.get(id);
     return {
       hits,
-      notes: this.unknownIdentifierNotes(res.analysis.identifiers, hits.length),
+      notes: [...this.partialNotes(), ...this.unknownIdentifierNotes(res.analysis.identifiers, hits.length)],
       explain: {
         analysis: res.analysis,
         retrievers: res.runs.map((r: RetrieverRun) => ({
@@ -259,6 +259,12 @@ export class WorkspaceSearch {
     best ??= chunks[0];
     if (!best) return undefined;
     return { startLine: best.startLine, endLine: best.endLine, text: best.text, symbol: best.symbol ?? null, kind: best.kind, contentHash: file.hash };
+  }
+
+  /** Says that the index is the part a build saved before it stopped (or while it runs). */
+  private partialNotes(): string[] {
+    const files = this.deps.store.partialBuildFiles();
+    return files === undefined ? [] : [`partial: the index holds the ${files} files a build saved before it stopped, or so far while it runs; the rest are not searched until it finishes (\`vlt coderag sync\` resumes it)`];
   }
 
   /** A note per identifier of the query that no symbol is named and no chunk mentions. */

@@ -22,6 +22,11 @@ export const LOCK_FILE = 'index.lock';
 /** The identity of the index.db this index's writer last wrote (db-file.ts: its check is skipped). */
 export const WRITTEN_FILE = 'index.written';
 export const VLT_DIR = '.vlt';
+/**
+ * The meta key saying whether the index's latest commit is a checkpoint of a build that has not
+ * finished (`incomplete`: it stopped, or is still running) or a finished build (`complete`).
+ */
+export const BUILD_STATE_META = 'build_state';
 
 /*
  * Notes on the layout:

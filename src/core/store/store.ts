@@ -39,7 +39,7 @@ import { Blobs } from './blobs';
 import type { ByteSource } from './byte-source';
 import { encodeRefsWithNames } from './refs-codec';
 import type { ChunkRow, FileInfo, FileRow, IndexableChunk, RefLocation, SkippedRow, SymbolRow } from './rows';
-import { ADDED_INDEXES, EMBEDDINGS_FILE, INDEX_FILE, LOCK_FILE, PAGE_SIZE, REQUIRED_TABLES, SCHEMA_SQL, SCHEMA_VERSION, VLT_DIR, WRITTEN_FILE } from './schema';
+import { ADDED_INDEXES, BUILD_STATE_META, EMBEDDINGS_FILE, INDEX_FILE, LOCK_FILE, PAGE_SIZE, REQUIRED_TABLES, SCHEMA_SQL, SCHEMA_VERSION, VLT_DIR, WRITTEN_FILE } from './schema';
 import { Connection, loadSqlJs, num, str } from './sqlite';
 import * as symbols from './symbol-queries';
 import { takeWriterLock } from './writer-lock';
@@ -49,7 +49,7 @@ export { offerEarlyRead, type EarlyRead } from './db-file';
 export { EmbeddingStore } from './embedding-store';
 export { decodePosting, decodeRefNames, decodeRefs, encodePosting, encodeRefs, encodeRefsWithNames, REFS_FORMAT_VERSION } from './refs-codec';
 export type { ChunkRow, FileInfo, FileRow, IndexableChunk, RefLocation, SkippedRow, SymbolRow } from './rows';
-export { EMBEDDINGS_FILE, EMBEDDINGS_SCHEMA_VERSION, INDEX_FILE, LOCK_FILE, SCHEMA_VERSION, VLT_DIR } from './schema';
+export { BUILD_STATE_META, EMBEDDINGS_FILE, EMBEDDINGS_SCHEMA_VERSION, INDEX_FILE, LOCK_FILE, SCHEMA_VERSION, VLT_DIR } from './schema';
 export { loadSqlJs, locateSqlWasm } from './sqlite';
 
 export interface ReplaceResult {
@@ -284,6 +284,16 @@ export class IndexStore {
   }
 
   /** True when the index holds no files (a new, rebuilt or absent index). */
+  /**
+   * The files a build that has not finished saved so far (its checkpoint is the latest commit:
+   * it stopped, or is still running); undefined for a finished build.
+   */
+  partialBuildFiles(): number | undefined {
+    this.assertOpen();
+    if (this.getMeta(BUILD_STATE_META) !== 'incomplete') return undefined;
+    return num(this.conn.first('SELECT count(*) FROM files')?.[0]);
+  }
+
   get isEmpty(): boolean {
     this.assertOpen();
     return this.conn.first('SELECT 1 FROM files LIMIT 1') === undefined;
