@@ -109,8 +109,6 @@ export interface IndexContext {
   beforePersist?: (changed: readonly string[]) => void;
 }
 
-export { chunkDoc, chunkNames, enrichedText, namesPerChunk, sha1 } from './parse/prepare';
-
 /**
  * The store's cache keyed by the provider's namespace (model plus requested dimensions), so
  * that changing `dimensions` never serves vectors of the old size.

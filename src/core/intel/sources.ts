@@ -10,7 +10,7 @@ import type { Node } from 'web-tree-sitter';
 import type { WorkspaceFs } from '../ports';
 import type { CodeParser } from '../parse/parser';
 import { languageForPath } from '../parse/languages';
-import { sha1 } from '../indexer';
+import { sha1 } from '../parse/prepare';
 import type { IndexStore } from '../store/store';
 import type { ImportSpec, LanguageId, SymbolDef } from '../types';
 import { LocalScopes } from './syntax';

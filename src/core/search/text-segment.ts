@@ -17,6 +17,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileSource, memorySource, type ByteSource } from '../store/byte-source';
+import { removeFilesWhere } from '../store/sidecar';
 
 /** Fields of a chunk the text index holds, in their order in a block. */
 export const TEXT_FIELDS = ['name', 'path', 'sig', 'body'] as const;
@@ -174,20 +175,7 @@ export class FileSegmentDir implements SegmentDir {
     this.committed = new Set([...current, ...previous]);
     if (!this.writable) return;
     for (const [name, seq] of this.created) if (seq < mark && !this.committed.has(name)) this.created.delete(name);
-    let names: string[];
-    try {
-      names = fs.readdirSync(this.dir);
-    } catch {
-      return;
-    }
-    for (const name of names) {
-      if (!FileSegmentDir.NAME.test(name) || this.committed.has(name) || this.created.has(name)) continue;
-      try {
-        fs.rmSync(path.join(this.dir, name), { force: true });
-      } catch {
-        // In use on Windows, or gone already: the next cleanup.
-      }
-    }
+    removeFilesWhere(this.dir, (name) => FileSegmentDir.NAME.test(name) && !this.committed.has(name) && !this.created.has(name));
   }
 }
 

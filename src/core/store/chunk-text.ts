@@ -16,6 +16,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { removeFilesWhere } from './sidecar';
 import { num, str, type Connection } from './sqlite';
 
 export const PACK_NAME = /^text-\d+-[0-9a-z]+\.pack$/;
@@ -72,7 +73,7 @@ export class ChunkTexts {
 
   private ownPack(need: number): OwnPack {
     if (this.own && this.own.size + need <= MAX_PACK_BYTES) return this.own;
-    if (this.own) this.closeOwn(true);
+    if (this.own) this.closeOwn();
     const conn = this.conn();
     const id = num(conn.first('SELECT coalesce(max(id), 0) + 1 FROM text_packs')?.[0]);
     const name = `text-${this.counter++}-${Math.random().toString(36).slice(2, 8) || '0'}.pack`;
@@ -82,12 +83,13 @@ export class ChunkTexts {
     return this.own;
   }
 
-  private closeOwn(sync: boolean): void {
+  /** Flushes the writer's full pack and records its length; the next text starts another. */
+  private closeOwn(): void {
     const own = this.own;
     if (!own) return;
     this.own = undefined;
     try {
-      if (sync) fs.fsyncSync(own.fd);
+      fs.fsyncSync(own.fd);
       this.conn().run('UPDATE text_packs SET bytes = ? WHERE id = ?', [own.size, own.id]);
     } finally {
       fs.closeSync(own.fd);
@@ -136,7 +138,7 @@ export class ChunkTexts {
   /**
    * Before a commit's database is written: rewrites mostly dead or small packs into the
    * writer's own, flushes it to disk, and records every pack's length and dead bytes in
-   * `text_packs`. Returns whether anything changed in the table.
+   * `text_packs`.
    */
   beforeCommit(): void {
     const conn = this.conn();
@@ -187,20 +189,7 @@ export class ChunkTexts {
   prune(current: readonly string[], previous: readonly string[]): void {
     const keep = new Set([...current, ...previous]);
     if (this.own) keep.add(this.own.name);
-    let names: string[];
-    try {
-      names = fs.readdirSync(this.dir);
-    } catch {
-      return;
-    }
-    for (const name of names) {
-      if (!PACK_NAME.test(name) || keep.has(name)) continue;
-      try {
-        fs.rmSync(path.join(this.dir, name), { force: true });
-      } catch {
-        // Gone already, or in use on Windows: the next commit's cleanup.
-      }
-    }
+    removeFilesWhere(this.dir, (name) => PACK_NAME.test(name) && !keep.has(name));
   }
 
   /** Another database was loaded: pack ids may name other packs now. */

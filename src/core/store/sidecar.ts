@@ -64,6 +64,15 @@ export function openSidecar(dir: string, ref: SidecarRef): ByteSource | undefine
 
 /** Removes the sidecar files of `key` other than those named in `keep`. */
 export function pruneSidecars(dir: string, key: string, keep: readonly string[]): void {
+  removeFilesWhere(dir, (name) => NAME.exec(name)?.[1] === key && !keep.includes(name));
+}
+
+/**
+ * Removes the files of `dir` (not below it) whose names `doomed` accepts: a writer's cleanup of
+ * files no commit names. A file it cannot remove (gone already, in use on Windows) waits for
+ * the next cleanup.
+ */
+export function removeFilesWhere(dir: string, doomed: (name: string) => boolean): void {
   let names: string[];
   try {
     names = fs.readdirSync(dir);
@@ -71,7 +80,7 @@ export function pruneSidecars(dir: string, key: string, keep: readonly string[])
     return;
   }
   for (const name of names) {
-    if (NAME.exec(name)?.[1] !== key || keep.includes(name)) continue;
+    if (!doomed(name)) continue;
     try {
       fs.rmSync(path.join(dir, name), { force: true });
     } catch {

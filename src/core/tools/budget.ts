@@ -4,7 +4,7 @@
  * what does not fit is reachable through an opaque cursor instead of being lost.
  */
 import { VltError } from '../errors';
-import { sha1 } from '../indexer';
+import { sha1 } from '../parse/prepare';
 
 /**
  * No tool answer may be larger than this many tokens, whatever the caller asks. Answers are

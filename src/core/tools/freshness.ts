@@ -6,7 +6,7 @@
  * disk for the same line range; a vanished one says so. Reads are confined to the workspace.
  */
 import * as path from 'node:path';
-import { sha1 } from '../indexer';
+import { sha1 } from '../parse/prepare';
 import type { WorkspaceFs } from '../ports';
 import { errorMessage } from '../errors';
 
