@@ -18,6 +18,7 @@ import path from 'node:path';
 import { VltError } from '../core/errors';
 import type { HistoryCommit, HistoryRepo } from '../core/eval/history';
 import { INDEX_FILE, VLT_DIR } from '../core/store/schema';
+import { PACK_NAME } from '../core/store/chunk-text';
 
 const MAX_BUFFER = 512 * 1024 * 1024;
 const HEX = /^[0-9a-f]{7,64}$/i;
@@ -178,9 +179,10 @@ export class GitHistoryRepo implements HistoryRepo {
     const dir = path.join(this.scratchRoot, VLT_DIR);
     await mkdir(dir, { recursive: true });
     await copyFile(from, path.join(dir, INDEX_FILE));
-    // With the snapshots index.db names (search, symbols): without them the first run would
-    // rebuild the search index from every stored chunk.
-    const sidecars = (await readdir(path.dirname(from))).filter((n) => /^[a-z]+-\d+-[0-9a-z]+\.bin$/.test(n));
+    // With the files index.db names: the snapshots (search, symbols) and text segments, without
+    // which the first run would rebuild the search index from every stored chunk, and the
+    // chunk text packs, without which no stored chunk has its text.
+    const sidecars = (await readdir(path.dirname(from))).filter((n) => /^[a-z]+-\d+-[0-9a-z]+\.bin$/.test(n) || PACK_NAME.test(n));
     await Promise.all(sidecars.map((n) => copyFile(path.join(path.dirname(from), n), path.join(dir, n))));
     return true;
   }

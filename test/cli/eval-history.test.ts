@@ -79,6 +79,19 @@ describe('vlt eval history', () => {
     expect(r.stdout).not.toMatch(/^\s+search/m);
   }, 120_000);
 
+  it("starts from the workspace's own index, with the files it names (snapshots, text segments, chunk text packs)", async () => {
+    const init = await vlt(['-C', dir, 'coderag', 'init'], { timeoutMs: 60_000 });
+    expect(init.code, init.stderr).toBe(0);
+    try {
+      const r = await vlt(['-C', dir, 'eval', 'history', '--json', '--verbose'], { timeoutMs: 120_000 });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toContain('the scratch index starts from the workspace index');
+      expect(JSON.parse(r.stdout)).toMatchObject({ evaluated: 2, overall: { locate: { n: 2, acc5: 1 } } });
+    } finally {
+      rmSync(path.join(dir, '.vlt'), { recursive: true, force: true });
+    }
+  }, 120_000);
+
   it('says what is wrong outside a repository, in a shallow clone, and with a bad set file', async () => {
     const plain = tempDir();
     const r = await vlt(['-C', plain, 'eval', 'history']);
