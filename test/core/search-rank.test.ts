@@ -10,7 +10,7 @@ import { fuse, type RetrieverRun } from '../../src/core/search/hybrid';
 import { analyzeQuery } from '../../src/core/search/query';
 import { nodeWorkspaceFs } from '../../src/node/fs';
 import { tempDir } from '../helpers/cli';
-import { chunkIsKind, fileKindOf, queryIntent, rankCandidates, RANK_STAGES, stemExpansions, type RankCandidate, type RankStage } from '../../src/core/search/rank';
+import { abbreviationExpansions, chunkIsKind, fileKindOf, queryIntent, rankCandidates, RANK_STAGES, stemExpansions, type RankCandidate, type RankStage } from '../../src/core/search/rank';
 
 const cand = (id: number, score: number, path: string, extra: Partial<RankCandidate> = {}): RankCandidate => ({
   id,
@@ -86,6 +86,21 @@ describe('ranking stages', () => {
     expect([...out.values()].every((w) => w > 0 && w < 1)).toBe(true);
   });
 
+  it('abbrev: the short forms code names things with, when the index holds them', () => {
+    const index = new Set(['diff', 'differ', 'buf', 'msg', 'str', 'date']);
+    const out = abbreviationExpansions(analyzeQuery('difference between two dates in a buffer message string'), (t) => index.has(t));
+    // The list (buffer → buf, message → msg, string → str), and a word's longest start the
+    // index holds: "difference" → differ, not diff as well.
+    expect([...out.keys()].sort()).toEqual(['buf', 'differ', 'msg', 'str']);
+    expect([...out.values()].every((w) => w > 0 && w < 1)).toBe(true);
+    expect([...abbreviationExpansions(analyzeQuery('decode'), (t) => t === 'dec' || t === 'de').keys()]).toEqual(['dec']);
+    // A start is at least three letters and leaves at least two off.
+    expect(abbreviationExpansions(analyzeQuery('date'), (t) => t === 'da' || t === 'dat').size).toBe(0);
+    // Forms the stems stage already added, or the query already has, are not added twice.
+    expect(abbreviationExpansions(analyzeQuery('difference'), (t) => t === 'differ', new Set(['differ'])).size).toBe(0);
+    expect(abbreviationExpansions(analyzeQuery('str string'), (t) => t === 'str').size).toBe(0);
+  });
+
   it('path-words: a file named with the query words', () => {
     const cands = [cand(1, 1.0, 'path_rewrite.go'), cand(2, 0.95, 'tree.go')];
     expect(only('path-words', cands, 'radix tree matching')[0]).toBe('tree.go#2');
@@ -147,12 +162,17 @@ describe('the explain trace', () => {
     const dir = tempDir('vlt-explain-stems-');
     try {
       writeFileSync(path.join(dir, 'body.go'), 'package body\n\n// parse reads a multipart body.\nfunc parse(b []byte) error { return nil }\n');
+      writeFileSync(path.join(dir, 'buf.go'), 'package body\n\nfunc freeBuf(buf []byte) { pool.Put(buf) }\n');
       const engine = await Engine.open(dir, { fs: nodeWorkspaceFs, embeddingProvider: null }, 'write');
       try {
         await engine.index();
         const res = await engine.search('how are multipart bodies parsed');
         const stems = res.explain.rank.stages.find((s) => s.stage === 'stems');
         expect(stems?.note).toMatch(/\bparse 0\.50\b/);
+        // A short form the code uses for a word of the query: "buffer" → `buf`.
+        const short = await engine.search('where is the message buffer freed');
+        expect(short.explain.rank.stages.find((s) => s.stage === 'abbrev')?.note).toMatch(/\bbuf 0\.50\b/);
+        expect(short.hits[0]?.path).toBe('buf.go');
       } finally {
         await engine.close();
       }

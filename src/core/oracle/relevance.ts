@@ -41,7 +41,7 @@
 import type { Engine } from '../engine';
 import { derivations } from '../search/stem';
 import { identifierParts, tokenize } from '../search/tokenizer';
-import { abbreviationsOf } from './abbreviations';
+import { abbreviationsOf } from '../search/abbreviations';
 import { isCommonEnglish } from './common-words';
 import { inNamedDir } from './paths';
 import { unwrittenNames } from './proper-names';

@@ -15,7 +15,7 @@ import type { SearchIndex } from './orama-index';
 import { LONG_QUERY_TERMS } from './orama-index';
 import type { SymbolKind } from '../types';
 import { VltError } from '../errors';
-import { chunkIsKind, feedbackExpansions, queryIntent, RANK, rankCandidates, STAGES_OFF_BY_DEFAULT, stemExpansions, symbolMatchWeight, type ChunkKindFilter, type QueryIntent, type RankStage, type StageTrace } from './rank';
+import { abbreviationExpansions, chunkIsKind, feedbackExpansions, queryIntent, RANK, rankCandidates, STAGES_OFF_BY_DEFAULT, stemExpansions, symbolMatchWeight, type ChunkKindFilter, type QueryIntent, type RankStage, type StageTrace } from './rank';
 import { normalizeSymbolName } from './symbol-name';
 
 export type RetrieverName = 'symbol' | 'bm25' | 'path' | 'vector';
@@ -173,7 +173,7 @@ export async function hybridSearch(sources: SearchSources, query: string, opts: 
   // The filters run inside each retriever, before its cut: a scope holds its own best hits
   // even when the whole index's best lie elsewhere.
   const filter = makeFilter(sources.index, opts);
-  // What the text retriever added to the query (stems, feedback), for --explain.
+  // What the text retriever added to the query (stems, short forms, feedback), for --explain.
   const expansionTrace: StageTrace[] = [];
   const runs: RetrieverRun[] = [
     timed('symbol', () => symbolRetriever(sources, analysis)),
@@ -386,8 +386,12 @@ function bm25Retriever(
     const strong = [...q.identifiers, ...q.paths.map((p) => p.path)].join(' ');
     if (strong.trim()) text = `${strong} ${strong} ${q.raw}`;
   }
-  const expansions = q.isLong || disabled.has('stems') ? undefined : stemExpansions(q, (t) => sources.index.hasTerm(t));
-  if (expansions?.size) trace.push({ stage: 'stems', changed: expansions.size, note: addedWords(expansions) });
+  const indexHas = (t: string) => sources.index.hasTerm(t);
+  const stems = q.isLong || disabled.has('stems') ? undefined : stemExpansions(q, indexHas);
+  if (stems?.size) trace.push({ stage: 'stems', changed: stems.size, note: addedWords(stems) });
+  const short = q.isLong || disabled.has('abbrev') ? undefined : abbreviationExpansions(q, indexHas, new Set(stems?.keys()));
+  if (short?.size) trace.push({ stage: 'abbrev', changed: short.size, note: addedWords(short) });
+  const expansions = stems || short ? new Map([...(short ?? []), ...(stems ?? [])]) : undefined;
   const boost = intent === 'sentence' && !disabled.has('intent') ? { name: RANK.sentenceNameBoost, path: RANK.sentencePathBoost, sig: RANK.sentenceSigBoost } : undefined;
   const search = (extra: ReadonlyMap<string, number> | undefined) =>
     sources.index.searchText(text, { limit: PER_RETRIEVER * 2, ...(language ? { language } : {}), ...(filter ? { accept: (id: number) => filter.id(id) } : {}), ...(extra?.size ? { expansions: extra } : {}), ...(boost ? { boost } : {}) });

@@ -7,6 +7,9 @@
  *   stems        the text retriever also looks for other forms of the query's words that the
  *                index holds ("parsed" → parse, "cancellation" → cancel), at a lower weight
  *                (applied inside the text retriever, {@link stemExpansions});
+ *   abbrev       and for the short forms code names things with: the common abbreviations
+ *                ("buffer" → buf, "message" → msg) and the longest start of the word that the
+ *                index holds ("difference" → diff, "timeout" → time), {@link abbreviationExpansions};
  *   feedback     for a sentence, the words that the best first-pass chunks share and the query
  *                lacks join it at a low weight (pseudo-relevance feedback, RM3-style): the
  *                repository's own vocabulary for what the sentence describes;
@@ -26,10 +29,11 @@
  */
 import { normalizeSymbolName } from './symbol-name';
 import type { AnalyzedQuery } from './query';
+import { abbreviationsOf } from './abbreviations';
 import { derivations, stem } from './stem';
 import { identifierParts, tokenize } from './tokenizer';
 
-export const RANK_STAGES = ['intent', 'stems', 'feedback', 'file-kind', 'definition', 'path-words', 'coherence', 'diversity'] as const;
+export const RANK_STAGES = ['intent', 'stems', 'abbrev', 'feedback', 'file-kind', 'definition', 'path-words', 'coherence', 'diversity'] as const;
 export type RankStage = (typeof RANK_STAGES)[number];
 
 /**
@@ -98,6 +102,11 @@ export const RANK = {
   sentenceSigBoost: 1,
   /** Weight of another form of a query word (same Porter stem) in the text retriever. */
   stemWeight: 0.5,
+  /** Weight of a short form of a query word (an abbreviation, or the word's longest start the index holds). */
+  abbrevWeight: 0.5,
+  /** The shortest start of a word that counts as its short form, and how much shorter than the word it must be. */
+  abbrevMinLength: 3,
+  abbrevMinCut: 2,
   /** Feedback: chunks read from the first pass, words added, and their weight relative to the query's. */
   feedbackDocs: 5,
   feedbackTerms: 10,
@@ -198,6 +207,31 @@ export function stemExpansions(q: AnalyzedQuery, indexHas: (term: string) => boo
     for (const form of [root, ...derivations(term)]) {
       if (form.length < 3 || own.has(form) || out.has(form) || !indexHas(form)) continue;
       out.set(form, RANK.stemWeight);
+    }
+  }
+  return out;
+}
+
+/**
+ * The short forms of the query's plain words that the index holds, with their weight. Code names
+ * things in abbreviations the question spells out: the common ones by list ("message" → `msg`,
+ * abbreviations.ts), and any word's longest start that the index holds, at least
+ * `abbrevMinLength` letters and `abbrevMinCut` shorter than the word ("difference" → `diff`,
+ * "string" → `str`, "decode" → `dec`, "timeout" → `time`). Forms the stems stage or the query
+ * already has are left out (`taken`). On the quality set's tuning half this found the function
+ * named `diff` for "the difference between two dates" and cost no kind of query.
+ */
+export function abbreviationExpansions(q: AnalyzedQuery, indexHas: (term: string) => boolean, taken: ReadonlySet<string> = new Set()): Map<string, number> {
+  const skip = (form: string) => taken.has(form) || q.terms.includes(form) || !indexHas(form);
+  const out = new Map<string, number>();
+  for (const term of q.terms) {
+    if (!/^[a-z]+$/.test(term)) continue;
+    for (const form of abbreviationsOf(term)) if (!out.has(form) && !skip(form)) out.set(form, RANK.abbrevWeight);
+    for (let n = term.length - RANK.abbrevMinCut; n >= RANK.abbrevMinLength; n--) {
+      const form = term.slice(0, n);
+      if (out.has(form) || skip(form)) continue;
+      out.set(form, RANK.abbrevWeight);
+      break;
     }
   }
   return out;

@@ -12,7 +12,7 @@ import { analyzeQuestion } from '../../../src/core/oracle/analyze';
 import { Oracle } from '../../../src/core/oracle/oracle';
 import { assessRelevance, decideContext, inflectionKey, inflections, MAX_NAMED_WORDS, MIN_COOCCURRENCE, MIN_COOCCURRENCE_FOUND, MIN_NAMED, subjectWords } from '../../../src/core/oracle/relevance';
 import type { RankedEvidence } from '../../../src/core/oracle/types';
-import { abbreviationsOf } from '../../../src/core/oracle/abbreviations';
+import { abbreviationsOf } from '../../../src/core/search/abbreviations';
 import { derivations } from '../../../src/core/search/stem';
 import { properNames } from '../../../src/core/oracle/proper-names';
 import { nodeWorkspaceFs } from '../../../src/node/fs';
