@@ -36,7 +36,8 @@ import {
 import { version as packageVersion } from '../../package.json';
 import { isVltError, toVltError, VltError, errorMessage } from '../core/errors';
 import { languageForPath } from '../core/parse/languages';
-import type { Logger, ProgressSink } from '../core/ports';
+import { DEFAULT_MAP_TOKENS, repoMapperFor } from '../core/intel/repomap';
+import type { Logger } from '../core/ports';
 import type { NavToolLocation, NavToolResult } from '../core/tools/nav-tools';
 import { ChatService } from '../server/chat';
 import { EditorLanguageModels } from './editor-models';
@@ -48,6 +49,7 @@ import {
   askEventNotification,
   askRequest,
   editorChatDeltaNotification,
+  cancelIndexingRequest,
   citationTargetRequest,
   citedLinesRequest,
   didChangeStatusNotification,
@@ -125,8 +127,8 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
   /** Joined a shared server: leave it on shutdown instead of closing it. */
   let detach: (() => void) | undefined;
   let watchFiles = false;
-  /** Where index progress goes while the first index runs (the editor's progress notification). */
-  let indexProgress: ProgressSink | undefined;
+  /** The MCP endpoint was asked for and could not start. */
+  let mcpFailed = false;
   const ready = () => {
     if (!ws || !coords) throw new VltError('USAGE', 'the server is not initialized');
     return { ws, coords };
@@ -144,11 +146,16 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
       generation: s.generation,
       lastUpdate: s.index?.last_update ?? null,
       progress: s.progress,
+      partialFiles: s.partialFiles,
       queue: s.queue,
-      languageServers: s.languageServers.map((l) => ({ name: l.name, languages: l.languages, state: l.state, detail: l.detail })),
+      // Only the servers of languages the workspace has, once the index knows them.
+      languageServers: s.languageServers
+        .filter((l) => !s.index || l.languages.some((lang) => (s.index?.languages[lang] ?? 0) > 0))
+        .map((l) => ({ name: l.name, languages: s.index ? l.languages.filter((lang) => (s.index?.languages[lang] ?? 0) > 0) : l.languages, state: l.state, detail: l.detail })),
       fallbackLanguages: [...fallback],
       restricted: s.restricted,
       mcp: mcp ? { url: mcp.url, port: mcp.port, token: mcp.token } : null,
+      mcpState: mcp ? 'on' : s.restricted ? 'restricted' : !init.mcp?.enabled ? 'off' : mcpFailed ? 'failed' : 'starting',
       error: s.error,
       pid: process.pid,
       shared: detach !== undefined,
@@ -229,14 +236,14 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
         ...(editor ? { editorLanguageServers: editor } : {}),
         ...(init.queue ? { queue: { ...(init.queue.files ? { files: init.queue.files } : {}), ...(init.queue.lines ? { lines: init.queue.lines } : {}), ...(init.queue.timeoutSeconds ? { timeoutMs: init.queue.timeoutSeconds * 1000 } : {}) } } : {}),
         onState: pushStatus,
-        onProgress: (ev) => indexProgress?.(ev),
+        onProgress: pushStatus,
       });
     // The workspace daemon's server, when this editor may share it: its language servers are
     // asked first by every client while it is attached, and the chat's session is the shared one.
     const join = async (): Promise<WorkspaceServer> => {
       const common = await opts.shared?.(init, root);
       if (!common) return openOwn();
-      detach = common.attachEditor(editor, { onState: pushStatus, onProgress: (ev) => indexProgress?.(ev) });
+      detach = common.attachEditor(editor, { onState: pushStatus, onProgress: pushStatus });
       if (init.session) common.useSession(init.session);
       logger.info(`joined the workspace daemon (pid ${process.pid}): one index for this editor, the terminal and agents`);
       return common;
@@ -270,34 +277,27 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
       if (init.mcp?.enabled && !w.restricted) {
         try {
           mcp = await startMcpEndpoint(w, { logger, port: init.mcp.port ?? 0 });
-          pushStatus();
         } catch (e) {
+          mcpFailed = true;
           logger.error(`the MCP endpoint did not start: ${errorMessage(e)}`);
         }
+        pushStatus();
       }
     })().catch((e: unknown) => logger.error(`start-up failed: ${errorMessage(e)}`));
   });
 
-  /** Opens (building or updating) the index, with cancellable progress in the editor. */
+  /**
+   * Opens (building or updating) the index. Its progress reaches the editor as the status
+   * (`vlt/didChangeStatus`: files done, rate, time left), the one progress display;
+   * `vlt/cancelIndexing` stops it and keeps what it built.
+   */
   const firstIndex = async (w: WorkspaceServer) => {
-    const progress = await connection.window.createWorkDoneProgress().catch(() => undefined);
-    progress?.begin('Vlt Oracle: indexing', 0, 'opening the index', true);
-    progress?.token.onCancellationRequested(() => w.cancelIndexing());
-    let last = -1;
-    indexProgress = (ev) => {
-      if (ev.total <= 0) return;
-      const pct = Math.floor((ev.done / ev.total) * 100);
-      if (pct !== last) progress?.report(pct, `${ev.phase} ${ev.done}/${ev.total}`);
-      last = pct;
-    };
     try {
       await w.getEngine();
     } catch (e) {
       const err = toVltError(e);
       logger.error(`indexing failed: ${err.code}: ${err.message}`);
     } finally {
-      indexProgress = undefined;
-      progress?.done();
       pushStatus();
     }
   };
@@ -335,30 +335,35 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
   }));
   connection.onRequest(whereUsedRequest, handle(async (p, signal) => toNavResult(await callTool<NavToolResult>('find_references', { ...navInput(p), limit: p.limit ?? 500, max_tokens: 20_000, ...(p.budgetMs ? { budget_ms: p.budgetMs } : {}) }, clientName, signal))));
   connection.onRequest(whereDefinedRequest, handle(async (p, signal) => toNavResult(await callTool<NavToolResult>('find_definition', navInput(p), clientName, signal))));
+  // The map as text and as data (files, definitions, lines) for the editor's view: the same
+  // ranking and rendering `get_repo_map` answers with.
   connection.onRequest(repoMapRequest, handle(async (p) => {
-    const { coords } = ready();
-    const focus = p.focus ? [coords.relPath(p.focus)] : undefined;
-    const r = await callTool<{ map: string }>('get_repo_map', { ...(p.scope ? { scope: p.scope } : {}), ...(focus ? { focus } : {}), ...(p.tokens ? { max_tokens: p.tokens } : {}) });
-    return { text: r.map };
+    const { ws, coords } = ready();
+    const focus = p.focus ? coords.relPath(p.focus) : undefined;
+    const r = await ws.read((e) => repoMapperFor(e).render({ maxTokens: p.tokens ?? DEFAULT_MAP_TOKENS, ...(p.scope ? { scope: p.scope } : {}), ...(focus ? { focus: [focus] } : {}) }));
+    return {
+      text: r.text,
+      files: r.files.map((f) => ({ path: f.path, uri: coords.uri(f.path), rank: f.rank, symbols: f.symbols.map((s) => ({ name: s.name, kind: s.kind, line: s.line, endLine: s.end_line, signature: s.signature })) })),
+      ...(focus ? { focus } : {}),
+      notes: r.notes,
+    };
   }));
   connection.onRequest(statusRequest, handle(() => Promise.resolve(status())));
   connection.onRequest(syncRequest, handle(async () => {
     await ready().ws.sync();
     return status();
   }));
-  connection.onRequest(reindexRequest, handle(async () => {
-    const { ws } = ready();
-    const progress = await connection.window.createWorkDoneProgress().catch(() => undefined);
-    const abort = new AbortController();
-    progress?.begin('Vlt Oracle: re-indexing', 0, undefined, true);
-    progress?.token.onCancellationRequested(() => abort.abort());
-    try {
-      const r = await ws.reindex({ signal: abort.signal, onProgress: (ev) => ev.total > 0 && progress?.report(Math.floor((ev.done / ev.total) * 100), `${ev.phase} ${ev.done}/${ev.total}`) });
-      return { filesParsed: r.filesParsed, filesRemoved: r.filesRemoved, chunksAdded: r.chunksAdded, ms: Math.round(r.ms.total) };
-    } finally {
-      progress?.done();
-    }
+  connection.onRequest(reindexRequest, handle(async (_p, signal) => {
+    const r = await ready().ws.reindex({ signal });
+    return { filesParsed: r.filesParsed, filesRemoved: r.filesRemoved, chunksAdded: r.chunksAdded, ms: Math.round(r.ms.total) };
   }));
+  // Not behind `handle`: it must answer while the first index holds the server's opening.
+  connection.onRequest(cancelIndexingRequest, () => {
+    const cancelled = ws?.cancelIndexing() ?? false;
+    if (cancelled) logger.info('indexing cancelled by the user; what it built is kept');
+    pushStatus();
+    return { cancelled };
+  });
   // The chat: a question streamed as `vlt/askEvent` notifications, in the shared session.
   const chatService = () => {
     if (!chat) throw new VltError('USAGE', 'the server is not initialized');

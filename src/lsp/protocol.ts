@@ -85,7 +85,32 @@ export interface RepoMapParams {
   tokens?: number;
 }
 
-export const repoMapRequest = new RequestType<RepoMapParams, { text: string }, void>('vlt/repoMap');
+/**
+ * Cancels the index run in progress (the first build, a re-index, or the catching up after a
+ * restart). What it indexed is kept and searchable, labelled partial; a sync or re-index finishes it.
+ */
+export const cancelIndexingRequest = new RequestType0<{ cancelled: boolean }, void>('vlt/cancelIndexing');
+
+/** One file of a repository map with the definitions it shows, most important files first. */
+export interface RepoMapFileItem {
+  path: string;
+  uri: string;
+  /** The file's PageRank (all files' sum to 1). */
+  rank: number;
+  symbols: Array<{ name: string; kind: string; line: number; endLine: number; signature: string }>;
+}
+
+export interface RepoMapResult {
+  /** The map as text (what `get_repo_map` returns). */
+  text: string;
+  /** The same map as data: files and their definitions, for a view whose entries open them. */
+  files: RepoMapFileItem[];
+  /** The focus file, workspace-relative, when the map was ranked around one. */
+  focus?: string;
+  notes: string[];
+}
+
+export const repoMapRequest = new RequestType<RepoMapParams, RepoMapResult, void>('vlt/repoMap');
 
 export interface ServerStatus {
   state: 'starting' | 'indexing' | 'ready' | 'error';
@@ -95,13 +120,18 @@ export interface ServerStatus {
   symbols: number;
   generation: number;
   lastUpdate: string | null;
-  progress: { phase: string; done: number; total: number } | null;
+  /** The index run in progress: files done of all, and after its first seconds its rate (per second) and time left. */
+  progress: { phase: string; done: number; total: number; rate?: number; secondsLeft?: number } | null;
+  /** The index holds only the files a cancelled (or stopped) build saved: their number, else null. */
+  partialFiles: number | null;
   queue: { pending: number; uncommittedFiles: number; uncommittedLines: number; lastCommit: string | null; commits: number; error: { code: string; message: string } | null } | null;
   languageServers: Array<{ name: string; languages: string[]; state: string; detail: string }>;
   /** Languages whose definitions, references and hovers this server provides to the editor. */
   fallbackLanguages: string[];
   restricted: boolean;
   mcp: McpEndpointInfo | null;
+  /** Why `mcp` is null: off by setting, off in Restricted Mode, starting after the first index, or failed to start. */
+  mcpState: 'on' | 'off' | 'restricted' | 'starting' | 'failed';
   error: { code: string; message: string } | null;
   pid: number;
   /**

@@ -38,24 +38,41 @@ const CODE_TTL_MS = 10 * 60_000;
 /** A browser session ends after this long without a request. */
 export const SESSION_IDLE_MS = 8 * 60 * 60_000;
 export const MAX_BODY = 256 * 1024;
+/** How long the page waits for the model list to name the model in its header. */
+const ABOUT_WAIT_MS = 1000;
 /** Browser sessions kept at once; the least recently used is forgotten past it. */
 const MAX_BROWSER_SESSIONS = 32;
 
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /** Where the UI's files are, next to the program (dist/chat.js, media/chat.css). */
-function asset(name: 'chat.js' | 'chat.css' | 'chat-web.css'): string | undefined {
+type Asset = 'chat.js' | 'chat.css' | 'chat-web.css' | 'icon.svg';
+const ASSET_TYPES: Record<Asset, string> = {
+  'chat.js': 'text/javascript; charset=utf-8',
+  'chat.css': 'text/css; charset=utf-8',
+  'chat-web.css': 'text/css; charset=utf-8',
+  'icon.svg': 'image/svg+xml',
+};
+const isAsset = (name: string): name is Asset => Object.hasOwn(ASSET_TYPES, name);
+
+function asset(name: Asset): string | undefined {
   const here = typeof __dirname === 'string' ? __dirname : process.cwd();
   const dirs = name === 'chat.js' ? [here, path.resolve(here, '..', 'dist')] : [path.resolve(here, '..', 'media'), path.resolve(here, '..', '..', 'media')];
   return dirs.map((d) => path.join(d, name)).find((f) => existsSync(f));
 }
 
-/** The page; the login response carries the session key in a meta element the page script takes and removes. */
-function page(key?: string): string {
+const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/**
+ * The page: a header naming the workspace and the model that answers by default, then the chat.
+ * The login response carries the session key in a meta element the page script takes and removes.
+ */
+function page(about: { workspace: string; model: string }, key?: string): string {
+  const workspace = escapeHtml(about.workspace);
   return `<!DOCTYPE html><html lang="en"><head><meta charset="UTF-8">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">${key ? `\n<meta name="vlt-chat-key" content="${key}">` : ''}
-<link rel="stylesheet" href="/chat/chat-web.css"><link rel="stylesheet" href="/chat/chat.css"><title>Vlt Oracle chat</title></head>
-<body><header class="web-header"><span class="web-title">Vlt Oracle</span><button id="signout" type="button" title="End this browser session">Sign out</button></header><div id="app"></div><script src="/chat/chat.js"></script></body></html>`;
+<link rel="icon" href="/chat/icon.svg" type="image/svg+xml"><link rel="stylesheet" href="/chat/chat-web.css"><link rel="stylesheet" href="/chat/chat.css"><title>${workspace} · Vlt Oracle</title></head>
+<body><header class="web-header"><span class="web-title">Vlt Oracle <span class="web-workspace" title="${escapeHtml(about.workspace)}">${workspace}</span></span><span class="web-model" title="The model that answers unless you pick another">${escapeHtml(about.model)}</span><button id="signout" type="button" title="End this browser session">Sign out</button></header><div id="app"></div><script src="/chat/chat.js"></script></body></html>`;
 }
 
 const NEED_LINK = 'Open the one-time link that `vlt serve` printed to use the chat; `vlt mcp info --chat-link` prints a new one.';
@@ -265,7 +282,23 @@ export function createWebChat(ws: WorkspaceServer, logger: Logger, opts: { now?:
     res.end();
   };
 
-  const login = (req: http.IncomingMessage, res: http.ServerResponse) => {
+  /**
+   * What the page's header says: the workspace's folder name and the default model. The page
+   * never waits long for it (the model list waits for the index to open, which a first build
+   * delays): past {@link ABOUT_WAIT_MS} the header names no model.
+   */
+  const about = async (): Promise<{ workspace: string; model: string }> => {
+    const workspace = typeof ws.root === 'string' ? path.basename(ws.root) : 'workspace';
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const models = await Promise.race([chat.models().catch(() => undefined), new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), ABOUT_WAIT_MS);
+    })]);
+    clearTimeout(timer);
+    const active = models?.choices.find((c) => c.id === models.default);
+    return { workspace, model: !models ? '' : active && active.id !== 'none' ? active.label : 'no model: evidence briefs' };
+  };
+
+  const login = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
     const code = new URL(req.url ?? '/', 'http://localhost').searchParams.get('code') ?? '';
     const expires = codes.get(code);
     codes.delete(code);
@@ -277,7 +310,7 @@ export function createWebChat(ws: WorkspaceServer, logger: Logger, opts: { now?:
     sessions.push(s);
     if (sessions.length > MAX_BROWSER_SESSIONS) sessions.shift();
     // The page, not a redirect: the key travels in this one response body, never in a URL.
-    send(res, 200, 'text/html; charset=utf-8', page(s.key), { 'Content-Security-Policy': CSP, 'Set-Cookie': `${COOKIE}=${s.cookie}; HttpOnly; SameSite=Strict; Path=/chat` });
+    send(res, 200, 'text/html; charset=utf-8', page(await about(), s.key), { 'Content-Security-Policy': CSP, 'Set-Cookie': `${COOKIE}=${s.cookie}; HttpOnly; SameSite=Strict; Path=/chat` });
   };
 
   const loginPath = (): string => {
@@ -292,13 +325,14 @@ export function createWebChat(ws: WorkspaceServer, logger: Logger, opts: { now?:
 
     async handle(req, res, pathname) {
       if (pathname === '/favicon.ico') {
-        send(res, 404, 'text/plain; charset=utf-8', '');
+        // The page names its icon (/chat/icon.svg); a browser that asks here anyway gets nothing, not an error.
+        res.writeHead(204).end();
         return true;
       }
       if (pathname !== '/chat' && !pathname.startsWith(CHAT_PREFIX)) return false;
       const method = req.method ?? 'GET';
       if (pathname === `${CHAT_PREFIX}login` && method === 'GET') {
-        login(req, res);
+        await login(req, res);
         return true;
       }
       // A new one-time link for whoever holds the MCP bearer token (`vlt mcp info --chat-link`):
@@ -315,14 +349,14 @@ export function createWebChat(ws: WorkspaceServer, logger: Logger, opts: { now?:
           return true;
         }
         if (pathname === '/chat' || pathname === CHAT_PREFIX) {
-          send(res, 200, 'text/html; charset=utf-8', page(), { 'Content-Security-Policy': CSP });
+          send(res, 200, 'text/html; charset=utf-8', page(await about()), { 'Content-Security-Policy': CSP });
           return true;
         }
         const name = pathname.slice(CHAT_PREFIX.length);
-        if (name === 'chat.js' || name === 'chat.css' || name === 'chat-web.css') {
+        if (isAsset(name)) {
           const file = asset(name);
           if (!file) send(res, 404, 'text/plain; charset=utf-8', `${name} is not installed next to the program; run npm run build`);
-          else send(res, 200, name.endsWith('.js') ? 'text/javascript; charset=utf-8' : 'text/css; charset=utf-8', readFileSync(file));
+          else send(res, 200, ASSET_TYPES[name], readFileSync(file));
           return true;
         }
       }

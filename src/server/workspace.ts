@@ -94,8 +94,27 @@ export interface WorkspaceStatus {
   languageServers: LanguageServerInfo[];
   restricted: boolean;
   error: { code: string; message: string } | null;
-  progress: { phase: string; done: number; total: number } | null;
+  progress: IndexProgress | null;
+  /**
+   * The index holds only the files a build saved before it was cancelled (or stopped): their
+   * number, else null. Searches say so; a sync or re-index finishes the build.
+   */
+  partialFiles: number | null;
 }
+
+/** An index run's progress: files done of all, and once it has run a while, its rate and time left. */
+export interface IndexProgress {
+  phase: string;
+  done: number;
+  total: number;
+  /** Items per second in this phase (set after the first seconds). */
+  rate?: number;
+  /** Seconds this phase needs at that rate. */
+  secondsLeft?: number;
+}
+
+/** Seconds of a phase before its rate is reported: the first files are not representative. */
+const RATE_AFTER_SECONDS = 1;
 
 export class WorkspaceServer {
   readonly root: string;
@@ -124,6 +143,13 @@ export class WorkspaceServer {
   private phase: WorkspaceStatus['state'] = 'starting';
   private lastError: VltError | null = null;
   private progress: WorkspaceStatus['progress'] = null;
+  /** When the current phase's progress was first seen, and how far it was then (for its rate). */
+  private progressClock: { phase: string; at: number; done: number } | undefined;
+  /**
+   * The user cancelled the first build: the index opens with what it saved, and is not caught up
+   * in the background until a sync or re-index asks for it.
+   */
+  private buildPaused = false;
   /** Polls for another process's commit request while the queue holds edits (see {@link watchCommitRequests}). */
   private commitRequests: ReturnType<typeof setInterval> | undefined;
 
@@ -453,17 +479,21 @@ export class WorkspaceServer {
   /** Indexes everything queued and commits ("Sync Index Now"). */
   async sync(): Promise<DeltaQueueState | null> {
     await this.getEngine();
+    // A cancelled first build is finished first: the edits queued since then are part of it.
+    if (this.buildPaused) await this.reindex();
     return this.queue ? this.queue.flush() : null;
   }
 
   /** A full incremental index run over the whole workspace, committed at the end; `force`: every file parsed again. */
   async reindex(opts: { signal?: AbortSignal; onProgress?: ProgressSink; force?: boolean } = {}): Promise<IndexReport> {
-    const { signal } = opts;
+    // The caller's cancel, or the user's (cancelIndexing).
+    const signal = opts.signal ? AbortSignal.any([opts.signal, this.indexAbort.signal]) : this.indexAbort.signal;
     // A cancel stops the run at once, also while it waits: for the engine to open, for the
     // watcher's queued edits to be indexed, or for its turn at the gate. What it waited for is
     // the server's own work and goes on; only this run is given up.
     const engine = await raceAbort(this.getEngine(), signal, 'indexing');
     if (engine.mode !== 'write') throw new VltError('USAGE', 'this server reads the index; run `vlt coderag sync` to update it');
+    this.buildPaused = false;
     await raceAbort(this.queue?.applyPending() ?? Promise.resolve(), signal, 'indexing');
     let admit!: () => void;
     const admitted = new Promise<void>((resolve) => (admit = resolve));
@@ -474,7 +504,7 @@ export class WorkspaceServer {
       this.phase = 'indexing';
       this.stateChanged();
       try {
-        const report = await engine.index({ onProgress: this.progressSink(opts.onProgress), ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.force ? { force: true } : {}) });
+        const report = await engine.index({ onProgress: this.progressSink(opts.onProgress), signal, ...(opts.force ? { force: true } : {}) });
         await engine.commit();
         // The watcher's edits indexed before this run are committed with it.
         this.queue?.committedElsewhere();
@@ -482,6 +512,7 @@ export class WorkspaceServer {
       } finally {
         this.phase = 'ready';
         this.progress = null;
+        this.progressClock = undefined;
         if (!this.queue?.dirty) this.releaseLock(engine);
         this.stateChanged();
       }
@@ -514,13 +545,18 @@ export class WorkspaceServer {
       restricted: this.restricted,
       error: this.lastError ? { code: this.lastError.code, message: this.lastError.message } : null,
       progress: this.progress,
+      partialFiles: open?.store.partialBuildFiles() ?? null,
     };
   }
 
   /** Cancels the first index build if it runs (the next request starts it again). */
-  cancelIndexing(): void {
+  cancelIndexing(): boolean {
+    // A first build, a re-index, or the catching up after a restart (which reports progress).
+    const building = this.phase === 'indexing' || this.phase === 'starting' || this.progress !== null;
+    if (building) this.buildPaused = true;
     this.indexAbort.abort();
     this.indexAbort = new AbortController();
+    return building;
   }
 
   /** Refuses further opens and cancels a first index build in progress. */
@@ -578,7 +614,12 @@ export class WorkspaceServer {
 
   private progressSink(extra?: ProgressSink): ProgressSink {
     return (ev) => {
-      this.progress = { phase: ev.phase, done: ev.done, total: ev.total };
+      const now = Date.now();
+      let clock = this.progressClock;
+      if (!clock || clock.phase !== ev.phase || ev.done < clock.done) this.progressClock = clock = { phase: ev.phase, at: now, done: ev.done };
+      const seconds = (now - clock.at) / 1000;
+      const rate = seconds >= RATE_AFTER_SECONDS && ev.done > clock.done ? (ev.done - clock.done) / seconds : undefined;
+      this.progress = { phase: ev.phase, done: ev.done, total: ev.total, ...(rate !== undefined ? { rate: Math.round(rate * 10) / 10, secondsLeft: Math.ceil(Math.max(0, ev.total - ev.done) / rate) } : {}) };
       this.opts.onProgress?.(ev);
       for (const l of this.listeners) l.onProgress?.(ev);
       extra?.(ev);
@@ -604,7 +645,17 @@ export class WorkspaceServer {
           this.phase = 'indexing';
           this.stateChanged();
           this.logger.info(`no index in ${this.root} yet; building it`);
-          const r = await engine.index({ signal, onProgress: this.progressSink() });
+          let r: IndexReport;
+          try {
+            r = await engine.index({ signal, onProgress: this.progressSink() });
+          } catch (e) {
+            if (!this.buildPaused || !(e instanceof VltError) || e.code !== 'CANCELLED') throw e;
+            // Cancelled by the user: the indexer saved what it had; answer from that part.
+            this.logger.info(`indexing cancelled; the index holds the ${engine.store.partialBuildFiles() ?? 0} files saved so far (a sync or re-index finishes it)`);
+            engine.releaseWriteLock();
+            await engine.releaseParseWorkers();
+            return this.opened_(engine);
+          }
           await engine.commit();
           this.firstBuild = r;
           this.logger.info(`indexed ${r.filesParsed} files, ${r.chunksAdded} chunks in ${r.ms.total.toFixed(0)} ms`);
@@ -616,6 +667,8 @@ export class WorkspaceServer {
           await engine.close().catch(() => undefined);
           throw e;
         }
+      } else if (this.buildPaused) {
+        this.logger.info('the index build was cancelled: answering from what it saved until a sync or re-index finishes it');
       } else {
         // An index exists: it answers at once, and what changed while no writer ran (a branch
         // switch, edits in another editor) is caught up in the background, before the next
@@ -638,7 +691,13 @@ export class WorkspaceServer {
         },
       });
     }
+    return this.opened_(engine);
+  }
+
+  /** The engine is open: the server is ready and answers from it. */
+  private opened_(engine: Engine): Engine {
     this.progress = null;
+    this.progressClock = undefined;
     this.phase = 'ready';
     this.openedEngine = engine;
     this.stateChanged();
@@ -666,6 +725,7 @@ export class WorkspaceServer {
       this.logger.error(`index: catching up failed: ${this.lastError.code}: ${this.lastError.message}`);
     } finally {
       this.progress = null;
+      this.progressClock = undefined;
       this.releaseLock(engine);
       this.stateChanged();
     }

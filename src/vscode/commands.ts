@@ -5,7 +5,7 @@
  */
 import * as vscode from 'vscode';
 import {
-  repoMapRequest,
+  cancelIndexingRequest,
   reindexRequest,
   searchRequest,
   statusRequest,
@@ -14,21 +14,20 @@ import {
   whereUsedRequest,
   type NavResult,
   type NavResultLocation,
+  type RepoMapResult,
   type ServerStatus,
 } from '../lsp/protocol';
 import type { ChatCommand } from './chat-view';
 import type { FolderServer } from './server-client';
 import { readSettings } from './settings';
 
-/** The scheme of the read-only repository map documents. */
-export const REPO_MAP_SCHEME = 'vlt-repomap';
 
 export interface CommandHost {
   /** The server of the active editor's folder (else the first folder's); throws a user-facing error when none runs. */
   serverFor(uri?: vscode.Uri): FolderServer;
   log: vscode.LogOutputChannel;
-  repoMaps: Map<string, string>;
-  repoMapChanged: vscode.EventEmitter<vscode.Uri>;
+  /** The repository map view (repo-map-view.ts). */
+  repoMap: { show(): Promise<RepoMapResult | undefined>; openAsText(): Promise<void> };
   /** Shows the chat view and hands it a command. */
   chat(c: ChatCommand): Promise<void>;
   /** Where "Oracle: Set API Key" keeps the key; the wiring file restarts the servers when it changes. */
@@ -108,18 +107,6 @@ async function searchCode(host: CommandHost): Promise<void> {
   if (pick) await vscode.window.showTextDocument(vscode.Uri.parse(pick.h.uri), { selection: new vscode.Range(pick.h.snippetLine ?? pick.h.range.start.line, 0, pick.h.snippetLine ?? pick.h.range.start.line, 0) });
 }
 
-async function repoMap(host: CommandHost): Promise<void> {
-  const editor = vscode.window.activeTextEditor;
-  const server = host.serverFor(editor?.document.uri);
-  const focus = editor && editor.document.uri.scheme === 'file' ? editor.document.uri.toString() : undefined;
-  const { text } = await server.client.sendRequest(repoMapRequest, { ...(focus ? { focus } : {}), tokens: 4000 });
-  const name = focus ? `around ${vscode.workspace.asRelativePath(editor!.document.uri, false)}` : server.folder.name;
-  const uri = vscode.Uri.from({ scheme: REPO_MAP_SCHEME, path: `/Repo map ${name}.md` });
-  host.repoMaps.set(uri.toString(), `# Repository map: ${name}\n\nRanked by PageRank over the import and reference graph${focus ? ', focused on the active file' : ''}.\n\n\`\`\`\n${text}\n\`\`\`\n`);
-  host.repoMapChanged.fire(uri);
-  await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri), { preview: true });
-}
-
 async function reindex(host: CommandHost): Promise<void> {
   const server = host.serverFor(vscode.window.activeTextEditor?.document.uri);
   const r = await server.client.sendRequest(reindexRequest);
@@ -132,15 +119,41 @@ async function syncNow(host: CommandHost): Promise<void> {
   vscode.window.setStatusBarMessage(`Oracle: index synced (generation ${s.generation}, ${s.files} files)`, 5000);
 }
 
+/** Seconds as a person reads them: 40 s, 3 min, 1 h 05 min. */
+function duration(seconds: number): string {
+  if (seconds < 90) return `${Math.max(1, Math.round(seconds))} s`;
+  if (seconds < 3600) return `${Math.round(seconds / 60)} min`;
+  const h = Math.floor(seconds / 3600);
+  return `${h} h ${String(Math.round((seconds - h * 3600) / 60)).padStart(2, '0')} min`;
+}
+
+/** An index run's progress in words: `parse 1,200/60,191 files · 95/s · 10 min left`. */
+export function describeProgress(p: NonNullable<ServerStatus['progress']>): string {
+  const unit = p.phase === 'parse' || p.phase === 'discover' ? ' files' : '';
+  const parts = [`${p.phase} ${p.done.toLocaleString('en-US')}/${p.total.toLocaleString('en-US')}${unit}`];
+  if (p.rate !== undefined) parts.push(`${p.rate >= 10 ? Math.round(p.rate) : p.rate}/s`);
+  if (p.secondsLeft !== undefined) parts.push(`${duration(p.secondsLeft)} left`);
+  return parts.join(' · ');
+}
+
+const MCP_STATE: Record<ServerStatus['mcpState'], string> = {
+  on: 'on',
+  off: 'off (setting vlt.mcp.enabled)',
+  restricted: 'off (Restricted Mode)',
+  starting: 'starting once the index is open',
+  failed: 'did not start (see the Vlt Oracle log)',
+};
+
 export function describeStatus(s: ServerStatus): string {
   const lines = [
     `Workspace: ${s.workspace}`,
-    `State: ${s.state}${s.progress ? ` (${s.progress.phase} ${s.progress.done}/${s.progress.total})` : ''}${s.error ? ` — ${s.error.code}: ${s.error.message}` : ''}`,
+    `State: ${s.state}${s.progress ? ` (${describeProgress(s.progress)})` : ''}${s.error ? ` — ${s.error.code}: ${s.error.message}` : ''}`,
+    s.partialFiles !== null ? `Partial: the index holds the ${s.partialFiles} files saved before indexing was cancelled; Sync Index Now finishes it` : '',
     `Index: ${s.files} files, ${s.chunks} chunks, ${s.symbols} symbols; generation ${s.generation}; last update ${s.lastUpdate ?? 'never'}`,
     s.queue ? `Queue: ${s.queue.pending} pending, ${s.queue.uncommittedFiles} files (${s.queue.uncommittedLines} lines) not yet committed; ${s.queue.commits} commits${s.queue.lastCommit ? `, last ${s.queue.lastCommit}` : ''}${s.queue.error ? `; last error ${s.queue.error.code}: ${s.queue.error.message}` : ''}` : 'Queue: none',
-    `Language servers: ${s.languageServers.map((l) => `${l.name} (${l.languages.join(', ')}): ${l.state}`).join('; ') || 'none seen yet'}`,
+    `Language servers: ${s.languageServers.map((l) => `${l.name} (${l.languages.join(', ')}): ${l.state}`).join('; ') || (s.state === 'ready' ? 'none for the languages of this workspace' : 'listed once the index is open')}`,
     `Answered by the index in this window: ${s.fallbackLanguages.join(', ') || 'none'}`,
-    `MCP: ${s.mcp ? s.mcp.url : s.restricted ? 'off (Restricted Mode)' : 'off'}`,
+    `MCP: ${s.mcp ? s.mcp.url : MCP_STATE[s.mcpState]}`,
     s.restricted ? 'Restricted Mode: no model is called and no workspace program runs.' : '',
   ];
   return lines.filter(Boolean).join('\n');
@@ -150,8 +163,23 @@ async function showStatus(host: CommandHost): Promise<void> {
   const server = host.serverFor(vscode.window.activeTextEditor?.document.uri);
   const s = await server.client.sendRequest(statusRequest);
   host.log.info(describeStatus(s));
-  const pick = await vscode.window.showInformationMessage(`Oracle: ${s.state}, ${s.files} files, ${s.chunks} chunks, generation ${s.generation}${s.queue?.uncommittedFiles ? `, ${s.queue.uncommittedFiles} queued` : ''}.`, 'Show Details');
-  if (pick) host.log.show(true);
+  if (s.progress) {
+    // While an index run goes on, the status offers to stop it.
+    const pick = await vscode.window.showInformationMessage(`Oracle: indexing ${server.folder.name}: ${describeProgress(s.progress)}.`, 'Cancel Indexing', 'Show Details');
+    if (pick === 'Cancel Indexing') await cancelIndexing(host);
+    else if (pick) host.log.show(true);
+    return;
+  }
+  const partial = s.partialFiles !== null ? ` Partial: ${s.partialFiles} files saved before indexing was cancelled.` : '';
+  const pick = await vscode.window.showInformationMessage(`Oracle: ${s.state}, ${s.files} files, ${s.chunks} chunks, generation ${s.generation}${s.queue?.uncommittedFiles ? `, ${s.queue.uncommittedFiles} queued` : ''}.${partial}`, ...(partial ? ['Finish Indexing'] : []), 'Show Details');
+  if (pick === 'Finish Indexing') await syncNow(host);
+  else if (pick) host.log.show(true);
+}
+
+async function cancelIndexing(host: CommandHost): Promise<void> {
+  const server = host.serverFor(vscode.window.activeTextEditor?.document.uri);
+  const r = await server.client.sendRequest(cancelIndexingRequest);
+  vscode.window.setStatusBarMessage(r.cancelled ? 'Oracle: indexing cancelled; what it indexed is kept and searchable' : 'Oracle: no indexing to cancel', 5000);
 }
 
 async function copyMcpConnection(host: CommandHost): Promise<void> {
@@ -177,10 +205,12 @@ export function commandTable(host: CommandHost): Record<string, () => Promise<un
     'vlt.whereUsed': () => navigate(host, 'used'),
     'vlt.whereDefined': () => navigate(host, 'defined'),
     'vlt.search': () => searchCode(host),
-    'vlt.repoMap': () => repoMap(host),
+    'vlt.repoMap': () => host.repoMap.show(),
+    'vlt.repoMapAsText': () => host.repoMap.openAsText(),
     'vlt.reindex': () => reindex(host),
     'vlt.sync': () => syncNow(host),
     'vlt.status': () => showStatus(host),
+    'vlt.cancelIndexing': () => cancelIndexing(host),
     'vlt.copyMcpConnection': () => copyMcpConnection(host),
     'vlt.setApiKey': () => setApiKey(host),
     'vlt.ask': () => host.chat({ type: 'focusInput' }),

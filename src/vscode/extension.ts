@@ -10,7 +10,8 @@
 import * as vscode from 'vscode';
 import { agentsManifestTools } from './manifest';
 import { registerLanguageModelTools, registerMcpProvider } from './agents';
-import { API_KEY_SECRET, commandTable, REPO_MAP_SCHEME, type CommandHost } from './commands';
+import { API_KEY_SECRET, commandTable, type CommandHost } from './commands';
+import { RepoMapView } from './repo-map-view';
 import { isUserMistake, searchRequest, type ServerStatus } from '../lsp/protocol';
 import { ChatViewProvider, CITATION_SCHEME } from './chat-view';
 import { ChatStateStore } from './chat-state-store';
@@ -127,12 +128,8 @@ export function activate(context: vscode.ExtensionContext): VltOracleApi {
   const bar = new StatusBar();
   context.subscriptions.push(bar);
 
-  const repoMaps = new Map<string, string>();
-  const repoMapChanged = new vscode.EventEmitter<vscode.Uri>();
-  context.subscriptions.push(
-    repoMapChanged,
-    vscode.workspace.registerTextDocumentContentProvider(REPO_MAP_SCHEME, { onDidChange: repoMapChanged.event, provideTextDocumentContent: (uri) => repoMaps.get(uri.toString()) ?? '' }),
-  );
+  const repoMap = new RepoMapView({ serverFor, log });
+  context.subscriptions.push(repoMap);
   const documents = new Map<string, string>();
   const documentsChanged = new vscode.EventEmitter<vscode.Uri>();
   context.subscriptions.push(
@@ -143,7 +140,7 @@ export function activate(context: vscode.ExtensionContext): VltOracleApi {
   context.subscriptions.push(vscode.window.registerWebviewViewProvider(ChatViewProvider.viewType, chat, { webviewOptions: { retainContextWhenHidden: false } }));
   // A model provider that starts later (Copilot signing in) reaches the picker at once.
   if (typeof vscode.lm?.onDidChangeChatModels === 'function') context.subscriptions.push(vscode.lm.onDidChangeChatModels(() => void chat.notify({ type: 'modelsChanged' })));
-  const host: CommandHost = { serverFor, log, repoMaps, repoMapChanged, chat: (c) => chat.command(c), secrets: context.secrets };
+  const host: CommandHost = { serverFor, log, repoMap, chat: (c) => chat.command(c), secrets: context.secrets };
   for (const [id, fn] of Object.entries(commandTable(host))) context.subscriptions.push(vscode.commands.registerCommand(id, guarded(id, fn)));
 
   const view = new SearchViewProvider(context.extensionUri, {

@@ -1,9 +1,10 @@
 /**
- * The status bar item of the folder in focus: indexing N/M · ready · queue N · error, with a
- * tooltip that says what the index holds and who answers navigation. A click shows the status.
+ * The status bar item of the folder in focus: an index run's progress (files done, rate, time
+ * left) · ready (partial) · queue N · error, with a tooltip that says what the index holds and
+ * who answers navigation. A click shows the status, and offers Cancel while indexing.
  */
 import * as vscode from 'vscode';
-import { describeStatus } from './commands';
+import { describeProgress, describeStatus } from './commands';
 import type { FolderServer } from './server-client';
 
 export class StatusBar implements vscode.Disposable {
@@ -30,11 +31,17 @@ export class StatusBar implements vscode.Disposable {
     if (s.state === 'error' || s.queue?.error) {
       this.item.text = '$(error) Oracle: error';
       this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');
+    } else if (s.progress && s.progress.total > 0) {
+      // The one progress display of an index run (a first build, a re-index, a catching up);
+      // a click offers Cancel.
+      this.item.text = `$(sync~spin) Oracle: ${describeProgress(s.progress)}`;
+      this.item.backgroundColor = undefined;
     } else if (s.state === 'indexing' || s.state === 'starting') {
-      this.item.text = s.progress && s.progress.total > 0 ? `$(sync~spin) Oracle: indexing ${s.progress.done}/${s.progress.total}` : '$(sync~spin) Oracle: indexing';
+      this.item.text = '$(sync~spin) Oracle: indexing';
       this.item.backgroundColor = undefined;
     } else {
-      this.item.text = queued > 0 ? `$(check) Oracle: ready · queue ${queued}` : '$(check) Oracle: ready';
+      const partial = s.partialFiles !== null ? ' · partial' : '';
+      this.item.text = queued > 0 ? `$(check) Oracle: ready${partial} · queue ${queued}` : `$(check) Oracle: ready${partial}`;
       this.item.backgroundColor = undefined;
     }
     if (s.restricted) this.item.text += ' $(shield)';

@@ -109,6 +109,16 @@ describe.skipIf(Boolean(missing))(missing ? `e2e: the chat in code-server (skipp
       await waitFor('the suite', () => existsSync(file('suite-ready')) || undefined, 180_000);
       let chat = await chatFrame(page);
 
+      // 0. The chat has the sidebar to itself (Search is collapsed below it until opened).
+      const layout = await page.evaluate(() => {
+        const sidebar = document.querySelector('.part.sidebar')?.getBoundingClientRect().height ?? 0;
+        const pane = [...document.querySelectorAll('.pane')].find((p) => /^chat$/i.test(p.querySelector('h3.title')?.textContent?.trim() ?? ''));
+        return { sidebar, chat: pane?.getBoundingClientRect().height ?? 0 };
+      });
+      await page.screenshot({ path: path.join(artifacts, 'layout.png') }).catch(() => undefined);
+      findings.push(`chat pane ${Math.round(layout.chat)} of ${Math.round(layout.sidebar)} px`);
+      expect(layout.chat).toBeGreaterThan(0.75 * layout.sidebar);
+
       // 1. A question; the answer streams in (a slow model), then settles.
       fake.chunkDelayMs = 60;
       fake.script.chat.push(...Array.from({ length: 6 }, () => ({ content: HOSTILE })));

@@ -5,9 +5,10 @@
  * the cited lines marked.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import * as path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, copyFixture } from '../helpers/cli';
@@ -18,6 +19,9 @@ const missing = [CHROMIUM, CLI].filter((p) => !existsSync(p)).join(', ');
 
 interface Served {
   child: ChildProcess;
+  dir: string;
+  /** The workspace folder's name. */
+  workspace: string;
   url: string;
   chatUrl: string;
   cleanup(): void;
@@ -38,7 +42,7 @@ function serve(env: Record<string, string>): Promise<Served> {
       clearTimeout(t);
       const info = JSON.parse(line) as { url: string; chat_url?: string };
       if (!info.chat_url) return reject(new Error(`no chat_url in ${line}`));
-      resolve({ child, url: info.url, chatUrl: info.chat_url, cleanup });
+      resolve({ child, dir, workspace: path.basename(dir), url: info.url, chatUrl: info.chat_url, cleanup });
     });
     child.once('exit', (code) => reject(new Error(`vlt serve exited (${code}): ${stderr}`)));
   });
@@ -96,6 +100,10 @@ describe.skipIf(Boolean(missing))(missing ? `e2e: the browser chat (skipped: ${m
       await page.waitForSelector('.msg.assistant.done', { timeout: 60_000 });
       expect(await page.textContent('.msg.assistant .answer')).toContain('Numbers are added by');
       expect(await page.textContent('.msg.assistant .footer')).toContain('fake-chat');
+      // The header names the workspace and the model that answers.
+      expect(await page.textContent('.web-header .web-workspace')).toBe(s.workspace);
+      expect(await page.textContent('.web-header .web-model')).toBe('fake-chat');
+      expect(await page.title()).toContain(s.workspace);
 
       await page.click('.msg.assistant a.cite');
       await page.waitForSelector('#overlay:not([hidden]) .line.hit');
@@ -112,6 +120,19 @@ describe.skipIf(Boolean(missing))(missing ? `e2e: the browser chat (skipped: ${m
       expect(boxes[0]!.top).toBeLessThan(view);
       await page.keyboard.press('Escape');
       expect(await page.$eval('#overlay', (e) => (e as HTMLElement).hidden)).toBe(true);
+
+      // Another browser session (a new link) joins the shared session and shows its conversation.
+      const bearer = readFileSync(path.join(s.dir, '.vlt', 'mcp-token'), 'utf8').trim();
+      const link = (await (await fetch(`${origin}/chat/link`, { method: 'POST', headers: { Authorization: `Bearer ${bearer}` } })).json()) as { result: { path: string } };
+      const second = await browser.newPage();
+      try {
+        await second.goto(`${origin}${link.result.path}`);
+        await second.waitForSelector('.msg.user .question');
+        expect(await second.textContent('.msg.user .question')).toContain('How does add work?');
+        expect(await second.textContent('.msg.assistant')).toContain('Numbers are added by');
+      } finally {
+        await second.close();
+      }
     } finally {
       await page.close();
     }
@@ -120,15 +141,23 @@ describe.skipIf(Boolean(missing))(missing ? `e2e: the browser chat (skipped: ${m
   it('without a model: the evidence brief leads with the places, and how it was found is folded under Details', async () => {
     const s = await serve({});
     running.push(s);
-    const page = await browser.newPage();
+    const page = await browser.newPage({ colorScheme: 'light' });
+    // A product page: nothing in the console, no request that fails (the favicon included).
+    const problems: string[] = [];
+    page.on('console', (m) => void (m.type() === 'error' && problems.push(`console: ${m.text()}`)));
+    page.on('response', (r) => void (r.status() >= 400 && problems.push(`${r.status()} ${r.url()}`)));
     try {
       await page.goto(s.chatUrl);
       await page.waitForSelector('#input');
+      expect(await page.textContent('.web-header .web-model')).toBe('no model: evidence briefs');
       await page.fill('#input', 'How does add work?');
       await page.press('#input', 'Enter');
       await page.waitForSelector('.msg.assistant.done', { timeout: 60_000 });
       const answer = (await page.textContent('.msg.assistant .answer')) ?? '';
       expect(answer).toContain('Evidence brief');
+      // The answer's start stays in view: the question sits in the log's viewport, however long the brief.
+      const [q, log] = await Promise.all([page.$eval('.msg.user', (e) => e.getBoundingClientRect().top), page.$eval('#log', (e) => e.getBoundingClientRect().top)]);
+      expect(q).toBeGreaterThanOrEqual(log - 1);
       expect(answer).toContain('math.ts');
       expect(answer).not.toMatch(/Searched|Where this sits|question type/i);
       const details = page.locator('.msg.assistant .footer details.details');
@@ -137,6 +166,28 @@ describe.skipIf(Boolean(missing))(missing ? `e2e: the browser chat (skipped: ${m
       expect(await details.locator('.markdown').isVisible()).toBe(false);
       await details.locator('summary').click();
       expect(await details.locator('.markdown').textContent()).toMatch(/Searched: code search \(\d+ found/);
+      // Highlighted code is readable on the light page: every token colour against its block's
+      // background has a contrast of at least 3:1 (the dark-theme colours on white had 1.2:1).
+      const worst = await page.$$eval('.msg.assistant .answer pre code [class^="hljs-"]', (els) => {
+        const rgb = (c: string) => (c.match(/[\d.]+/g) ?? []).slice(0, 3).map(Number);
+        const lum = (c: string) => {
+          const [r = 0, g = 0, b = 0] = rgb(c).map((v) => v / 255).map((v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4));
+          return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+        };
+        let min = 21;
+        for (const e of els) {
+          const pre = e.closest('pre')!;
+          const bg = getComputedStyle(pre).backgroundColor;
+          // A mostly transparent block background shows the page's.
+          const alpha = Number(bg.match(/[\d.]+/g)?.[3] ?? 1);
+          const back = alpha < 0.5 ? getComputedStyle(document.body).backgroundColor : bg;
+          const [a, b] = [lum(getComputedStyle(e).color), lum(back)];
+          min = Math.min(min, (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05));
+        }
+        return els.length ? min : undefined;
+      });
+      expect(worst).toBeGreaterThanOrEqual(3);
+      expect(problems).toEqual([]);
     } finally {
       await page.close();
     }

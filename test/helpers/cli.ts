@@ -47,9 +47,9 @@ export function tempDir(prefix = 'vlt-test-'): string {
   return mkdtempSync(path.join(tmpdir(), prefix));
 }
 
-/** A private copy of a fixture tree, removed by the returned cleanup. */
+/** A private copy of a fixture tree (relative to the repository, or absolute), removed by the returned cleanup. */
 export function copyFixture(rel: string): { dir: string; cleanup: () => void } {
   const dir = tempDir();
-  cpSync(path.join(ROOT, rel), dir, { recursive: true });
+  cpSync(path.isAbsolute(rel) ? rel : path.join(ROOT, rel), dir, { recursive: true });
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }

@@ -5,13 +5,14 @@
  * events into the delta queue, a commit from another process, Restricted Mode and the
  * embedded MCP endpoint.
  */
-import { appendFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  cancelIndexingRequest,
   editorDefinitionRequest,
   editorReferencesRequest,
   isUserMistake,
@@ -21,7 +22,7 @@ import {
   whereDefinedRequest,
   whereUsedRequest,
 } from '../../src/lsp/protocol';
-import { vlt } from '../helpers/cli';
+import { tempDir, vlt } from '../helpers/cli';
 import { closeSessions, start, type Session } from '../helpers/lsp-session';
 
 afterEach(closeSessions);
@@ -148,8 +149,47 @@ describe('vlt lsp over stdio', () => {
     const st = await s.waitStatus((x) => x.state === 'ready');
     expect(st.restricted).toBe(true);
     await new Promise((r) => setTimeout(r, 500));
-    expect((await s.conn.sendRequest(statusRequest)).mcp).toBeNull();
+    const after = await s.conn.sendRequest(statusRequest);
+    expect(after.mcp).toBeNull();
+    expect(after.mcpState).toBe('restricted');
     const used = await s.conn.sendRequest(whereUsedRequest, { target: { symbol: 'add' } });
     expect(used.locations.map((l) => `${l.path}:${l.line}`)).toContain('main.ts:4');
   });
+
+  it('reports an index run as one progress with rate and time left; Cancel keeps what it built, searchable and marked partial, and a sync finishes it', async () => {
+    // Enough files that the build is still parsing a second in (when it first reports a rate)
+    // on a fast machine: about four seconds of parsing at 3,000 files/s.
+    const FILES = 12_000;
+    const gen = tempDir('vlt-many-');
+    for (let i = 0; i < FILES; i++) {
+      const dir = path.join(gen, `pkg${i % 60}`);
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(path.join(dir, `mod${i}.ts`), `export function handler${i}(input: string): string {\n  return input.split(',').join('-') + 'record${i}';\n}\n`);
+    }
+    try {
+      const s = await start(gen, { mcp: { enabled: true, port: 0 } });
+      // MCP starts once the index is open: until then the status says so, rather than "off".
+      const running = await s.waitStatus((st) => st.progress?.phase === 'parse' && st.progress.rate !== undefined && st.progress.done < st.progress.total * 0.8, 120_000);
+      expect(running.progress!.secondsLeft).toBeGreaterThan(0);
+      expect(running.mcpState).toBe('starting');
+      expect(await s.conn.sendRequest(cancelIndexingRequest)).toEqual({ cancelled: true });
+      const paused = await s.waitStatus((st) => st.state === 'ready' && st.partialFiles !== null);
+      expect(paused.partialFiles!).toBeGreaterThan(0);
+      expect(paused.partialFiles!).toBeLessThan(FILES);
+      expect(paused.progress).toBeNull();
+      // Answers come from the part saved, and the build is not resumed behind the user's back.
+      const found = await s.conn.sendRequest(searchRequest, { query: 'handler1', k: 3 });
+      expect(found.hits.length).toBeGreaterThan(0);
+      await new Promise((r) => setTimeout(r, 1000));
+      expect((await s.conn.sendRequest(statusRequest)).partialFiles).toBe(paused.partialFiles);
+      expect(await s.conn.sendRequest(cancelIndexingRequest)).toEqual({ cancelled: false });
+      // A sync finishes the build.
+      const done = await s.conn.sendRequest(syncRequest);
+      expect(done.files).toBe(FILES);
+      expect(done.partialFiles).toBeNull();
+      expect((await s.waitStatus((st) => st.mcp !== null)).mcpState).toBe('on');
+    } finally {
+      rmSync(gen, { recursive: true, force: true });
+    }
+  }, 240_000);
 });

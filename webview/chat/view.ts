@@ -275,8 +275,24 @@ export class ChatView {
         if (m && node) this.fill(node, m);
       }
       this.renderQueued.clear();
-      if (stick) this.log.scrollTop = this.log.scrollHeight;
+      if (stick) this.followAnswer();
     });
+  }
+
+  /**
+   * Follows a growing answer down, but never past its start: once the answer is taller than the
+   * log, its question stays at the top and the reader scrolls on when ready (an answer read from
+   * its end first is read backwards).
+   */
+  private followAnswer(): void {
+    const last = [...this.log.querySelectorAll<HTMLElement>('.msg.user')].at(-1);
+    const bottom = this.log.scrollHeight - this.log.clientHeight;
+    if (!last) {
+      this.log.scrollTop = bottom;
+      return;
+    }
+    const start = last.getBoundingClientRect().top - this.log.getBoundingClientRect().top + this.log.scrollTop - 4;
+    this.log.scrollTop = Math.max(this.log.scrollTop, Math.min(bottom, start));
   }
 
   // -- asking -----------------------------------------------------------------------------------
@@ -492,10 +508,21 @@ export class ChatView {
   private async loadSessions(): Promise<void> {
     try {
       const { active, sessions } = await this.bridge.sessions();
+      // A view with no conversation of its own joins the server's shared session and shows what
+      // was said in it so far (by the editor's chat, the browser's, or agents).
+      const joined = !this.state.session && this.state.messages.length === 0;
       if (!this.state.session) this.state.session = active;
       const list = sessions.some((s) => s.id === this.state.session) ? sessions : [{ id: this.state.session, title: '(this session)', created_at: '', updated_at: '', exchanges: 0 }, ...sessions];
       this.sessionSelect.replaceChildren(...list.map((s) => el('option', { value: s.id, title: s.id }, s.title)));
       this.sessionSelect.value = this.state.session;
+      if (joined) {
+        const { events } = await this.bridge.sessionEvents(active);
+        if (this.state.messages.length === 0 && events.length > 0) {
+          this.state.messages = transcriptOf(events);
+          this.renderAll();
+          this.save();
+        }
+      }
     } catch (e) {
       this.bridge.log('warn', `sessions: ${errorText(e)}`);
     }

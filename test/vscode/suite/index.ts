@@ -17,7 +17,7 @@ import { promisify } from 'node:util';
 import * as vscode from 'vscode';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { NavResult, SearchResultItem, ServerStatus } from '../../../src/lsp/protocol';
+import type { NavResult, RepoMapResult, SearchResultItem, ServerStatus } from '../../../src/lsp/protocol';
 
 interface Api {
   statuses(): ServerStatus[];
@@ -76,6 +76,14 @@ export async function run(): Promise<void> {
   assert.equal(ready.restricted, !trusted);
   assert.ok(ready.fallbackLanguages.includes('python'), 'python has no server in this VS Code, so the index answers it');
   assert.ok(!ready.fallbackLanguages.includes('typescript'), 'typescript is served by the built-in TypeScript extension');
+  // The status lists the language servers of this workspace's languages only (VS Code's built-in
+  // PHP extension is installed, but there is no PHP here), and says MCP starts rather than "off".
+  const listed = (st: ServerStatus) => st.languageServers.flatMap((l) => l.languages);
+  assert.ok(!listed(ready).includes('php'), `language servers listed: ${JSON.stringify(ready.languageServers)}`);
+  assert.ok(api.statuses().filter((s) => s.state !== 'ready').every((s) => s.mcpState !== 'off'), 'MCP is never "off" while it is enabled and starting');
+  // Nothing to cancel once ready: the command says so and changes nothing.
+  await vscode.commands.executeCommand('vlt.cancelIndexing');
+  assert.equal((await api.request<ServerStatus>('vlt/status')).partialFiles, null);
 
   // "Where Is This Used?" on `add`: the built-in TypeScript server answers (it needs a few
   // seconds after the first document opens), and says so.
@@ -110,12 +118,30 @@ export async function run(): Promise<void> {
   const defs = await vscode.commands.executeCommand<vscode.Location[]>('vscode.executeDefinitionProvider', vscode.Uri.joinPath(folder().uri, 'tools/report.py'), new vscode.Position(4, 12));
   assert.ok(defs.some((d) => d.uri.path.endsWith('tools/helpers.py')), `python definition through the editor: ${JSON.stringify(defs)}`);
 
-  // The repository map, around the active file, as a read-only document.
-  await vscode.commands.executeCommand('vlt.repoMap');
+  // After the editor's TypeScript server answered, the status lists it, and still no PHP.
+  const afterNav = await api.request<ServerStatus>('vlt/status');
+  log(`language servers listed: ${JSON.stringify(afterNav.languageServers.map((l) => `${l.name}: ${l.languages.join(',')}`))}`);
+  assert.ok(!listed(afterNav).includes('php'), `language servers listed: ${JSON.stringify(afterNav.languageServers)}`);
+
+  // Show Repo Map: a tree around the active file, which leads, its definitions with their lines;
+  // no document is opened.
+  await cursorOn('math.ts', 'function add', 0);
+  const editorsBefore = vscode.window.visibleTextEditors.length;
+  const map = await vscode.commands.executeCommand<RepoMapResult>('vlt.repoMap');
+  assert.ok(map, 'the repository map answered');
+  assert.equal(map.focus, 'math.ts');
+  assert.equal(map.files[0]?.path, 'math.ts', `files: ${map.files.map((f) => f.path).join(', ')}`);
+  assert.ok(map.files[0]?.symbols.some((sym) => sym.name === 'add' && sym.line <= 2), JSON.stringify(map.files[0]));
+  assert.ok(map.files.some((f) => f.path === 'main.ts'), 'main.ts, which calls add, is in its neighbourhood');
+  assert.equal(vscode.window.visibleTextEditors.length, editorsBefore);
+  assert.ok(!vscode.window.visibleTextEditors.some((e) => e.document.uri.scheme !== 'file'), 'no repository map document was opened');
+  log(`repo map around math.ts: ${map.files.map((f) => `${f.path}(${f.symbols.length})`).join(' ')}`);
+  // Its toolbar opens the same map as text, as agents get it.
+  await vscode.commands.executeCommand('vlt.repoMapAsText');
   const mapDoc = vscode.window.activeTextEditor?.document;
-  assert.equal(mapDoc?.uri.scheme, 'vlt-repomap', 'the repo map opens as a read-only document');
-  assert.match(mapDoc.getText(), /tools\/helpers\.py/);
+  assert.equal(mapDoc?.languageId, 'markdown', 'the map as text is a markdown document');
   assert.match(mapDoc.getText(), /math\.ts/);
+  assert.match(mapDoc.getText(), /L\d+ .*add/);
 
   // Every core tool is a language-model tool; a call runs in the server, on the shared engine.
   const lmTools = vscode.lm.tools.filter((t) => t.name.startsWith('vlt_')).map((t) => t.name);
@@ -128,6 +154,7 @@ export async function run(): Promise<void> {
   if (!trusted) {
     const s = await api.request<ServerStatus>('vlt/status');
     assert.equal(s.mcp, null, 'no MCP endpoint in Restricted Mode');
+    assert.equal(s.mcpState, 'restricted');
     assert.equal(s.restricted, true);
     log('restricted: navigation works, no MCP endpoint');
     return;
