@@ -133,6 +133,7 @@ describe.skipIf(Boolean(missing))(missing ? `e2e: the chat in code-server (skipp
       await chat.waitForSelector('.msg.assistant.done', { timeout: 60_000 });
       const answer = await chat.$eval('.msg.assistant .answer', (e) => e.textContent ?? '');
       expect(answer).toContain('Two numbers are added');
+      await page.screenshot({ path: path.join(artifacts, 'answer.png') }).catch(() => undefined);
       expect(partial.length).toBeLessThan(answer.length);
       expect(await chat.$eval('.msg.assistant .footer', (e) => e.textContent ?? '')).toContain('fake-chat');
 

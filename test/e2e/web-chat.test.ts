@@ -13,7 +13,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, copyFixture } from '../helpers/cli';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai';
-import { CHROMIUM } from './harness';
+import { CHROMIUM, REPO_ROOT } from './harness';
 
 const missing = [CHROMIUM, CLI].filter((p) => !existsSync(p)).join(', ');
 
@@ -102,10 +102,12 @@ describe.skipIf(Boolean(missing))(missing ? `e2e: the browser chat (skipped: ${m
       expect(await page.textContent('.msg.assistant .footer')).toContain('fake-chat');
       // The header names the workspace and the model that answers.
       expect(await page.textContent('.web-header .web-workspace')).toBe(s.workspace);
-      expect(await page.textContent('.web-header .web-model')).toBe('fake-chat');
+      await page.waitForFunction(() => document.querySelector('.web-header .web-model')?.textContent === 'fake-chat');
       expect(await page.title()).toContain(s.workspace);
 
-      await page.click('.msg.assistant a.cite');
+      // Under the prose, what it cited as chips that open the places.
+      expect(await page.$$eval('.msg.assistant .refs a.cite', (els) => els.map((e) => e.textContent))).toEqual(['math.ts:2-4']);
+      await page.click('.msg.assistant .answer a.cite');
       await page.waitForSelector('#overlay:not([hidden]) .line.hit');
       const hit = await page.$$eval('#overlay .line.hit', (els) => els.map((e) => e.textContent ?? ''));
       expect(hit.length).toBe(3);
@@ -149,7 +151,8 @@ describe.skipIf(Boolean(missing))(missing ? `e2e: the browser chat (skipped: ${m
     try {
       await page.goto(s.chatUrl);
       await page.waitForSelector('#input');
-      expect(await page.textContent('.web-header .web-model')).toBe('no model: evidence briefs');
+      // The header names the model once the page knows it (the server names it when it can at once).
+      await page.waitForFunction(() => document.querySelector('.web-header .web-model')?.textContent === 'no model: evidence briefs');
       await page.fill('#input', 'How does add work?');
       await page.press('#input', 'Enter');
       await page.waitForSelector('.msg.assistant.done', { timeout: 60_000 });
@@ -157,9 +160,10 @@ describe.skipIf(Boolean(missing))(missing ? `e2e: the browser chat (skipped: ${m
       expect(answer).toContain('Evidence brief');
       // The answer's start stays in view: the question sits in the log's viewport, however long the brief.
       const [q, log] = await Promise.all([page.$eval('.msg.user', (e) => e.getBoundingClientRect().top), page.$eval('#log', (e) => e.getBoundingClientRect().top)]);
-      expect(q).toBeGreaterThanOrEqual(log - 1);
+      expect(q, 'the top of the question against the top of the log').toBeGreaterThanOrEqual(log - 1);
       expect(answer).toContain('math.ts');
       expect(answer).not.toMatch(/Searched|Where this sits|question type/i);
+      await page.screenshot({ path: path.join(REPO_ROOT, '.e2e/artifacts/web-chat/brief.png') }).catch(() => undefined);
       const details = page.locator('.msg.assistant .footer details.details');
       expect(await details.getAttribute('open')).toBeNull();
       expect(await details.locator('summary').textContent()).toBe('Details');

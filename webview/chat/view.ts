@@ -155,6 +155,8 @@ export class ChatView {
     parts.push(body);
     if (m.error) parts.push(el('div', { class: 'error', role: 'alert' }, m.error));
     if (m.status === 'stopped') parts.push(el('div', { class: 'note' }, 'Stopped.'));
+    const refs = this.references(m);
+    if (refs) parts.push(refs);
     if (m.answer) parts.push(this.footer(m));
     node.replaceChildren(...parts);
   }
@@ -211,6 +213,20 @@ export class ChatView {
       if (now !== undefined) a.title = `Changed since this answer. Now:\n${now}`;
       else if (cited?.text) a.title = cited.text;
     }
+  }
+
+  /**
+   * A model's answer is prose with inline citations; under it, what it cited as small chips that
+   * open the places (the evidence brief lists its places itself).
+   */
+  private references(m: Message): HTMLElement | undefined {
+    const a = m.answer;
+    if (!a || m.status === 'streaming' || a.mode === 'extractive') return undefined;
+    const cites = Object.keys(a.cited);
+    if (cites.length === 0) return undefined;
+    const refs = el('div', { class: 'refs', 'aria-label': 'Cited' }, ...cites.map((c) => el('a', { class: 'cite', href: '#', 'data-cite': c }, c.replace(/^\[(.*)\]$/, '$1'))));
+    this.decorate(refs, m);
+    return refs;
   }
 
   private footer(m: Message): HTMLElement {
@@ -537,6 +553,15 @@ export class ChatView {
     this.modelSelect.replaceChildren(...this.models.choices.map((c) => el('option', { value: c.id, ...(c.detail ? { title: c.detail } : {}) }, c.label)));
     this.modelSelect.value = this.models.active;
     this.modelSelect.title = this.models.reason ? `Which model answers. ${this.models.reason}` : 'Which model answers';
+    this.showModelInHeader();
+  }
+
+  /** The browser page's header names the model that answers (the editor's view has no header). */
+  private showModelInHeader(): void {
+    const slot = document.querySelector('.web-header .web-model');
+    if (!slot) return;
+    const active = this.models.choices.find((c) => c.id === this.models.active);
+    slot.textContent = !active || active.id === 'none' ? 'no model: evidence briefs' : active.label;
   }
 
   private async selectModel(id: string): Promise<void> {
@@ -550,6 +575,7 @@ export class ChatView {
       this.status.textContent = `Could not use that model: ${errorText(e)}`;
     }
     this.modelSelect.value = this.models.active;
+    this.showModelInHeader();
   }
 
   private async newSession(): Promise<void> {
