@@ -36,6 +36,8 @@ export class RepoMapView implements vscode.TreeDataProvider<Node>, vscode.Dispos
   private timer: ReturnType<typeof setTimeout> | undefined;
   /** Counts refreshes, so that an answer a newer refresh overtook is dropped. */
   private asked = 0;
+  /** The newest refresh. */
+  private latest: Promise<RepoMapResult | undefined> | undefined;
 
   constructor(private readonly deps: { serverFor(uri?: vscode.Uri): FolderServer; log: vscode.LogOutputChannel }) {
     this.view = vscode.window.createTreeView(RepoMapView.viewId, { treeDataProvider: this, showCollapseAll: true });
@@ -50,6 +52,9 @@ export class RepoMapView implements vscode.TreeDataProvider<Node>, vscode.Dispos
   /** Reveals the view and maps the active file's neighbourhood; resolves with the map shown (files in the view's order). */
   async show(): Promise<RepoMapResult | undefined> {
     await vscode.commands.executeCommand(`${RepoMapView.viewId}.focus`);
+    // Revealing the view schedules a follow; this refresh is that one.
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
     return this.refresh();
   }
 
@@ -62,13 +67,19 @@ export class RepoMapView implements vscode.TreeDataProvider<Node>, vscode.Dispos
     await vscode.window.showTextDocument(doc, { preview: true });
   }
 
-  async refresh(): Promise<RepoMapResult | undefined> {
+  /** Maps the active file's neighbourhood; a refresh that a newer one overtakes resolves with the newer one's map. */
+  refresh(): Promise<RepoMapResult | undefined> {
+    const run = this.load(++this.asked);
+    this.latest = run;
+    return run;
+  }
+
+  private async load(mine: number): Promise<RepoMapResult | undefined> {
     const editor = vscode.window.activeTextEditor;
     const uri = editor?.document.uri.scheme === 'file' ? editor.document.uri : undefined;
     const server = this.deps.serverFor(uri);
-    const mine = ++this.asked;
     const map = await server.client.sendRequest(repoMapRequest, { ...(uri && vscode.workspace.getWorkspaceFolder(uri) ? { focus: uri.toString() } : {}), tokens: MAP_TOKENS });
-    if (mine !== this.asked) return this.map;
+    if (mine !== this.asked) return this.latest;
     this.files = orderFiles(map.files, map.focus);
     this.map = { ...map, files: this.files };
     this.view.description = map.focus ? `around ${path.posix.basename(map.focus)}` : server.folder.name;
