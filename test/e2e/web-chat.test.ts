@@ -163,6 +163,11 @@ describe.skipIf(Boolean(missing))(missing ? `e2e: the browser chat (skipped: ${m
       expect(q, 'the top of the question against the top of the log').toBeGreaterThanOrEqual(log - 1);
       expect(answer).toContain('math.ts');
       expect(answer).not.toMatch(/Searched|Where this sits|question type/i);
+      // The evidence after the lead places is folded under "More evidence (N)", closed.
+      const more = page.locator('.msg.assistant .answer details.more');
+      expect(await more.locator('summary').first().textContent()).toMatch(/^More evidence \(\d+\)$/);
+      expect(await more.first().getAttribute('open')).toBeNull();
+      expect(await more.first().locator('ul').isVisible()).toBe(false);
       await page.screenshot({ path: path.join(REPO_ROOT, '.e2e/artifacts/web-chat/brief.png') }).catch(() => undefined);
       const details = page.locator('.msg.assistant .footer details.details');
       expect(await details.getAttribute('open')).toBeNull();

@@ -150,6 +150,7 @@ export class ChatView {
     }
     if (m.answer?.noContext) parts.push(el('div', { class: 'badge' }, 'No relevant context in this workspace'));
     const body = this.answerBody(m);
+    if (m.status !== 'streaming' && m.answer?.mode === 'extractive') foldLists(body);
     body.setAttribute('aria-busy', m.status === 'streaming' ? 'true' : 'false');
     this.decorate(body, m);
     parts.push(body);
@@ -641,6 +642,21 @@ export class ChatView {
   private save(): void {
     clearTimeout(this.saveTimer);
     this.saveTimer = setTimeout(() => this.bridge.saveState(persistable(this.state)), this.running ? 500 : 0);
+  }
+}
+
+/**
+ * The evidence brief's lists after its lead places ("More evidence:", "Related …:") fold under
+ * their headings, closed, with their length: the places that answer stay in view.
+ */
+function foldLists(body: HTMLElement): void {
+  for (const p of [...body.querySelectorAll(':scope > p')]) {
+    const list = p.nextElementSibling;
+    const heading = (p.textContent ?? '').trim();
+    if (list?.tagName !== 'UL' || !/^(More evidence|Related)\b.*:$/.test(heading)) continue;
+    const fold = el('details', { class: 'more' }, el('summary', {}, `${heading.slice(0, -1)} (${list.children.length})`));
+    p.replaceWith(fold);
+    fold.append(list);
   }
 }
 
