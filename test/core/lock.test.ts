@@ -46,6 +46,18 @@ describe('lock files', () => {
     expect(fs.existsSync(file)).toBe(false);
   });
 
+  it('creates a lock whole: with its owner from the first moment, leaving no temporary file', async () => {
+    const file = lockPath();
+    // Many takers at once: each reads either no lock or a whole one, never an empty file.
+    const seen: LockBusy[] = [];
+    const results = await Promise.allSettled(Array.from({ length: 20 }, () => tryLock(file, { busyError: busy(seen) })));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    expect(seen.every((why) => why === 'held')).toBe(true);
+    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toMatchObject({ pid: process.pid });
+    expect(fs.readdirSync(path.dirname(file))).toEqual(['x.lock']);
+    for (const r of results) if (r.status === 'fulfilled') r.value.release();
+  });
+
   it('takes over the lock of a dead pid and of an earlier process with our pid, either way', async () => {
     const file = lockPath();
     const taken: StaleLock[] = [];

@@ -22,7 +22,7 @@ import { promises as fsp } from 'node:fs';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { VltError, errorMessage } from '../errors';
-import { isPidAlive } from './atomic';
+import { isPidAlive, tempPathFor } from './atomic';
 
 /** What a lock file holds: enough to tell a live holder from a dead one. */
 export interface LockOwner {
@@ -175,6 +175,28 @@ async function waitAtMost(p: Promise<void>, ms: number, timeoutError: () => VltE
 }
 
 /**
+ * Creates the lock file with its content in one step, so that no process ever reads it empty:
+ * the content is written to a temporary file first and hard-linked to the lock's name, which
+ * fails with EEXIST when the lock exists. (An exclusive create and a write in two steps left an
+ * empty lock behind when a kill -9 fell between them, which blocked every writer until the lock
+ * aged past the grace period for unreadable locks.) A file system without hard links gets the
+ * exclusive create.
+ */
+async function createWithContent(lockPath: string, content: string): Promise<void> {
+  const tmp = tempPathFor(lockPath);
+  await fsp.writeFile(tmp, content);
+  try {
+    await fsp.link(tmp, lockPath);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'ENOSYS' && code !== 'EOPNOTSUPP') throw e;
+    await fsp.writeFile(lockPath, content, { flag: 'wx' });
+  } finally {
+    await fsp.rm(tmp, { force: true });
+  }
+}
+
+/**
  * The create loop both ways share. Without a deadline it gives up at the first live holder;
  * with one it sleeps and tries again until the deadline.
  */
@@ -186,7 +208,7 @@ async function createLockFile(lockPath: string, opts: LockOptions, deadline: num
   for (let attempt = 0; ; attempt++) {
     if (deadline === undefined && attempt >= TRY_ATTEMPTS) throw opts.busyError(holder, 'timeout');
     try {
-      await fsp.writeFile(lockPath, content, { flag: 'wx' });
+      await createWithContent(lockPath, content);
       held.set(lockPath, content);
       installExitHook();
       return content;
