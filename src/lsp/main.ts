@@ -48,8 +48,8 @@ import { EditorLanguageServers } from './editor-servers';
 import {
   askEventNotification,
   askRequest,
-  editorChatDeltaNotification,
   cancelIndexingRequest,
+  editorChatDeltaNotification,
   citationTargetRequest,
   citedLinesRequest,
   didChangeStatusNotification,
@@ -137,6 +137,8 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
   const status = (): ServerStatus => {
     const { ws } = ready();
     const s = ws.status();
+    // Once the index knows the workspace's languages, only their language servers are listed.
+    const present = (lang: string) => !s.index || (s.index.languages[lang] ?? 0) > 0;
     return {
       state: s.state,
       workspace: ws.root,
@@ -148,10 +150,7 @@ export function runLspServer(opts: LspServerOptions = {}): Promise<void> {
       progress: s.progress,
       partialFiles: s.partialFiles,
       queue: s.queue,
-      // Only the servers of languages the workspace has, once the index knows them.
-      languageServers: s.languageServers
-        .filter((l) => !s.index || l.languages.some((lang) => (s.index?.languages[lang] ?? 0) > 0))
-        .map((l) => ({ name: l.name, languages: s.index ? l.languages.filter((lang) => (s.index?.languages[lang] ?? 0) > 0) : l.languages, state: l.state, detail: l.detail })),
+      languageServers: s.languageServers.filter((l) => l.languages.some(present)).map((l) => ({ name: l.name, languages: l.languages.filter(present), state: l.state, detail: l.detail })),
       fallbackLanguages: [...fallback],
       restricted: s.restricted,
       mcp: mcp ? { url: mcp.url, port: mcp.port, token: mcp.token } : null,

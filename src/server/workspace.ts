@@ -511,8 +511,7 @@ export class WorkspaceServer {
         return report;
       } finally {
         this.phase = 'ready';
-        this.progress = null;
-        this.progressClock = undefined;
+        this.clearProgress();
         if (!this.queue?.dirty) this.releaseLock(engine);
         this.stateChanged();
       }
@@ -549,7 +548,11 @@ export class WorkspaceServer {
     };
   }
 
-  /** Cancels the first index build if it runs (the next request starts it again). */
+  /**
+   * Cancels the index run in progress (a first build, a re-index, or the catching up after a
+   * restart) and says whether one ran. What it indexed is kept; the index answers from it and is
+   * not caught up again until a sync or re-index asks.
+   */
   cancelIndexing(): boolean {
     // A first build, a re-index, or the catching up after a restart (which reports progress).
     const building = this.phase === 'indexing' || this.phase === 'starting' || this.progress !== null;
@@ -612,6 +615,12 @@ export class WorkspaceServer {
   /** The report of the index build this server ran because there was no index, if it ran one. */
   firstBuild: IndexReport | undefined;
 
+  /** No index run goes on: no progress, and the next run's rate starts afresh. */
+  private clearProgress(): void {
+    this.progress = null;
+    this.progressClock = undefined;
+  }
+
   private progressSink(extra?: ProgressSink): ProgressSink {
     return (ev) => {
       const now = Date.now();
@@ -654,7 +663,7 @@ export class WorkspaceServer {
             this.logger.info(`indexing cancelled; the index holds the ${engine.store.partialBuildFiles() ?? 0} files saved so far (a sync or re-index finishes it)`);
             engine.releaseWriteLock();
             await engine.releaseParseWorkers();
-            return this.opened_(engine);
+            return this.becomeReady(engine);
           }
           await engine.commit();
           this.firstBuild = r;
@@ -691,13 +700,12 @@ export class WorkspaceServer {
         },
       });
     }
-    return this.opened_(engine);
+    return this.becomeReady(engine);
   }
 
   /** The engine is open: the server is ready and answers from it. */
-  private opened_(engine: Engine): Engine {
-    this.progress = null;
-    this.progressClock = undefined;
+  private becomeReady(engine: Engine): Engine {
+    this.clearProgress();
     this.phase = 'ready';
     this.openedEngine = engine;
     this.stateChanged();
@@ -724,8 +732,7 @@ export class WorkspaceServer {
       this.lastError = e instanceof VltError ? e : new VltError('INTERNAL', String(e));
       this.logger.error(`index: catching up failed: ${this.lastError.code}: ${this.lastError.message}`);
     } finally {
-      this.progress = null;
-      this.progressClock = undefined;
+      this.clearProgress();
       this.releaseLock(engine);
       this.stateChanged();
     }
