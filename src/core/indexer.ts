@@ -218,10 +218,13 @@ async function statKnownPaths(
  * index's tail becomes a segment file and segments are merged as its policy says (files written
  * before index.db), then the snapshot, which names them, goes in with the commit.
  */
-export async function persistIndex(store: IndexStore, search: SearchIndex, opts: { checkpoint?: boolean } = {}): Promise<void> {
+export async function persistIndex(store: IndexStore, search: SearchIndex, opts: { checkpoint?: boolean; logger?: Logger } = {}): Promise<void> {
+  const t0 = performance.now();
   await search.mergeText();
+  const t1 = performance.now();
   store.setBlob('search', search.serialize());
   store.setTextSegments(search.segmentNames());
+  opts.logger?.debug(`[index] text segments merged in ${Math.round(t1 - t0)} ms, search snapshot in ${Math.round(performance.now() - t1)} ms`);
   await store.commit(opts.checkpoint ? { symbolTable: false } : {});
 }
 
@@ -457,7 +460,7 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
     if (regenerateAfter !== undefined && lastApplied !== undefined) store.setMeta(REGENERATE_META, lastApplied);
     ctx.beforePersist?.(report.changed);
     onProgress?.({ phase: 'persist', done: 0, total: 1, message: `saving what is indexed so far (${done} of ${total} files)` });
-    await persistIndex(store, ctx.search, { checkpoint: true });
+    await persistIndex(store, ctx.search, { checkpoint: true, logger });
     report.checkpoints = (report.checkpoints ?? 0) + 1;
     lastCheckpoint = performance.now();
     checkpointCost = lastCheckpoint - now;
@@ -553,7 +556,7 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
   if (ctx.persist !== false && (report.changed.length > 0 || store.hasUnsavedChanges || !store.loadedFromDisk)) {
     const tPersist = performance.now();
     onProgress?.({ phase: 'persist', done: 0, total: 1 });
-    await persistIndex(store, ctx.search);
+    await persistIndex(store, ctx.search, { logger });
     onProgress?.({ phase: 'persist', done: 1, total: 1 });
     report.ms.persist = performance.now() - tPersist;
   }

@@ -11,7 +11,9 @@ import { Engine } from '../../src/core/engine';
 import { persistIndex } from '../../src/core/indexer';
 import type { SearchIndex } from '../../src/core/search/orama-index';
 import type { SymbolCandidate } from '../../src/core/search/hybrid';
-import { encodeSymbolTable, PersistedSymbolTable } from '../../src/core/search/symbol-table';
+import { encodeSymbolRows, encodeSymbolTable, PersistedSymbolTable } from '../../src/core/search/symbol-table';
+import { normalizeSymbolName } from '../../src/core/search/symbol-name';
+import { identifierParts } from '../../src/core/search/tokenizer';
 import { nodeWorkspaceFs } from '../../src/node/fs';
 import { ROOT, tempDir } from '../helpers/cli';
 
@@ -44,6 +46,47 @@ describe('PersistedSymbolTable', () => {
     expect(t.withPart('parse')[0]).toBe(t.withPart('duration')[0]);
     expect(t.named('parseduration')[0]).toBe(t.withPart('parse')[0]);
     expect(t.allNames()).toEqual(new Set(['ParseDuration', 'parse_duration', 'Duration', 'Größe']));
+  });
+
+  it('encoded from the rows, answers list for list what the tables built from the same rows answer', async () => {
+    // Every definition of the 49-language fixtures, and the same rows again in another file.
+    const dir = tempDir();
+    cpSync(path.join(ROOT, 'test/fixtures/lang'), dir, { recursive: true });
+    const e = await Engine.open(dir, { fs: nodeWorkspaceFs, embeddingProvider: null, parseWorkers: 0 }, 'write');
+    try {
+      await e.index();
+      const once = [...e.store.eachSymbol({})];
+      const rows = [...once, ...once.map((r) => ({ ...r, fileId: r.fileId + 10_000, path: `copy/${r.path}` }))];
+      expect(once.length).toBeGreaterThan(300);
+      // The tables as a writer builds them in memory.
+      const byName = new Map<string, SymbolCandidate[]>();
+      for (const r of rows) {
+        const key = normalizeSymbolName(r.name);
+        if (!byName.has(key)) byName.set(key, []);
+        byName.get(key)!.push({ name: r.name, qualifiedName: r.qualifiedName, kind: r.kind, fileId: r.fileId, path: r.path, startLine: r.startLine, parts: identifierParts(r.name).length, ...(r.container ? { container: r.container } : {}) });
+      }
+      const byPart = new Map<string, SymbolCandidate[]>();
+      for (const list of byName.values())
+        for (const def of list) {
+          if (def.parts < 2) continue;
+          for (const part of new Set(identifierParts(def.name))) {
+            if (!byPart.has(part)) byPart.set(part, []);
+            byPart.get(part)!.push(def);
+          }
+        }
+      const fromRows = PersistedSymbolTable.read(encodeSymbolRows(rows, 9, 'search'))!;
+      const fromMaps = PersistedSymbolTable.read(encodeSymbolTable({ byName, byPart }, 9, 'search'))!;
+      expect(fromRows.symbolCount).toBe(rows.length);
+      expect([...fromRows.byName()]).toEqual([...fromMaps.byName()]);
+      for (const [k, list] of byName) expect(fromRows.named(k), k).toEqual(list);
+      for (const [k, list] of byPart) expect(fromRows.withPart(k), k).toEqual(list);
+      expect(byPart.size).toBeGreaterThan(50);
+      expect(fromRows.allNames()).toEqual(fromMaps.allNames());
+      expect(PersistedSymbolTable.read(encodeSymbolRows([], 1, 'search'))?.named('x')).toEqual([]);
+    } finally {
+      await e.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses bytes that are not a whole table', () => {

@@ -15,6 +15,8 @@
  */
 import type { SymbolKind } from '../types';
 import type { SymbolCandidate } from './hybrid';
+import { normalizeSymbolName } from './symbol-name';
+import { identifierParts } from './tokenizer';
 
 const MAGIC = 0x31545356; // "VST1"
 const VERSION = 1;
@@ -60,7 +62,125 @@ export function encodeSymbolTable(maps: SymbolMaps, generation: number, mode: st
   };
   const byName = postings(maps.byName);
   const byPart = postings(maps.byPart);
+  return layout(strings, modeIdx, generation, symbols.view(), byName, byPart);
+}
 
+/** What {@link encodeSymbolRows} reads of each definition (a symbol row). */
+export interface SymbolRowLike {
+  name: string;
+  qualifiedName: string;
+  kind: string;
+  fileId: number;
+  path: string;
+  startLine: number;
+  container?: string;
+}
+
+/**
+ * Encodes the tables straight from the definitions, in the order the in-memory tables would
+ * hold them, without building those tables: the same lookups, list for list, as
+ * {@link encodeSymbolTable} over the maps built from these rows. A build that changed many files
+ * commits with this: on the Linux kernel the maps are 3.1 M objects (most of the build's last
+ * gigabyte of heap) that nothing reads after the commit. Here each definition is 8 words and its
+ * strings are interned once.
+ */
+export function encodeSymbolRows(rows: Iterable<SymbolRowLike>, generation: number, mode: string): Uint8Array {
+  const strings = new Map<string, number>();
+  const intern = (s: string) => {
+    let i = strings.get(s);
+    if (i === undefined) strings.set(s, (i = strings.size));
+    return i;
+  };
+  const modeIdx = intern(mode);
+  // Per definition, in row order: its 8 words, its key (a string index: first seen, first
+  // numbered, as a Map's insertion order), and the range of its sub-words in `partOf`.
+  const words = new U32List();
+  const keyOf = new U32List();
+  const partOf = new U32List();
+  const partsFrom = new U32List();
+  let lastName: string | undefined;
+  let lastParts: string[] = [];
+  for (const r of rows) {
+    if (r.name !== lastName) {
+      lastName = r.name;
+      lastParts = identifierParts(r.name);
+    }
+    words.push(intern(r.name), intern(r.qualifiedName), intern(r.kind), r.fileId, intern(r.path), r.startLine, r.container ? intern(r.container) + 1 : 0, lastParts.length);
+    keyOf.push(intern(normalizeSymbolName(r.name)));
+    partsFrom.push(partOf.length);
+    if (lastParts.length >= 2) for (const part of new Set(lastParts)) partOf.push(intern(part));
+  }
+  const n = keyOf.length;
+  partsFrom.push(partOf.length);
+  const key = keyOf.view();
+  // Keys in first-seen order, then sorted: the in-memory name table's iteration order and the
+  // persisted one's.
+  const keyIds = uniqueInOrder(key);
+  const byString = (ids: Uint32Array) => {
+    const text = [...strings.keys()];
+    return Uint32Array.from(ids).sort((a, b) => compare(text[a]!, text[b]!));
+  };
+  const sortedKeys = byString(keyIds);
+  // Symbols numbered by key (sorted), then row order: a key's list is a run of indices.
+  const rank = new Uint32Array(strings.size);
+  sortedKeys.forEach((k, i) => (rank[k] = i));
+  const nameStart = new Uint32Array(sortedKeys.length + 1);
+  for (let i = 0; i < n; i++) nameStart[rank[key[i]!]! + 1]!++;
+  for (let k = 0; k < sortedKeys.length; k++) nameStart[k + 1]! += nameStart[k]!;
+  const fill = nameStart.slice(0, sortedKeys.length);
+  const symbolOf = new Uint32Array(n);
+  const symbols = new Uint32Array(n * SYMBOL_WORDS);
+  const rowWords = words.view();
+  for (let i = 0; i < n; i++) {
+    const s = fill[rank[key[i]!]!]!++;
+    symbolOf[i] = s;
+    symbols.set(rowWords.subarray(i * SYMBOL_WORDS, (i + 1) * SYMBOL_WORDS), s * SYMBOL_WORDS);
+  }
+  const nameRefs = new Uint32Array(n);
+  for (let s = 0; s < n; s++) nameRefs[s] = s;
+  // Sub-word lists in the in-memory order: by the definition's key in first-seen order, then row.
+  const parts = partOf.view();
+  const from = partsFrom.view();
+  const sortedParts = byString(uniqueInOrder(parts));
+  const partRank = new Uint32Array(strings.size);
+  sortedParts.forEach((p, i) => (partRank[p] = i));
+  const partStart = new Uint32Array(sortedParts.length + 1);
+  for (let j = 0; j < parts.length; j++) partStart[partRank[parts[j]!]! + 1]!++;
+  for (let p = 0; p < sortedParts.length; p++) partStart[p + 1]! += partStart[p]!;
+  const partFill = partStart.slice(0, sortedParts.length);
+  const partRefs = new Uint32Array(parts.length);
+  // Rows ordered by their key's first appearance, then row order (a counting sort).
+  const seenRank = new Uint32Array(strings.size);
+  keyIds.forEach((k, i) => (seenRank[k] = i));
+  const byKeyStart = new Uint32Array(keyIds.length + 1);
+  for (let i = 0; i < n; i++) byKeyStart[seenRank[key[i]!]! + 1]!++;
+  for (let k = 0; k < keyIds.length; k++) byKeyStart[k + 1]! += byKeyStart[k]!;
+  const rowsByKey = new Uint32Array(n);
+  for (let i = 0; i < n; i++) rowsByKey[byKeyStart[seenRank[key[i]!]!]!++] = i;
+  for (const i of rowsByKey) for (let j = from[i]!; j < from[i + 1]!; j++) partRefs[partFill[partRank[parts[j]!]!]!++] = symbolOf[i]!;
+  return layout(strings, modeIdx, generation, symbols, { keys: sortedKeys, start: nameStart, refs: nameRefs }, { keys: sortedParts, start: partStart, refs: partRefs });
+}
+
+/** The distinct values of `ids`, in the order they first occur. */
+function uniqueInOrder(ids: Uint32Array): Uint32Array {
+  const seen = new Set<number>();
+  const out = new U32List();
+  for (const id of ids) {
+    if (seen.has(id)) continue;
+    seen.add(id);
+    out.push(id);
+  }
+  return out.view();
+}
+
+interface Postings {
+  keys: ArrayLike<number>;
+  start: ArrayLike<number>;
+  refs: ArrayLike<number>;
+}
+
+/** Lays the table out (see the file's comment). */
+function layout(strings: Map<string, number>, modeIdx: number, generation: number, symbols: Uint32Array, byName: Postings, byPart: Postings): Uint8Array {
   // One encoding of every string, NUL-separated (no symbol text holds a NUL), then the offsets.
   const all = new TextEncoder().encode([...strings.keys()].join('\0'));
   const stringBytes = strings.size === 0 ? 0 : all.length - (strings.size - 1);
@@ -83,7 +203,7 @@ export function encodeSymbolTable(maps: SymbolMaps, generation: number, mode: st
   }
   if (strings.size > 0) out[o++] = at;
   o += Math.ceil(stringBytes / 4);
-  for (const arr of [symbols.view(), byName.keys, byName.start, byName.refs, byPart.keys, byPart.start, byPart.refs]) {
+  for (const arr of [symbols, byName.keys, byName.start, byName.refs, byPart.keys, byPart.start, byPart.refs]) {
     out.set(arr, o);
     o += arr.length;
   }

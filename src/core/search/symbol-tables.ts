@@ -10,7 +10,7 @@ import type { IndexStore, SymbolRow } from '../store/store';
 import { identifierParts } from './tokenizer';
 import type { SymbolCandidate } from './hybrid';
 import { normalizeSymbolName } from './symbol-name';
-import { encodeSymbolTable, PersistedSymbolTable } from './symbol-table';
+import { encodeSymbolRows, encodeSymbolTable, PersistedSymbolTable } from './symbol-table';
 
 /** Most changed files patched into the tables; more reload them from the store. */
 export const MAX_PATCHED_FILES = 200;
@@ -76,6 +76,13 @@ export class SymbolTables {
   /** The persisted form of the tables for the commit of `generation` (a writer). */
   encode(generation: number): Uint8Array {
     const t0 = performance.now();
+    if (!this.byName) {
+      // Not held (a build that changed many files): encoded from the rows, without building the
+      // tables, which a search builds or reads from this commit's table when it needs them.
+      const bytes = encodeSymbolRows(this.searchableRows(), generation, this.deps.generatedMode());
+      this.deps.logger.debug(`symbol table: ${(bytes.byteLength / 2 ** 20).toFixed(1)} MiB, encoded from the rows in ${(performance.now() - t0).toFixed(0)} ms`);
+      return bytes;
+    }
     const maps = { byName: this.nameMap(), byPart: this.partMap() };
     const t1 = performance.now();
     const bytes = encodeSymbolTable(maps, generation, this.deps.generatedMode());
@@ -158,13 +165,20 @@ export class SymbolTables {
   private nameMap(): Map<string, SymbolCandidate[]> {
     if (this.byName) return this.byName;
     const map = new Map<string, SymbolCandidate[]>();
-    // Search knows no definition of a navigation-only file: it could never return one, and the
-    // count of a name's definitions weighs each of its hits.
-    const rows = this.deps.store.eachSymbol(this.deps.generatedMode() === 'navigation' ? { generated: false } : {});
-    // Go vendor directories are navigation-only whatever the mode.
-    addSymbols(map, filtered(rows, (r) => !this.deps.isNavigationOnly({ generated: false, path: r.path })));
+    addSymbols(map, this.searchableRows());
     this.byName = map;
     return map;
+  }
+
+  /**
+   * The definitions search knows, streamed in row order. Search knows no definition of a
+   * navigation-only file: it could never return one, and the count of a name's definitions
+   * weighs each of its hits.
+   */
+  private searchableRows(): Iterable<SymbolRow> {
+    const rows = this.deps.store.eachSymbol(this.deps.generatedMode() === 'navigation' ? { generated: false } : {});
+    // Go vendor directories are navigation-only whatever the mode.
+    return filtered(rows, (r) => !this.deps.isNavigationOnly({ generated: false, path: r.path }));
   }
 
   /** Sub-word → definitions, built from the name table on first use. */

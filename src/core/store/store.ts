@@ -536,7 +536,9 @@ export class IndexStore {
     if (!this.dirty) return;
     const conn = this.conn;
     if (conn.inTransaction) throw new VltError('INTERNAL', 'cannot commit the index inside a transaction');
+    const t0 = performance.now();
     this.postings.flush();
+    const tPostings = performance.now();
     const generation = this.generation + 1;
     // The persisted symbol table is rewritten with the symbols it describes, in the same commit
     // (and once for an index that has none yet); its generation says which state it is.
@@ -556,7 +558,9 @@ export class IndexStore {
     // Chunk text reaches disk before the index.db that names it.
     this.texts.beforeCommit();
     // Free pages (left by moved blobs, re-parsed files) are dropped once they are a fifth of the file.
+    const tBefore = performance.now();
     const bytes = conn.export({ vacuumAbove: 0.2 });
+    const tExport = performance.now();
     // Cleared before the write so that mutations made while it is in flight stay pending.
     this.dirty = false;
     const wasSymbolsDirty = this.symbolsDirty;
@@ -568,6 +572,10 @@ export class IndexStore {
       this.symbolsDirty ||= wasSymbolsDirty;
       throw e;
     }
+    const tWrite = performance.now();
+    this.logger.debug(
+      `[store] commit ${generation}: postings ${ms(tPostings - t0)}, symbol table and sidecars ${ms(tBefore - tPostings)}, export ${ms(tExport - tBefore)} (${(bytes.length / 2 ** 20).toFixed(0)} MiB), write ${ms(tWrite - tExport)}`,
+    );
     this.loadedFromDisk = true;
     this.diskIdentity = await this.statIdentity();
     recordWritten(path.join(this.dir, WRITTEN_FILE), this.diskIdentity);
@@ -847,4 +855,8 @@ export class IndexStore {
     if (this.mode !== 'write') throw new VltError('INTERNAL', 'the index store was opened read-only');
     if (this.lock === undefined) throw new VltError('INTERNAL', 'the index store gave its writer lock back; acquireLock() first');
   }
+}
+
+function ms(n: number): string {
+  return `${Math.round(n)} ms`;
 }
