@@ -6,7 +6,7 @@
  */
 import type { VltConfig } from './config';
 import { classifyContent, discoverFiles, type DiscoveredFile, type SkippedFile, type SkipReason } from './discovery';
-import { chunkDoc, splitTokens } from './parse/prepare';
+import { chunkDoc, chunkTerms, type FileSource } from './parse/prepare';
 import { tokenizePath } from './search/tokenizer';
 import { EmbeddingService, embeddingCacheKey, type EmbeddingCache } from './embeddings';
 import { ExcludeSuggester, type ExcludeSuggestion } from './exclude-suggestions';
@@ -14,7 +14,7 @@ import type { EmbeddingProvider, Logger, ProgressSink, WorkspaceFs } from './por
 import { EXTRACTOR_VERSION } from './parse/languages';
 import type { ParsePool } from './parse/pool';
 import type { ChunkDoc, SearchIndex } from './search/orama-index';
-import type { TextField } from './search/text-index';
+import type { FieldTerms, TextField } from './search/text-index';
 import type { PreparedFile } from './parse/prepare';
 import { BUILD_STATE_META, type IndexStore } from './store/store';
 import { estimateTokens } from './tokens';
@@ -279,7 +279,7 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
     remove: (id: number) => {
       if (ctx.search.has(id)) ctx.search.remove(id);
     },
-    add: (doc: ChunkDoc, tokens: Record<TextField, string[]>) => {
+    add: (doc: ChunkDoc, tokens: Record<TextField, FieldTerms>) => {
       if (!ctx.search.has(doc.id)) ctx.search.add(doc, undefined, tokens);
     },
     setVector: (id: number, v: Float32Array) => ctx.search.setVector(id, v),
@@ -375,12 +375,15 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
       skipped.push({ path: f.path, reason, ...(detail !== undefined ? { detail } : {}) });
       dropFile(f.path);
     };
-    let bytes: Uint8Array;
-    try {
-      bytes = ctx.fs.readFileSync ? ctx.fs.readFileSync(f.absPath) : await ctx.fs.readFile(f.absPath);
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      return skip('unreadable', code === 'ENOENT' ? 'deleted during indexing' : String(code ?? (e as Error).message));
+    let source: FileSource;
+    if (ctx.fs.localDisk && ctx.pool.mode === 'workers') source = { absPath: f.absPath };
+    else {
+      try {
+        source = ctx.fs.readFileSync ? ctx.fs.readFileSync(f.absPath) : await ctx.fs.readFile(f.absPath);
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        return skip('unreadable', code === 'ENOENT' ? 'deleted during indexing' : String(code ?? (e as Error).message));
+      }
     }
     const prev = known.get(f.path);
     // Touched but not changed: the parse stays. The stored mtime stays old, so the next run
@@ -398,7 +401,7 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
           ...(mayKeep ? { knownHash: prev.hash } : {}),
           enriched: ctx.embeddings !== undefined,
         },
-        bytes,
+        source,
       );
     } catch (e) {
       logger.warn(`parse failed for ${f.path}: ${(e as Error).message}`);
@@ -419,7 +422,7 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
       parsed.chunks.forEach((c, i) => {
         const id = chunkIds[i]!;
         const t = tokens[i]!;
-        search.add(chunkDoc(id, f.path, f.language, c, names[i]!), { name: splitTokens(t.name), path: pathTokens, sig: splitTokens(t.sig), body: splitTokens(t.body) });
+        search.add(chunkDoc(id, f.path, f.language, c, names[i]!), { ...chunkTerms(t), path: pathTokens });
         if (enriched) embedQueue.push({ id, hash: chunkHashes[i]!, text: enriched[i]! });
       });
       report.chunksAdded += chunkIds.length;

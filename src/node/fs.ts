@@ -26,6 +26,7 @@ function fileStat(s: Stats): FileStat {
 }
 
 export const nodeWorkspaceFs: WorkspaceFs = {
+  localDisk: true,
   async readDir(absPath: string): Promise<DirEntry[]> {
     const entries = await readdir(absPath, { withFileTypes: true });
     return entries.map((d) => ({ name: d.name, kind: direntKind(d) }));

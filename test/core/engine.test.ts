@@ -15,6 +15,8 @@ function faultyFs(failures: Map<string, string>): WorkspaceFs {
   };
   return {
     ...nodeWorkspaceFs,
+    // Reads go through these functions, never straight to the disk from a parse worker.
+    localDisk: false,
     async readFile(abs) {
       fail(abs);
       return nodeWorkspaceFs.readFile(abs);

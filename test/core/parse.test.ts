@@ -580,6 +580,13 @@ describe('parse pool', () => {
         expect(results[i]).toEqual(local.parse(file, lang, fs.readFileSync(file, 'utf8')));
       });
       local.dispose();
+      // A file prepared from its path: the worker reads it, and says so when it went away.
+      const go = path.join(FIXTURES, 'go', FIXTURE_NAME.go ?? `sample.${EXT.go}`);
+      const req = { path: 'sample.go', language: 'go' as const, maxFileBytes: 1 << 20, generatedMode: 'navigation' as const, vendored: false, enriched: false };
+      const fromPath = await pool.prepare(req, { absPath: go });
+      expect(fromPath).toEqual(await pool.prepare(req, fs.readFileSync(go)));
+      expect(fromPath).toMatchObject({ kind: 'parsed' });
+      await expect(pool.prepare(req, { absPath: path.join(dir, 'gone.go') })).resolves.toEqual({ kind: 'skip', reason: 'unreadable', detail: 'deleted during indexing' });
     } finally {
       await pool.close();
       fs.rmSync(dir, { recursive: true, force: true });

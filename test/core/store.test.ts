@@ -24,6 +24,9 @@ import {
   type ReplaceResult,
 } from '../../src/core/store/store';
 import type { ParsedFile, SymbolRef } from '../../src/core/types';
+import { ChunkTexts } from '../../src/core/store/chunk-text';
+import { Connection } from '../../src/core/store/sqlite';
+import { SCHEMA_SQL } from '../../src/core/store/schema';
 
 const tmpDirs: string[] = [];
 const openStores: IndexStore[] = [];
@@ -526,6 +529,40 @@ describe('IndexStore', () => {
 
 describe('chunk text in packs beside index.db', () => {
   const packs = (ws: string) => fs.readdirSync(path.join(ws, '.vlt')).filter((n) => n.endsWith('.pack')).sort();
+
+  it('reads back every text appended, through its write buffer, across packs, before and after a flush', async () => {
+    const SQL = await loadSqlJs();
+    const conn = new Connection(new SQL.Database());
+    conn.db.exec(SCHEMA_SQL);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vlt-packs-'));
+    tmpDirs.push(dir);
+    // Packs of 9 MB (not small enough to be gathered at a commit), a write buffer of 1 MB:
+    // texts of every size, from empty to larger than the buffer.
+    const texts = new ChunkTexts(dir, () => conn, 9 * 2 ** 20);
+    let seed = 3;
+    const rnd = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    const sizes = [0, 1, 10, 1000, 2 ** 20 - 5, 2 ** 20, 2 ** 20 + 7, 5 * 2 ** 20, ...Array.from({ length: 600 }, () => Math.floor(rnd() ** 3 * 400_000))];
+    const written: Array<{ text: string; ref: ReturnType<ChunkTexts['append']> }> = [];
+    sizes.forEach((n, i) => {
+      const text = `${i}:${'é漢a'.repeat(Math.ceil(n / 3)).slice(0, n)}`;
+      written.push({ text, ref: texts.append(text) });
+      // Now and then a text is read back while it may still be in the buffer.
+      if (i % 37 === 0) {
+        const w = written[Math.floor(rnd() * written.length)]!;
+        expect(texts.read(w.ref)).toBe(w.text);
+      }
+    });
+    for (const w of written) expect(texts.read(w.ref)).toBe(w.text);
+    texts.beforeCommit();
+    for (const w of written) expect(texts.read(w.ref)).toBe(w.text);
+    const ids = new Set(written.map((w) => w.ref.pack));
+    expect(ids.size).toBeGreaterThan(3);
+    // Every pack's recorded length is its size on disk.
+    for (const r of conn.all('SELECT name, bytes FROM text_packs')) expect(fs.statSync(path.join(dir, String(r[0]))).size).toBe(Number(r[1]));
+    texts.close();
+    conn.close();
+  });
+
   const withText = (tag: string, text: string): ParsedFile => {
     const p = parsed(tag);
     p.chunks[0]!.text = text;

@@ -10,7 +10,7 @@ import { Worker } from 'node:worker_threads';
 import { VltError, type ErrorCode, ERROR_CODES } from '../errors';
 import type { LanguageId, ParsedFile } from '../types';
 import { createCodeParser, type CodeParser, type CodeParserOptions } from './parser';
-import { prepareFile, type PreparedFile, type PrepareRequest } from './prepare';
+import { prepareFile, type FileSource, type PreparedFile, type PrepareRequest } from './prepare';
 import type { ParseRequest, ParseResponse, ParseWorkerData } from './worker';
 
 export type ParsePoolMode = 'workers' | 'in-thread';
@@ -22,10 +22,10 @@ export interface ParsePool {
   readonly size: number;
   parse(path: string, language: LanguageId, source: string): Promise<ParsedFile>;
   /**
-   * Prepares a file for the index from its bytes (see prepare.ts): classified, hashed, parsed
-   * and tokenized off the calling thread.
+   * Prepares a file for the index from its bytes, or its path on the local disk (see
+   * prepare.ts): read, classified, hashed, parsed and tokenized off the calling thread.
    */
-  prepare(req: PrepareRequest, bytes: Uint8Array): Promise<PreparedFile>;
+  prepare(req: PrepareRequest, source: FileSource): Promise<PreparedFile>;
   /** Stops the workers; requests still pending are rejected with code CANCELLED. */
   close(): Promise<void>;
 }
@@ -69,10 +69,10 @@ class InThreadPool implements ParsePool {
     return parser.parse(filePath, language, source);
   }
 
-  async prepare(req: PrepareRequest, bytes: Uint8Array): Promise<PreparedFile> {
+  async prepare(req: PrepareRequest, source: FileSource): Promise<PreparedFile> {
     if (this.closed) throw new VltError('CANCELLED', 'the parse pool is closed');
     this.parser ??= createCodeParser(this.parserOptions);
-    return prepareFile(await this.parser, req, bytes);
+    return prepareFile(await this.parser, req, source);
   }
 
   async close(): Promise<void> {
@@ -188,12 +188,12 @@ class WorkerPool implements ParsePool {
     });
   }
 
-  prepare(req: PrepareRequest, bytes: Uint8Array): Promise<PreparedFile> {
+  prepare(req: PrepareRequest, source: FileSource): Promise<PreparedFile> {
     if (this.closed) return Promise.reject(new VltError('CANCELLED', 'the parse pool is closed'));
-    // The bytes are copied to the worker, not handed over: a request that a crashed worker
-    // held is sent again to another one.
+    // Bytes are copied to the worker, not handed over: a request that a crashed worker held is
+    // sent again to another one.
     return new Promise<PreparedFile>((resolve, reject) => {
-      this.send({ req: { op: 'prepare', id: this.nextId++, path: req.path, req, bytes }, resolve: resolve as (r: ParsedFile | PreparedFile) => void, reject });
+      this.send({ req: { op: 'prepare', id: this.nextId++, path: req.path, req, source }, resolve: resolve as (r: ParsedFile | PreparedFile) => void, reject });
     });
   }
 

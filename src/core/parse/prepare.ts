@@ -6,9 +6,11 @@
  * waited.
  */
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { errorMessage } from '../errors';
 import { classifyContent, type SkipReason } from '../content';
 import type { ChunkDoc } from '../search/orama-index';
-import { tokenize } from '../search/tokenizer';
+import { countTerms, tokenize, type CountedTerms } from '../search/tokenizer';
 import type { Chunk, LanguageId, ParsedFile, SymbolDef } from '../types';
 import type { CodeParser } from './parser';
 
@@ -76,13 +78,17 @@ export interface PrepareRequest {
 }
 
 /**
- * A chunk's search tokens per text field, each list joined by spaces (no token holds one):
- * one string crosses between threads far cheaper than an array of them.
+ * A chunk's search tokens per text field, counted here (a parse worker) so that the thread that
+ * adds them to the index does one lookup per distinct term (see `CountedTerms`): each field's
+ * distinct tokens joined by spaces (no token holds one; one string crosses between threads far
+ * cheaper than an array of them), and `counts` the occurrences of each, the name's first, then
+ * the signature's, then the body's.
  */
 export interface ChunkTokens {
   name: string;
   sig: string;
   body: string;
+  counts: Uint32Array;
 }
 
 export type PreparedFile =
@@ -104,8 +110,27 @@ export type PreparedFile =
       enriched?: string[];
     };
 
-/** Prepares one file's bytes with `parser` (see the module comment). */
-export function prepareFile(parser: CodeParser, req: PrepareRequest, bytes: Uint8Array): PreparedFile {
+/**
+ * A file's content as the preparer gets it: its bytes, or its path on the local disk for the
+ * preparer (a parse worker) to read itself, off the indexing thread.
+ */
+export type FileSource = Uint8Array | { absPath: string };
+
+/** Reads a file's bytes, or says why they cannot be read (the file went away meanwhile). */
+export function readSource(source: FileSource): Uint8Array | { kind: 'skip'; reason: SkipReason; detail: string } {
+  if (source instanceof Uint8Array) return source;
+  try {
+    return readFileSync(source.absPath);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return { kind: 'skip', reason: 'unreadable', detail: code === 'ENOENT' ? 'deleted during indexing' : String(code ?? errorMessage(e)) };
+  }
+}
+
+/** Prepares one file with `parser` (see the module comment). */
+export function prepareFile(parser: CodeParser, req: PrepareRequest, source: FileSource): PreparedFile {
+  const bytes = readSource(source);
+  if (!(bytes instanceof Uint8Array)) return bytes;
   const cls = classifyContent(req.path, bytes, { language: req.language, maxFileBytes: req.maxFileBytes });
   if (!cls.ok) return { kind: 'skip', reason: cls.reason, detail: cls.detail };
   if (cls.generated !== undefined && req.generatedMode === 'skip') return { kind: 'skip', reason: 'generated', detail: cls.generated };
@@ -122,7 +147,12 @@ export function prepareFile(parser: CodeParser, req: PrepareRequest, bytes: Uint
   const names = namesPerChunk(parsed);
   const tokens = parsed.chunks.map((c, i): ChunkTokens => {
     const doc = chunkDoc(0, req.path, req.language, c, names[i]!);
-    return { name: tokenize(doc.name).join(' '), sig: tokenize(doc.sig).join(' '), body: tokenize(doc.body).join(' ') };
+    const [name, sig, body] = [countTerms(tokenize(doc.name)), countTerms(tokenize(doc.sig)), countTerms(tokenize(doc.body))];
+    const counts = new Uint32Array(name.terms.length + sig.terms.length + body.terms.length);
+    counts.set(name.counts as number[], 0);
+    counts.set(sig.counts as number[], name.terms.length);
+    counts.set(body.counts as number[], name.terms.length + sig.terms.length);
+    return { name: name.terms.join(' '), sig: sig.terms.join(' '), body: body.terms.join(' '), counts };
   });
   return {
     kind: 'parsed',
@@ -140,4 +170,20 @@ export function prepareFile(parser: CodeParser, req: PrepareRequest, bytes: Uint
 /** Tokens joined by {@link prepareFile}, split again. */
 export function splitTokens(joined: string): string[] {
   return joined === '' ? [] : joined.split(' ');
+}
+
+/** A chunk's counted terms per field, as {@link prepareFile} sent them. */
+export function chunkTerms(t: ChunkTokens): { name: CountedTerms; sig: CountedTerms; body: CountedTerms } {
+  let at = 0;
+  const field = (joined: string): CountedTerms => {
+    const terms = splitTokens(joined);
+    const counts = t.counts.subarray(at, at + terms.length);
+    at += terms.length;
+    let length = 0;
+    for (let i = 0; i < counts.length; i++) length += counts[i]!;
+    return { terms, counts, length };
+  };
+  const name = field(t.name);
+  const sig = field(t.sig);
+  return { name, sig, body: field(t.body) };
 }

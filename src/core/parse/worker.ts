@@ -1,6 +1,6 @@
 /**
  * Worker-thread entry of the parse pool, bundled to `dist/parse-worker.js`. It initialises
- * one parser and answers `parse` (a file's text) and `prepare` (a file's bytes, see prepare.ts)
+ * one parser and answers `parse` (a file's text) and `prepare` (a file's bytes or path, see prepare.ts)
  * messages with `{id, result}` or `{id, error, code}`, one at a time in arrival order (parsing is
  * synchronous).
  */
@@ -8,11 +8,11 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { isVltError, errorMessage } from '../errors';
 import type { LanguageId, ParsedFile } from '../types';
 import { createCodeParser, type CodeParser, type CodeParserOptions } from './parser';
-import { prepareFile, type PreparedFile, type PrepareRequest } from './prepare';
+import { prepareFile, type FileSource, type PreparedFile, type PrepareRequest } from './prepare';
 
 export type ParseRequest =
   | { op: 'parse'; id: number; path: string; language: LanguageId; source: string }
-  | { op: 'prepare'; id: number; path: string; req: PrepareRequest; bytes: Uint8Array };
+  | { op: 'prepare'; id: number; path: string; req: PrepareRequest; source: FileSource };
 
 export type ParseResponse = { id: number; result: ParsedFile | PreparedFile } | { id: number; error: string; code?: string };
 
@@ -38,7 +38,7 @@ if (parentPort) {
     let reply: ParseResponse;
     try {
       const parser = await ready;
-      reply = { id: msg.id, result: msg.op === 'prepare' ? prepareFile(parser, msg.req, msg.bytes) : parser.parse(msg.path, msg.language, msg.source) };
+      reply = { id: msg.id, result: msg.op === 'prepare' ? prepareFile(parser, msg.req, msg.source) : parser.parse(msg.path, msg.language, msg.source) };
     } catch (e) {
       reply = { id: msg.id, ...describe(e) };
     }

@@ -20,7 +20,7 @@ import { index as oramaIndex } from '@orama/orama/components';
 import { columnDocumentsStore, isColumnDocs, languageAt, type ColumnDocs } from './orama-docs';
 import { serialize as v8serialize, deserialize as v8deserialize } from 'node:v8';
 import { memorySource, readRange, type ByteSource } from '../store/byte-source';
-import { CodeTextIndex, TEXT_FIELDS, type TextField, type TextManifest } from './text-index';
+import { CodeTextIndex, TEXT_FIELDS, type FieldTerms, type TextField, type TextManifest } from './text-index';
 import { MemorySegmentDir, type SegmentDir } from './text-segment';
 import { tokenize, tokenizePath, tokenizeQuery } from './tokenizer';
 
@@ -51,7 +51,7 @@ interface StoredDoc {
 type CodeIndexStore = ReturnType<typeof oramaIndex.create> & {
   text: CodeTextIndex;
   /** The tokens of the document being inserted, when its caller has them (see SearchIndex.add). */
-  tokens?: Partial<Record<TextField, string[]>>;
+  tokens?: Partial<Record<TextField, FieldTerms>>;
 };
 
 /** Above this many distinct terms a query is treated as a pasted document. */
@@ -265,7 +265,7 @@ export class SearchIndex {
    * Adds a chunk. `tokens`, when given, are its text fields as the tokenizer makes them (an
    * index run tokenizes in its parse workers); they must be what tokenizing `doc` gives.
    */
-  add(doc: ChunkDoc, embedding?: Float32Array, tokens?: Record<TextField, string[]>): void {
+  add(doc: ChunkDoc, embedding?: Float32Array, tokens?: Record<TextField, FieldTerms>): void {
     const d: Record<string, unknown> = { ...doc, id: String(doc.id) };
     // Orama validates vectors as plain arrays and stores them as Float32Array itself.
     if (embedding && this.dimensions && embedding.length === this.dimensions) d.embedding = Array.from(embedding);

@@ -98,17 +98,30 @@ export function encodeSymbolRows(rows: Iterable<SymbolRowLike>, generation: numb
   const keyOf = new U32List();
   const partOf = new U32List();
   const partsFrom = new U32List();
-  let lastName: string | undefined;
-  let lastParts: string[] = [];
+  // On the Linux kernel (3.1 M definitions) lookups in `strings` were most of the time: a
+  // name's key and sub-words are worked out once per distinct name, and a row's path, kind and
+  // container are most often its predecessor's.
+  const perName: Array<{ key: number; parts: number; partIds: readonly number[] } | undefined> = [];
+  const last = { path: '', pathIdx: -1, kind: '', kindIdx: -1, container: '', containerIdx: -1 };
   for (const r of rows) {
-    if (r.name !== lastName) {
-      lastName = r.name;
-      lastParts = identifierParts(r.name);
+    const nameIdx = intern(r.name);
+    let named = perName[nameIdx];
+    if (!named) {
+      const parts = identifierParts(r.name);
+      named = { key: intern(normalizeSymbolName(r.name)), parts: parts.length, partIds: parts.length >= 2 ? [...new Set(parts)].map(intern) : [] };
+      perName[nameIdx] = named;
     }
-    words.push(intern(r.name), intern(r.qualifiedName), intern(r.kind), r.fileId, intern(r.path), r.startLine, r.container ? intern(r.container) + 1 : 0, lastParts.length);
-    keyOf.push(intern(normalizeSymbolName(r.name)));
+    if (r.path !== last.path || last.pathIdx < 0) last.pathIdx = intern((last.path = r.path));
+    if (r.kind !== last.kind || last.kindIdx < 0) last.kindIdx = intern((last.kind = r.kind));
+    let container = 0;
+    if (r.container) {
+      if (r.container !== last.container || last.containerIdx < 0) last.containerIdx = intern((last.container = r.container));
+      container = last.containerIdx + 1;
+    }
+    words.push(nameIdx, r.qualifiedName === r.name ? nameIdx : intern(r.qualifiedName), last.kindIdx, r.fileId, last.pathIdx, r.startLine, container, named.parts);
+    keyOf.push(named.key);
     partsFrom.push(partOf.length);
-    if (lastParts.length >= 2) for (const part of new Set(lastParts)) partOf.push(intern(part));
+    for (const id of named.partIds) partOf.push(id);
   }
   const n = keyOf.length;
   partsFrom.push(partOf.length);

@@ -35,6 +35,8 @@ import {
 import type { ByteSource } from '../store/byte-source';
 
 export { TEXT_FIELDS, type TextField } from './text-segment';
+import { countTerms, isCounted, type FieldTerms } from './tokenizer';
+export type { FieldTerms } from './tokenizer';
 
 /** A posting list: interleaved slot and term-frequency pairs, slots ascending. */
 type Postings = ArrayLike<number>;
@@ -202,7 +204,7 @@ export class CodeTextIndex {
    * a slot above every earlier one, and the fields of one document may arrive in several
    * calls (Orama indexes one property at a time).
    */
-  add(slot: number, fields: Partial<Record<TextField, string[]>>): void {
+  add(slot: number, fields: Partial<Record<TextField, FieldTerms>>): void {
     if (slot < this.slots - 1) throw new Error(`slot ${slot} added out of order (next is ${this.slots})`);
     this.slots = Math.max(this.slots, slot + 1);
     this.changes++;
@@ -212,15 +214,15 @@ export class CodeTextIndex {
       this.tailSlots.push(slot);
     }
     for (let f = 0; f < FIELD_COUNT; f++) {
-      const tokens = fields[TEXT_FIELDS[f]!];
-      if (tokens === undefined) continue;
-      this.fieldLengths[f]![slot] = tokens.length;
-      this.totalLength[f]! += tokens.length;
-      if (tokens.length === 0) continue;
-      const tf = new Map<string, number>();
-      for (const t of tokens) tf.set(t, (tf.get(t) ?? 0) + 1);
+      const given = fields[TEXT_FIELDS[f]!];
+      if (given === undefined) continue;
+      const { terms, counts, length } = isCounted(given) ? given : countTerms(given);
+      this.fieldLengths[f]![slot] = length;
+      this.totalLength[f]! += length;
       const fieldPostings = this.postings[f]!;
-      for (const [term, freq] of tf) {
+      for (let i = 0; i < terms.length; i++) {
+        const term = terms[i]!;
+        const freq = counts[i]!;
         let id = this.termIds.get(term);
         if (id === undefined) {
           id = this.terms.length;

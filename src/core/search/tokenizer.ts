@@ -86,3 +86,37 @@ export function tokenizeQuery(text: string): string[] {
 export function isStopword(word: string): boolean {
   return STOPWORDS.has(word);
 }
+
+/**
+ * A field's tokens as the index takes them: each token once, in the order of its first
+ * occurrence, with how often it occurs, and the field's length in tokens. The parse workers
+ * count them, so that the thread that adds documents does one lookup per distinct term.
+ */
+export interface CountedTerms {
+  terms: readonly string[];
+  counts: ArrayLike<number>;
+  length: number;
+}
+
+/** A field's tokens, as a list or counted. */
+export type FieldTerms = readonly string[] | CountedTerms;
+
+export function isCounted(terms: FieldTerms): terms is CountedTerms {
+  return !Array.isArray(terms);
+}
+
+/** Counts a list of tokens (see {@link CountedTerms}). */
+export function countTerms(tokens: readonly string[]): CountedTerms {
+  const at = new Map<string, number>();
+  const terms: string[] = [];
+  const counts: number[] = [];
+  for (const t of tokens) {
+    const i = at.get(t);
+    if (i === undefined) {
+      at.set(t, terms.length);
+      terms.push(t);
+      counts.push(1);
+    } else counts[i]!++;
+  }
+  return { terms, counts, length: tokens.length };
+}
