@@ -364,7 +364,7 @@ export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
   const total = candidates.length;
   const inFlight = new Set<Promise<void>>();
   // Files wait for their turn to be stored (see prepareFile): a wider window keeps the pool busy past a slow one.
-  const maxInFlight = Math.max(4, ctx.pool.size * 6);
+  const maxInFlight = Math.max(4, ctx.pool.size * 24);
 
   // A file is read, classified and parsed concurrently with others, but what it changes in the
   // store and the search index is applied in the order of `candidates` (sorted by path): chunk

@@ -13,7 +13,7 @@ import { runScale, scaleLines } from './scale.mjs';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const work = path.join(root, '.bench');
 mkdirSync(work, { recursive: true });
-// Suites: go, django (the corpus measurements), process, intel, repomap, memory, oracle, nocontext, locate, context, vscode, chat, quality, scale; none named = all.
+// Suites: go, django (the corpus measurements), process, intel, repomap, memory, oracle, nocontext, locate, context, vscode, chat, quality, soak, scale; none named = all.
 // `--model`: the nocontext suite answers with the model the user configured (it calls it once per question).
 const only = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && all[i - 1] !== '--split' && all[i - 1] !== '--trees');
 const withModel = process.argv.includes('--model');
@@ -207,6 +207,31 @@ if (want('quality')) {
 // it indexes that copy itself when the go corpus did not run.
 // Scale: cold builds of trees up to the Linux kernel, their memory and what they leave on disk.
 // `--trees go,django` limits it to some trees.
+// Soak: mixed tool calls from an MCP client to the workspace daemon on the Go standard library
+// while files change; errors, memory slope and steady latency. `VLT_SOAK_CALLS` sets the count.
+if (want('soak')) {
+  ensureDebian(['golang-1.19-src']);
+  const dir = path.join(work, 'soak', 'go');
+  if (!existsSync(dir)) {
+    mkdirSync(path.dirname(dir), { recursive: true });
+    cpSync(GO_SRC, dir, { recursive: true, dereference: true });
+  }
+  rmSync(path.join(dir, '.vlt'), { recursive: true, force: true });
+  const cli = path.join(root, 'dist/cli.js');
+  console.error('[soak] indexing the Go standard library…');
+  execFileSync(process.execPath, [cli, 'coderag', 'init', dir, '--json'], { env: { ...process.env, VLT_EMBEDDINGS: 'off', VLT_DAEMON: '0' }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const soakBench = path.join(work, 'soak-bench.cjs');
+  await esbuild.build({ entryPoints: [path.join(root, 'test/bench/soak-bench.ts')], bundle: true, platform: 'node', format: 'cjs', target: 'node20', outfile: soakBench, logLevel: 'warning' });
+  const daemonEnv = { ...process.env, VLT_EMBEDDINGS: 'off' };
+  delete daemonEnv.VLT_DAEMON;
+  console.error(`[soak] ${process.env.VLT_SOAK_CALLS ?? 10000} tool calls through the daemon while files change…`);
+  try {
+    results.soak = JSON.parse(execFileSync(process.execPath, [soakBench, dir, cli, process.env.VLT_SOAK_CALLS ?? '10000'], { env: daemonEnv, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }));
+  } finally {
+    spawnSync(process.execPath, [cli, '-C', dir, 'daemon', 'stop'], { env: daemonEnv, stdio: 'ignore' });
+  }
+}
+
 if (want('scale')) {
   ensureDebian(['golang-1.19-src', 'python3-django', 'rust-src', 'linux-source-6.1']);
   const at = process.argv.indexOf('--trees');
@@ -544,6 +569,17 @@ if (results.chat && !results.chat.skipped) {
   lines.push(`| first streamed token in the view ≤ 300 ms after the model's (${c.firstToken.n} answers) | p50 ${ms(c.firstToken.p50)}, p95 ${ms(c.firstToken.p95)} | ${met(c.firstToken.p95 <= 300)} |`);
   lines.push(`| a 5,000-token answer (${c.long.chars} characters) streams with no frame over 50 ms | ${c.long.longTasks} long tasks, longest ${ms(c.long.maxLongTaskMs)}; streamed in ${ms(c.long.streamMs)} | ${met(c.long.longTasks === 0)} |`);
   lines.push(`| the chat bundle ≤ 150 KB minified | ${(c.bundleBytes / 1024).toFixed(0)} KB | ${met(c.bundleBytes <= 150 * 1024)} |`);
+}
+if (results.soak) {
+  const k = results.soak;
+  lines.push('', `Soak: ${k.calls} MCP tool calls to the workspace daemon on the Go standard library (search, definitions, references, the oracle without a model, the map) while ${k.edits} file edits came and went, in ${k.seconds.toFixed(0)} s:`, '');
+  lines.push('| | measured |', '|---|---|');
+  lines.push(`| failed calls | ${k.errors}${k.firstErrors.length ? ` (${k.firstErrors.join('; ')})` : ''} |`);
+  lines.push(`| latency p50 / p95 / max | ${ms(k.p50)} / ${ms(k.p95)} / ${ms(k.max)} |`);
+  lines.push(`| p95 per thousand calls | ${k.windows.map((w) => ms(w.p95)).join(', ')} |`);
+  lines.push(`| daemon RSS first / peak / last | ${k.rssMiB.first.toFixed(0)} / ${k.rssMiB.peak.toFixed(0)} / ${k.rssMiB.last.toFixed(0)} MiB |`);
+  lines.push(`| RSS slope over the second half | ${k.rssSlopeMiBPerThousandCalls.toFixed(2)} MiB per thousand calls |`);
+  for (const [tool, t] of Object.entries(k.tools)) lines.push(`| ${tool} (${t.calls} calls) p50 / p95 | ${ms(t.p50)} / ${ms(t.p95)} |`);
 }
 if (results.scale) lines.push(...scaleLines(results.scale));
 const md = lines.join('\n');
