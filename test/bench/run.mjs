@@ -577,6 +577,7 @@ if (results.soak) {
   lines.push(`| failed calls | ${k.errors}${k.firstErrors.length ? ` (${k.firstErrors.join('; ')})` : ''} |`);
   lines.push(`| latency p50 / p95 / max | ${ms(k.p50)} / ${ms(k.p95)} / ${ms(k.max)} |`);
   lines.push(`| p95 per thousand calls | ${k.windows.map((w) => ms(w.p95)).join(', ')} |`);
+  for (const tool of Object.keys(k.tools)) lines.push(`| ${tool}: p95 per thousand calls | ${k.windows.map((w) => ms(w.tools[tool] ?? 0)).join(', ')} |`);
   lines.push(`| daemon RSS first / peak / last | ${k.rssMiB.first.toFixed(0)} / ${k.rssMiB.peak.toFixed(0)} / ${k.rssMiB.last.toFixed(0)} MiB |`);
   lines.push(`| RSS slope over the second half | ${k.rssSlopeMiBPerThousandCalls.toFixed(2)} MiB per thousand calls |`);
   for (const [tool, t] of Object.entries(k.tools)) lines.push(`| ${tool} (${t.calls} calls) p50 / p95 | ${ms(t.p50)} / ${ms(t.p95)} |`);

@@ -78,6 +78,8 @@ async function main(): Promise<void> {
   let editCount = 0;
   const latencies: number[] = [];
   const byTool = new Map<string, number[]>();
+  /** The call numbers of each tool's calls. */
+  const toolAt = new Map<string, number[]>();
   const errors: string[] = [];
   const rss: Array<{ call: number; bytes: number }> = [];
   const t0 = performance.now();
@@ -85,7 +87,8 @@ async function main(): Promise<void> {
     for (let i = 0; i < CALLS; i++) {
       if (i % EDIT_EVERY === 0 && i > 0) {
         // Alternately change a file and put it back: the index follows both.
-        const file = files[(i / EDIT_EVERY) % files.length]!;
+        // Edits 1 and 2 change and restore the first file, 3 and 4 the second, and so on.
+        const file = files[Math.floor((i / EDIT_EVERY - 1) / 2) % files.length]!;
         const before = edited.get(file);
         if (before === undefined) {
           const text = readFileSync(file, 'utf8');
@@ -119,16 +122,20 @@ async function main(): Promise<void> {
       latencies.push(ms);
       if (!byTool.has(call.name)) byTool.set(call.name, []);
       byTool.get(call.name)!.push(ms);
+      if (!toolAt.has(call.name)) toolAt.set(call.name, []);
+      toolAt.get(call.name)!.push(i);
       if (i % SAMPLE_EVERY === 0 || i === CALLS - 1) rss.push({ call: i, bytes: rssOf(pid) });
     }
   } finally {
     for (const [file, text] of edited) writeFileSync(file, text);
     await client.close();
   }
-  const windows: Array<{ from: number; p50: number; p95: number }> = [];
+  const windows: Array<{ from: number; p50: number; p95: number; tools: Record<string, number> }> = [];
   for (let w = 0; w < latencies.length; w += 1000) {
     const part = latencies.slice(w, w + 1000);
-    windows.push({ from: w, p50: pct(part, 50), p95: pct(part, 95) });
+    const tools: Record<string, number> = {};
+    for (const [tool, at] of toolAt) tools[tool] = pct(at.filter((i) => i >= w && i < w + 1000).map((i) => latencies[i]!), 95);
+    windows.push({ from: w, p50: pct(part, 50), p95: pct(part, 95), tools });
   }
   const warm = rss.filter((r) => r.call >= CALLS / 2);
   const mib = (b: number) => b / 2 ** 20;

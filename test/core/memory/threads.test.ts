@@ -140,6 +140,35 @@ describe('threads: seek, list, validation', () => {
     await memory.close();
   });
 
+  it('reads only the entries a seek returns, so that seeking does not slow down as entries pile up', async () => {
+    const memory = await openMemory(ws.dir);
+    for (let i = 0; i < 300; i++) await memory.threads.push(i % 2 ? 'odd' : 'even', `entry ${i} about topic${i % 50} ${'filler words '.repeat(40)}`);
+    const db = (memory.threads as unknown as { db: { read<T>(fn: (tx: { all(sql: string, params?: unknown[]): unknown[] }) => T): Promise<T> } }).db;
+    const read = db.read.bind(db);
+    const rowsRead: number[] = [];
+    db.read = (fn) =>
+      read((tx) =>
+        fn({
+          ...tx,
+          all: (sql: string, params?: unknown[]) => {
+            const rows = tx.all(sql, params);
+            if (/\btext\b[\s\S]*FROM entries/.test(sql)) rowsRead.push(rows.length);
+            return rows;
+          },
+        } as typeof tx),
+      );
+    await memory.threads.seek('warm up the index');
+    rowsRead.length = 0;
+    const hits = await memory.threads.seek('topic7', { k: 5 });
+    expect(hits).toHaveLength(5);
+    for (const h of hits) expect(h.text).toMatch(/^entry \d+ about topic7 /);
+    // The text of the five hits, not of all 300 entries.
+    expect(rowsRead.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(5);
+    const odd = await memory.threads.seek('topic7', { k: 3, thread: 'odd' });
+    expect(odd.map((h) => h.thread)).toEqual(['odd', 'odd', 'odd']);
+    await memory.close();
+  });
+
   it('keeps lexical results when the embedding endpoint fails', async () => {
     const memory = await openMemory(ws.dir, { fake, embeddings: true });
     await memory.threads.push('a', 'zebra crossing');
