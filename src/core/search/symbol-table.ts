@@ -29,14 +29,22 @@ export interface SymbolMaps {
   byPart: ReadonlyMap<string, readonly SymbolCandidate[]>;
 }
 
+/** The table's strings, each numbered once, in the order first interned. */
+function stringTable(): { strings: Map<string, number>; intern(s: string): number } {
+  const strings = new Map<string, number>();
+  return {
+    strings,
+    intern: (s) => {
+      let i = strings.get(s);
+      if (i === undefined) strings.set(s, (i = strings.size));
+      return i;
+    },
+  };
+}
+
 /** Encodes the tables; `generation` and `mode` identify the index state they describe. */
 export function encodeSymbolTable(maps: SymbolMaps, generation: number, mode: string): Uint8Array {
-  const strings = new Map<string, number>();
-  const intern = (s: string) => {
-    let i = strings.get(s);
-    if (i === undefined) strings.set(s, (i = strings.size));
-    return i;
-  };
+  const { strings, intern } = stringTable();
   const modeIdx = intern(mode);
   const symbolIdx = new Map<SymbolCandidate, number>();
   // Typed: on the Linux kernel, 3.1 M definitions are 25 M words here.
@@ -85,12 +93,7 @@ export interface SymbolRowLike {
  * strings are interned once.
  */
 export function encodeSymbolRows(rows: Iterable<SymbolRowLike>, generation: number, mode: string): Uint8Array {
-  const strings = new Map<string, number>();
-  const intern = (s: string) => {
-    let i = strings.get(s);
-    if (i === undefined) strings.set(s, (i = strings.size));
-    return i;
-  };
+  const { strings, intern } = stringTable();
   const modeIdx = intern(mode);
   // Per definition, in row order: its 8 words, its key (a string index: first seen, first
   // numbered, as a Map's insertion order), and the range of its sub-words in `partOf`.
@@ -129,10 +132,8 @@ export function encodeSymbolRows(rows: Iterable<SymbolRowLike>, generation: numb
   // Keys in first-seen order, then sorted: the in-memory name table's iteration order and the
   // persisted one's.
   const keyIds = uniqueInOrder(key);
-  const byString = (ids: Uint32Array) => {
-    const text = [...strings.keys()];
-    return Uint32Array.from(ids).sort((a, b) => compare(text[a]!, text[b]!));
-  };
+  const text = [...strings.keys()];
+  const byString = (ids: Uint32Array) => Uint32Array.from(ids).sort((a, b) => compare(text[a]!, text[b]!));
   const sortedKeys = byString(keyIds);
   // Symbols numbered by key (sorted), then row order: a key's list is a run of indices.
   const rank = new Uint32Array(strings.size);

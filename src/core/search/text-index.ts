@@ -339,16 +339,16 @@ export class CodeTextIndex {
   /** The next run of segments to merge, [first, last] inclusive, or undefined. */
   private nextMerge(): [number, number] | undefined {
     const segs = this.segments;
+    const dead = segs.map((s) => this.deadIn(s.seg));
     for (let i = 0; i < segs.length; i++) {
       const seg = segs[i]!.seg;
       // A snapshot of the earlier layout, read in place: rewritten as a segment file of its own.
       if (seg.ref.name === '') return [i, i];
-      const dead = this.deadIn(seg);
-      if (dead >= COMPACT_MIN && dead >= seg.live.length * COMPACT_RATIO) return [i, i];
+      if (dead[i]! >= COMPACT_MIN && dead[i]! >= seg.live.length * COMPACT_RATIO) return [i, i];
     }
     // A segment's size for the tiers counts its live documents only, so that one whose
     // documents were mostly replaced merges early, below the threshold for rewriting it alone.
-    const bytes = segs.map((s) => Math.max(1, s.seg.bodyBytes * (s.seg.live.length === 0 ? 0 : 1 - this.deadIn(s.seg) / s.seg.live.length)));
+    const bytes = segs.map((s, i) => Math.max(1, s.seg.bodyBytes * (s.seg.live.length === 0 ? 0 : 1 - dead[i]! / s.seg.live.length)));
     // A segment much smaller than the one after it (a commit's short tail before the next
     // full one) joins it, so that sizes fall from the oldest and tiers stay contiguous.
     for (let i = 0; i + 1 < bytes.length; i++) if (bytes[i]! * MERGE_FANOUT <= bytes[i + 1]!) return [i, i + 1];
