@@ -24,9 +24,20 @@ export default tseslint.config(
         'error',
         {
           paths: [{ name: 'vscode', message: 'src/core must not depend on the VS Code API.' }],
-          patterns: [
-            { group: ['**/cli/**', '**/mcp/**', '**/vscode/**', '**/node/**', '**/webview/**'], message: 'src/core must not import a host.' },
-          ],
+          patterns: [{ group: ['**/cli/**', '**/mcp/**', '**/lsp/**', '**/daemon/**', '**/server/**', '**/vscode/**', '**/node/**', '**/webview/**'], message: 'src/core must not import a host.' }],
+        },
+      ],
+    },
+  },
+  {
+    // The wire types every front-end shares: a leaf.
+    files: ['src/protocol/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'vscode', message: 'src/protocol is a leaf: types and message constants only.' }],
+          patterns: [{ group: ['**/core/**', '**/node/**', '**/server/**', '**/mcp/**', '**/lsp/**', '**/daemon/**', '**/cli/**', '**/vscode/**', '**/webview/**'], message: 'src/protocol is a leaf: it imports nothing of this project.' }],
         },
       ],
     },
@@ -39,25 +50,27 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['**/core/**', '**/node/**', '**/server/**', '**/mcp/**', '**/cli/**'], message: 'src/vscode talks to its server through src/lsp/protocol only.' },
-            { group: ['**/lsp/*', '!**/lsp/protocol'], message: 'src/vscode may import src/lsp/protocol only.' },
+            { group: ['**/core/**', '**/node/**', '**/server/**', '**/mcp/**', '**/lsp/**', '**/daemon/**', '**/cli/**', '**/webview/**'], message: 'src/vscode talks to its server through src/protocol only.' },
           ],
         },
       ],
     },
   },
-  // The hosts' layers: core ← node ← server ← {mcp, lsp} ← {daemon, cli}. A layer imports only
-  // those below it (lsp serves MCP beside the editor, so it may start mcp's endpoint); the
-  // extension and the webview speak the protocol only.
+  // The hosts' layers: protocol (a leaf) and core ← node ← server ← {mcp, lsp, daemon} ← cli.
+  // A layer imports only those below it; the three hosts over the server know nothing of each
+  // other (the CLI, the one program, wires them together); the extension and the webview speak
+  // the protocol only.
   ...[
     ['src/node/**/*.ts', ['server', 'mcp', 'lsp', 'daemon', 'cli', 'vscode'], 'src/node adapts the core to Node; it knows no server or host.'],
     ['src/server/**/*.ts', ['mcp', 'lsp', 'daemon', 'cli', 'vscode'], 'src/server is the workspace server core the hosts share; it imports no host.'],
     ['src/mcp/**/*.ts', ['lsp', 'daemon', 'cli', 'vscode'], 'src/mcp is one host over src/server; it imports no other host.'],
-    ['src/lsp/**/*.ts', ['daemon', 'cli', 'vscode'], 'src/lsp is one host over src/server (with mcp for its endpoint); it imports no other host.'],
+    ['src/lsp/**/*.ts', ['mcp', 'daemon', 'cli', 'vscode'], 'src/lsp is one host over src/server; it imports no other host (the program gives it the MCP endpoint).'],
+    ['src/daemon/**/*.ts', ['mcp', 'lsp', 'cli', 'vscode'], 'src/daemon is one host over src/server; it imports no other host (the program gives it what it serves).'],
+    ['src/cli/**/*.ts', ['vscode'], 'src/cli is the program; it never loads the editor extension.'],
   ].map(([files, above, message]) => ({
     files: [files],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: [...above.map((d) => `**/${d}/**`), '**/webview/**'], message }] }],
+      'no-restricted-imports': ['error', { paths: [{ name: 'vscode', message }], patterns: [{ group: [...above.map((d) => `**/${d}/**`), '**/webview/**'], message }] }],
     },
   })),
   {
@@ -69,8 +82,8 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ['**/src/*/**', '!**/src/lsp', '!**/src/lsp/protocol', '!**/src/core', '!**/src/core/oracle', '!**/src/core/oracle/citations'],
-              message: 'webview/ imports src/lsp/protocol and src/core/oracle/citations only.',
+              group: ['**/src/*/**', '!**/src/protocol', '!**/src/protocol/*', '!**/src/core', '!**/src/core/oracle', '!**/src/core/oracle/citations'],
+              message: 'webview/ imports src/protocol and src/core/oracle/citations only.',
             },
           ],
         },

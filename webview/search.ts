@@ -4,20 +4,14 @@
  * is dropped, so results never flicker back to an older query. The last query and results
  * survive hide/show through the webview state.
  */
-export interface Hit {
-  path: string;
-  start_line: number;
-  symbol: string | null;
-  kind: string;
-  snippet: string;
-}
-export type Incoming = { type: 'results'; query: string; hits: Hit[] } | { type: 'error'; message: string; query?: string };
+import type { SearchHostToView, SearchViewHit, SearchViewToHost } from '../src/protocol/webview';
+
 export interface SearchState {
   query: string;
-  hits: Hit[];
+  hits: SearchViewHit[];
 }
 export interface SearchApi {
-  postMessage(msg: unknown): void;
+  postMessage(msg: SearchViewToHost): void;
   getState(): SearchState | undefined;
   setState(s: SearchState): void;
 }
@@ -26,7 +20,7 @@ export interface SearchApi {
 export const TYPE_DELAY_MS = 250;
 export const MIN_TYPED_CHARS = 2;
 
-export function mountSearchView(doc: Document, api: SearchApi, win: Pick<Window, 'addEventListener' | 'setTimeout' | 'clearTimeout'>): { receive(msg: Incoming): void } {
+export function mountSearchView(doc: Document, api: SearchApi, win: Pick<Window, 'addEventListener' | 'setTimeout' | 'clearTimeout'>): { receive(msg: SearchHostToView): void } {
   const form = doc.getElementById('form') as HTMLFormElement;
   const input = doc.getElementById('query') as HTMLInputElement;
   const list = doc.getElementById('results') as HTMLOListElement;
@@ -82,7 +76,7 @@ export function mountSearchView(doc: Document, api: SearchApi, win: Pick<Window,
     timer = win.setTimeout(() => search(query), TYPE_DELAY_MS);
   });
 
-  const receive = (msg: Incoming): void => {
+  const receive = (msg: SearchHostToView): void => {
     if (msg.type === 'results') {
       if (pending !== undefined && msg.query !== pending) return;
       pending = undefined;
@@ -98,7 +92,7 @@ export function mountSearchView(doc: Document, api: SearchApi, win: Pick<Window,
       statusLine.textContent = `error: ${msg.message}`;
     }
   };
-  win.addEventListener('message', (ev) => receive((ev as MessageEvent<Incoming>).data));
+  win.addEventListener('message', (ev) => receive((ev as MessageEvent<SearchHostToView>).data));
 
   const saved = api.getState();
   if (saved) render(saved);

@@ -11,7 +11,8 @@ import { VltError } from '../core/errors';
 import type { Logger } from '../core/ports';
 import { gitActivity } from '../node/git-activity';
 import { formatBundleMarkdown, formatLint, formatRoutes } from './context-format';
-import { writeLine, type CliIo } from './io';
+import { writeLine } from './io';
+import type { CliIo } from '../protocol/cli';
 
 export interface ContextCommandContext {
   io: CliIo;

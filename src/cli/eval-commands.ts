@@ -11,7 +11,8 @@ import { VltError } from '../core/errors';
 import { ALL_EVAL_METHODS, EVAL_METHODS, LOG_DEPTH, runHistoryEval, sampleInstances, selectInstances, type EvalMethod, type HistoryEvalReport, type HistoryInstance, type MethodMetrics } from '../core/eval/history';
 import type { Logger, ProgressSink } from '../core/ports';
 import { GitHistoryRepo } from '../node/history-repo';
-import { writeLine, type CliIo } from './io';
+import { writeLine } from './io';
+import type { CliIo } from '../protocol/cli';
 import { openScratchEngine } from './runtime';
 
 export interface EvalCommandContext {

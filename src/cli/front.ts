@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { loadMain } from './code-cache';
-import { afterDirectWrites, writeDirect } from './io';
+import { afterDirectWrites, writeDirect } from '../node/stdio';
 import { version as VERSION } from '../../package.json';
 
 /** Commands a daemon runs for its workspace: the ones that read or write the index and memory. */

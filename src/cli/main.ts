@@ -28,7 +28,9 @@ import { registerMemoryCommands } from './memory-commands';
 import { registerTrustCommands } from './trust-commands';
 import { SOURCE_FAMILIES, type SourceFamily } from '../core/oracle/oracle';
 import { decodeCursor, encodeCursor, requestFingerprint } from '../core/tools/budget';
-import { processIo, writeLine, type CliIo } from './io';
+import { writeLine } from './io';
+import { processIo } from '../node/stdio';
+import type { CliIo } from '../protocol/cli';
 import { processRuntime, summarizeIndexLine, type CliRuntime, type CliWiring } from './runtime';
 import { formatDryRun, formatExplain, formatLocate, formatNavAnswer, formatSearch } from './format';
 import { renderStatus } from './status-output';
@@ -350,7 +352,8 @@ export function buildProgram(io: CliIo = processIo(), runtime: CliRuntime = proc
       here('lsp');
       // The workspace comes from the client's initialize request; the LSP log goes to the client.
       const { runLspServer } = await import('../lsp/main');
-      await runLspServer();
+      const { startMcpEndpoint } = await import('../mcp/main');
+      await runLspServer({ startMcp: (ws, o) => startMcpEndpoint(ws, o) });
       process.exit(0);
     });
 
@@ -461,13 +464,13 @@ export function buildProgram(io: CliIo = processIo(), runtime: CliRuntime = proc
         .action(async (o: { json?: boolean; all?: boolean }) => {
           here('daemon status');
           if (o.all) {
-            const { allDaemons, formatAllDaemons } = await import('../daemon/control');
+            const { allDaemons, formatAllDaemons } = await import('./daemon-commands');
             const r = await allDaemons();
             if (o.json) json(r);
             else out(formatAllDaemons(r));
             return;
           }
-          const { daemonStatus, formatDaemonStatus } = await import('../daemon/control');
+          const { daemonStatus, formatDaemonStatus } = await import('./daemon-commands');
           const s = await daemonStatus(root());
           if (o.json) json(s);
           else out(formatDaemonStatus(s));
@@ -478,7 +481,7 @@ export function buildProgram(io: CliIo = processIo(), runtime: CliRuntime = proc
         .description("stop this workspace's daemon (it commits queued edits first)")
         .action(async () => {
           here('daemon stop');
-          const { stopDaemon } = await import('../daemon/control');
+          const { stopDaemon } = await import('./daemon-commands');
           out(await stopDaemon(root()));
         }),
     )
@@ -490,7 +493,8 @@ export function buildProgram(io: CliIo = processIo(), runtime: CliRuntime = proc
           here('daemon run');
           const { logger } = wiring();
           const { runDaemon } = await import('../daemon/server');
-          await runDaemon({ workspace: root(), logger, ...(o.idle !== undefined ? { idleMinutes: o.idle } : {}) });
+          const { daemonHosts } = await import('./daemon-host');
+          await runDaemon({ workspace: root(), logger, hosts: daemonHosts(logger), ...(o.idle !== undefined ? { idleMinutes: o.idle } : {}) });
         }),
     );
 

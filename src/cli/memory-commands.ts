@@ -11,7 +11,8 @@ import { InvalidArgumentError } from 'commander';
 import { VltError } from '../core/errors';
 import { DEFAULT_SESSION_ID, Memory, recordToolExchange } from '../core/memory';
 import type { ThreadView } from '../core/memory/threads';
-import { writeLine, type CliIo } from './io';
+import { writeLine } from './io';
+import type { CliIo } from '../protocol/cli';
 
 export interface MemoryCommandContext {
   /** Where results go and stdin comes from. */

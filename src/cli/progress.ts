@@ -4,7 +4,7 @@
  * rate and ETA; otherwise plain progress lines, at most one per second per phase.
  */
 import type { Logger, ProgressEvent, ProgressSink } from '../core/ports';
-import type { CliOutput } from './io';
+import type { CliOutput } from '../protocol/cli';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 const ORDER: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3, silent: 4 };

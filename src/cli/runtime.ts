@@ -2,7 +2,7 @@
  * How a CLI command reaches its workspace. In this process (`--no-daemon`, or the command the
  * daemon could not take) each command opens the index, the language servers and memory it
  * needs, and closes them when it is done. In the workspace daemon the same commands run against
- * the daemon's warm workspace server instead (src/daemon/runtime.ts); the commands themselves
+ * the daemon's warm workspace server instead (src/cli/daemon-host.ts); the commands themselves
  * (main.ts) cannot tell the difference.
  */
 import { Engine } from '../core/engine';

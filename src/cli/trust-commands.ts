@@ -9,7 +9,8 @@ import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { CONFIG_FILE_NAME, parseConfigText, TRUSTED_ONLY_KEYS } from '../core/config';
 import { VltError } from '../core/errors';
-import { writeLine, type CliIo } from './io';
+import { writeLine } from './io';
+import type { CliIo } from '../protocol/cli';
 import { listTrust, revokeTrust, trustWorkspace, userConfigDir } from '../core/trust';
 
 export interface TrustCommandContext {

@@ -12,23 +12,9 @@ import { createRequire } from 'node:module';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { isatty } from 'node:tty';
-import { processIo, writeDirect } from '../cli/io';
-import {
-  alive,
-  buildId,
-  daemonPaths,
-  ensureSocketDir,
-  envFingerprint,
-  onMessages,
-  ownSocket,
-  PROTOCOL,
-  readRecord,
-  send,
-  type ClientMessage,
-  type DaemonMessage,
-  type DaemonPaths,
-  type DaemonStatusInfo,
-} from './protocol';
+import { processIo, writeDirect } from '../node/stdio';
+import { alive, buildId, daemonPaths, ensureSocketDir, envFingerprint, onMessages, ownSocket, readRecord, send, type DaemonPaths } from './socket';
+import { PROTOCOL, type ClientMessage, type DaemonMessage, type DaemonStatusInfo } from '../protocol/daemon';
 
 export interface ForwardOptions {
   /** The workspace root, absolute and real. */

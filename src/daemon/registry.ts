@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { alive, privateSocketDir } from './protocol';
+import { alive, privateSocketDir } from './socket';
 
 export interface RegisteredDaemon {
   pid: number;

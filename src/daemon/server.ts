@@ -13,43 +13,21 @@ import { ensurePrivateDirSync } from '../core/store/state-dir';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { createConnection, ProposedFeatures, type WatchDog } from 'vscode-languageserver';
-import { createProtocolConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-languageserver/node';
 import { version as VERSION } from '../../package.json';
-import { runCommand } from '../cli/main';
-import type { CliIo } from '../cli/io';
+import type { CliIo } from '../protocol/cli';
 import { VltError, errorMessage } from '../core/errors';
-import type { Logger } from '../core/ports';
+import type { Logger, ProgressSink } from '../core/ports';
 import { userConfigDir } from '../core/trust';
 import { writeFileAtomic } from '../core/store/atomic';
 import { tryLock } from '../core/store/lock';
-import { runLspServer } from '../lsp/main';
-import type { InitializationOptions } from '../lsp/protocol';
-import { startMcpEndpoint, type McpHttpEndpoint } from '../mcp/main';
-import { newMcpServer } from '../mcp/session';
+import type { InitializationOptions } from '../protocol/lsp';
 import { publishQueue } from '../server/queue-state';
 import { watchFiles, type TreeWatcher } from '../server/watch';
 import { WorkspaceServer } from '../server/workspace';
 import { remoteStatus, stopRemote } from './client';
 import { evictIdleMs, maxDaemons, overBound, register, unregister, type RegisteredDaemon } from './registry';
-import { DaemonRuntime } from './runtime';
-import {
-  alive,
-  buildId,
-  daemonPaths,
-  ensureSocketDir,
-  envFingerprint,
-  onMessages,
-  ownSocket,
-  PROTOCOL,
-  readRecord,
-  send,
-  type ClientMessage,
-  type DaemonPaths,
-  type DaemonRecord,
-  type DaemonStatusInfo,
-} from './protocol';
+import { alive, buildId, daemonPaths, ensureSocketDir, envFingerprint, onMessages, ownSocket, readRecord, send, type DaemonPaths } from './socket';
+import { PROTOCOL, type ClientMessage, type DaemonRecord, type DaemonStatusInfo } from '../protocol/daemon';
 
 export const DEFAULT_IDLE_MINUTES = 15;
 /** How often, at most, a daemon refreshes when it was last used in the registry. */
@@ -57,10 +35,44 @@ const REGISTER_EVERY_MS = 1000;
 /** How often the daemon looks whether it is idle, or its workspace is gone. */
 const CHECK_MS = 15_000;
 
+/**
+ * What the daemon serves on its connections, given by the program that runs it (the CLI's
+ * wiring): the daemon itself is the process, the socket and the shared workspace server, and
+ * knows no command, editor protocol or MCP session (gopls' shape: one server, several
+ * transports). `server` gives the daemon's workspace server; it throws while none is open.
+ */
+export type DaemonHosts = (server: () => WorkspaceServer) => DaemonHost;
+
+export interface DaemonHost {
+  /** Where the workspace server reports an index build (the commands waiting on it show it). */
+  onProgress: ProgressSink;
+  /** Runs one CLI command line for a client; its exit code. */
+  runCommand(argv: readonly string[], io: CliIo): Promise<number>;
+  /**
+   * Serves an editor's LSP session on `stream` until `closed` (an `exit` ends the stream, not
+   * the daemon). `shared` says whether the editor joins the daemon's server (undefined: its
+   * session opens a server of its own).
+   */
+  serveLsp(stream: net.Socket, closed: Promise<void>, shared: (init: InitializationOptions, root: string) => Promise<WorkspaceServer | undefined>): Promise<void>;
+  /** Serves one MCP session of `ws` over newline-delimited JSON-RPC on `stream` until `closed`. */
+  serveMcp(ws: WorkspaceServer, stream: net.Socket, closed: Promise<void>): Promise<void>;
+  /** Starts the MCP Streamable HTTP endpoint (and the browser chat) of `ws` on loopback. */
+  serveHttp(ws: WorkspaceServer, opts: { port?: number; chat: boolean }): Promise<HttpEndpoint>;
+}
+
+export interface HttpEndpoint {
+  url: string;
+  token_file: string | null;
+  pid: number;
+  chat_url?: string;
+  close(): Promise<void>;
+}
+
 export interface DaemonOptions {
   workspace: string;
   logger: Logger;
   idleMinutes?: number;
+  hosts: DaemonHosts;
 }
 
 /** Runs the daemon until it stops; resolves once it has closed everything. */
@@ -80,7 +92,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<void> {
   }
   // Connections are taken from the moment the socket exists; their commands wait until the
   // workspace server is open.
-  const daemon = new Daemon(root, paths, logger, idleMinutes);
+  const daemon = new Daemon(root, paths, logger, idleMinutes, opts.hosts);
   let listener: net.Server;
   try {
     const bound = await bind(paths.socket, (socket) => daemon.accept(socket));
@@ -137,7 +149,7 @@ class Daemon {
   private readonly build = buildId(__dirname);
   private readonly env = envFingerprint(process.env);
   private readonly startedAt = new Date();
-  private readonly runtime: DaemonRuntime;
+  private readonly host: DaemonHost;
   private ws: WorkspaceServer | undefined;
   private watcher: TreeWatcher | undefined;
   private configStamp = '';
@@ -166,10 +178,11 @@ class Daemon {
     private readonly paths: DaemonPaths,
     private readonly logger: Logger,
     private readonly idleMinutes: number,
+    hosts: DaemonHosts,
   ) {
     this.ready = new Promise<void>((resolve, reject) => (this.opened = (e) => (e === undefined ? resolve() : reject(e))));
     this.ready.catch(() => undefined);
-    this.runtime = new DaemonRuntime(() => {
+    this.host = hosts(() => {
       if (!this.ws) throw new VltError('CANCELLED', 'the daemon is stopping');
       return this.ws;
     });
@@ -195,7 +208,7 @@ class Daemon {
   /** Opens the workspace server, its file watching, and starts loading the index. */
   private async openServer(): Promise<void> {
     this.configStamp = configStamp(this.root);
-    const ws = await WorkspaceServer.open({ workspace: this.root, logger: this.logger, writer: true, hostName: 'vlt daemon', onProgress: this.runtime.onProgress });
+    const ws = await WorkspaceServer.open({ workspace: this.root, logger: this.logger, writer: true, hostName: 'vlt daemon', onProgress: this.host.onProgress });
     this.ws = ws;
     // `vlt coderag status` names the process that keeps this index current from the first moment.
     if (ws.queue) publishQueue(this.root, 'vlt daemon', ws.queue.state());
@@ -322,7 +335,6 @@ class Daemon {
       await this.ready;
       const ws = this.ws;
       if (!ws || socket.destroyed) return;
-      const server = newMcpServer(ws);
       const closed = new Promise<void>((resolve) => {
         socket.once('close', () => resolve());
         // The client closed its stdin: the session ends (the SDK's transport does not watch for it).
@@ -330,11 +342,8 @@ class Daemon {
       });
       if (rest.length) socket.unshift(rest);
       this.attached.add(socket);
-      await server.connect(new StdioServerTransport(socket, socket));
-      socket.resume();
       this.logger.info('daemon: an MCP session began');
-      await closed;
-      await server.close().catch(() => undefined);
+      await this.host.serveMcp(ws, socket, closed);
       socket.end();
       this.logger.info('daemon: an MCP session ended');
     } catch (e) {
@@ -365,27 +374,19 @@ class Daemon {
         socket.once('close', () => resolve());
         socket.once('end', () => resolve());
       });
-      const watchDog: WatchDog = { shutdownReceived: false, initialize: () => undefined, exit: () => void socket.end() };
-      const connection = createConnection((logger) => createProtocolConnection(new StreamMessageReader(socket), new StreamMessageWriter(socket), logger), watchDog, ProposedFeatures.all);
       if (rest.length) socket.unshift(rest);
-      socket.resume();
       this.logger.info('daemon: an editor connected');
-      await runLspServer({
-        connection,
-        closed,
-        shared: async (init, root) => {
-          const why = await this.shareable(ws, init, root);
-          if (why !== undefined) {
-            this.logger.info(`daemon: the editor gets an index of its own: ${why}`);
-            return undefined;
-          }
-          shared = true;
-          this.editorsShared++;
-          this.attached.add(socket);
-          return ws;
-        },
+      await this.host.serveLsp(socket, closed, async (init, root) => {
+        const why = await this.shareable(ws, init, root);
+        if (why !== undefined) {
+          this.logger.info(`daemon: the editor gets an index of its own: ${why}`);
+          return undefined;
+        }
+        shared = true;
+        this.editorsShared++;
+        this.attached.add(socket);
+        return ws;
       });
-      connection.dispose();
       socket.end();
       this.logger.info('daemon: an editor disconnected');
     } catch (e) {
@@ -432,13 +433,13 @@ class Daemon {
    */
   private async serveHttp(socket: net.Socket, m: { port?: number; chat: boolean }): Promise<void> {
     this.sessions++;
-    let endpoint: McpHttpEndpoint | undefined;
+    let endpoint: HttpEndpoint | undefined;
     try {
       await this.ready;
       const ws = this.ws;
       if (!ws || socket.destroyed) return;
       const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-      endpoint = await startMcpEndpoint(ws, { logger: this.logger, ...(m.port !== undefined ? { port: m.port } : {}), chat: m.chat && !ws.restricted });
+      endpoint = await this.host.serveHttp(ws, { ...(m.port !== undefined ? { port: m.port } : {}), chat: m.chat && !ws.restricted });
       const { url, token_file, pid, chat_url } = endpoint;
       send(socket, { t: 'serving', listening: { url, token_file, pid, ...(chat_url ? { chat_url } : {}) } });
       await closed;
@@ -462,7 +463,7 @@ class Daemon {
     try {
       await this.ready;
       await this.reloadIfConfigChanged();
-      code = await runCommand(argv, io, this.runtime);
+      code = await this.host.runCommand(argv, io);
       // The command that found the index open at last: the watching starts before its answer
       // goes out, so that an edit made right after it is seen.
       if (this.ws?.opened) await this.watchWhenOpen(this.ws);

@@ -15,7 +15,7 @@ import { cancelledError } from '../core/abort';
 import { VltError, errorMessage } from '../core/errors';
 import type { ChatModel, ChatRequest, ChatResult, ChatStreamEvent } from '../core/llm/chat';
 import type { EditorModels, EditorModelInfo } from '../server/chat';
-import { editorChatModelsRequest, editorChatRequest, type EditorAnswer, type EditorChatModelInfo, type EditorChatParams, type EditorChatResult } from './protocol';
+import { editorChatModelsRequest, editorChatRequest, type EditorAnswer, type EditorChatModelInfo, type EditorChatParams, type EditorChatResult } from '../protocol/lsp';
 
 /** How long the editor may take to list its models. */
 const LIST_TIMEOUT_MS = 5000;

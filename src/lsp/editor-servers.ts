@@ -11,7 +11,7 @@ import { CancellationTokenSource, type CancellationToken, type Location } from '
 import type { Diagnostic, LanguageServerInfo, LanguageServers, LspAnswer, LspCallOptions, SourcePosition, SourceRange } from '../core/intel/lsp';
 import type { LanguageId } from '../core/types';
 import type { Coordinates } from './convert';
-import { editorDefinitionRequest, editorDiagnosticsRequest, editorHoverRequest, editorReferencesRequest, type EditorAnswer } from './protocol';
+import { editorDefinitionRequest, editorDiagnosticsRequest, editorHoverRequest, editorReferencesRequest, type EditorAnswer } from '../protocol/lsp';
 import { errorMessage } from '../core/errors';
 
 export interface EditorServersOptions {

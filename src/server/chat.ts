@@ -17,6 +17,7 @@ import type { OracleEvent } from '../core/oracle/types';
 import { parseCitations } from '../core/oracle/citations';
 import type { AskOracleResult } from '../core/tools/oracle-tools';
 import { NodeGitHistory } from '../node/git';
+import type { CitationTarget as WireCitationTarget, CitedLines, ModelChoice } from '../protocol/lsp';
 import type { WorkspaceServer } from './workspace';
 
 /** Lines shown for a citation of one line (`[a.go:12]`): the line and a few after it. */
@@ -37,17 +38,11 @@ export interface ChatQuestion {
   model?: string;
 }
 
-export interface CitedLines {
-  path: string;
-  start: number;
-  end: number;
-  hash?: string;
-  text: string;
-}
-
 export type ChatAnswer = AskOracleResult & { session: string; cited: Record<string, CitedLines> };
 
-export type CitationTarget = { kind: 'file'; path: string; start: number; end: number } | { kind: 'document'; title: string; language: 'markdown'; content: string };
+/** Where a citation leads; the host adds a file's URI (`CitationTarget` of the protocol). */
+export type CitationTarget = DistributiveOmit<WireCitationTarget, 'uri'>;
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 export interface ChatSessionEvent {
   kind: 'question' | 'answer' | 'tool_call' | 'tool_result';
@@ -70,13 +65,6 @@ export interface EditorModels {
   /** The models the editor offers now; throws `LLM_FAILED` when it cannot say. */
   list(): Promise<EditorModelInfo[]>;
   model(info: EditorModelInfo): ChatModel;
-}
-
-export interface ModelChoice {
-  /** `configured`, `editor:<id>` or `none`. */
-  id: string;
-  label: string;
-  detail?: string;
 }
 
 const EDITOR_PREFIX = 'editor:';

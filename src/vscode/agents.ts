@@ -6,7 +6,7 @@
  * `vscode.lm.registerMcpServerDefinitionProvider`.
  */
 import * as vscode from 'vscode';
-import { toolRequest } from '../lsp/protocol';
+import { toolRequest } from '../protocol/lsp';
 import type { FolderServer } from './server-client';
 import { errorMessage } from './errors';
 

@@ -12,12 +12,12 @@ import {
   citationTargetRequest,
   citedLinesRequest,
   modelsRequest,
-  type ModelChoice,
   sessionEventsRequest,
   sessionsRequest,
   useSessionRequest,
   type AskParams,
-} from '../lsp/protocol';
+} from '../protocol/lsp';
+import type { ChatCommand, ChatHostToView, ChatViewMethod, ChatViewRequests, ChatViewToHost, ModelInfo } from '../protocol/webview';
 import { CHAT_SESSION_KEY, type ChatStateStore } from './chat-state-store';
 import type { FolderServer } from './server-client';
 import { fillWebview } from './webview-html';
@@ -29,23 +29,6 @@ const MODEL_KEY = 'vlt.chat.model';
 /** How long the view's page may take to say it is ready before the view is shown again, and how often at most. */
 const PAGE_LOAD_MS = 8000;
 const PAGE_RESHOWS = 3;
-
-type ViewMessage =
-  | { type: 'request'; id: number; method: string; params?: unknown }
-  | { type: 'cancel'; askId: string }
-  | { type: 'openExternal'; url: string }
-  | { type: 'log'; level: 'info' | 'warn' | 'error'; message: string }
-  | { type: 'saveState'; state: unknown }
-  | { type: 'ready' };
-
-/** What the view asks the extension to do (palette commands, editor menus). */
-export type ChatCommand =
-  | { type: 'newSession' }
-  | { type: 'refresh' }
-  | { type: 'focusInput' }
-  | { type: 'modelsChanged' }
-  | { type: 'ask'; question: string }
-  | { type: 'addContext'; item: { kind: 'selection' | 'file'; path: string; startLine?: number; endLine?: number; text?: string; language?: string }; question?: string };
 
 export interface ChatViewDeps {
   serverFor(uri?: vscode.Uri): FolderServer;
@@ -95,26 +78,26 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
       for (const c of this.asks.values()) c.cancel();
       this.asks.clear();
     });
-    webview.onDidReceiveMessage((msg: ViewMessage) => void this.onMessage(webview, msg));
+    webview.onDidReceiveMessage((msg: ChatViewToHost) => void this.onMessage(webview, msg));
   }
 
   /** Shows the view and hands it a command (queued until the view has loaded). */
   async command(c: ChatCommand): Promise<void> {
     await vscode.commands.executeCommand(`${ChatViewProvider.viewType}.focus`);
-    if (this.view && this.ready) await this.view.webview.postMessage({ type: 'command', command: c });
+    if (this.view && this.ready) await post(this.view.webview, { type: 'command', command: c });
     else this.queued.push(c);
   }
 
   /** Tells a loaded view something changed (the editor's models), without showing it. */
   async notify(c: ChatCommand): Promise<void> {
-    if (this.view && this.ready) await this.view.webview.postMessage({ type: 'command', command: c });
+    if (this.view && this.ready) await post(this.view.webview, { type: 'command', command: c });
   }
 
-  private async onMessage(webview: vscode.Webview, msg: ViewMessage): Promise<void> {
+  private async onMessage(webview: vscode.Webview, msg: ChatViewToHost): Promise<void> {
     if (msg.type === 'ready') {
       this.ready = true;
       this.deps.log.info('chat view: ready');
-      for (const c of this.queued.splice(0)) await webview.postMessage({ type: 'command', command: c });
+      for (const c of this.queued.splice(0)) await post(webview, { type: 'command', command: c });
       return;
     }
     if (msg.type === 'cancel') {
@@ -135,12 +118,12 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
       return;
     }
     try {
-      const result = await this.handle(webview, msg.method, msg.params);
-      await webview.postMessage({ type: 'response', id: msg.id, result });
+      const result = await this.handle(msg.method, msg.params);
+      await post(webview, { type: 'response', id: msg.id, result });
     } catch (e) {
       const message = errorMessage(e);
       if (!/CANCELLED/.test(message)) this.deps.log.error(`chat ${msg.method}: ${message}`);
-      await webview.postMessage({ type: 'response', id: msg.id, error: message });
+      await post(webview, { type: 'response', id: msg.id, error: message });
     }
   }
 
@@ -148,58 +131,60 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     return this.deps.serverFor(vscode.window.activeTextEditor?.document.uri);
   }
 
-  private async handle(_webview: vscode.Webview, method: string, params: unknown): Promise<unknown> {
-    const p = (params ?? {}) as Record<string, unknown>;
-    if (method === 'loadState') return (await this.deps.store.load()) ?? null;
-    if (method === 'workspacePaths') return workspacePaths(Array.isArray(p.uris) ? p.uris.map(String) : []);
-    const client = this.server().client;
-    switch (method) {
-      case 'ask': {
-        const ask = p as unknown as AskParams;
-        const askId = String(ask.askId ?? '');
-        const cts = new vscode.CancellationTokenSource();
-        this.asks.set(askId, cts);
-        const stream = this.server().onAskEvent(askId, (event) => void this.view?.webview.postMessage({ type: 'askEvent', askId, event }));
-        try {
-          const answer = await client.sendRequest(askRequest, ask, cts.token);
-          await this.deps.state.update(CHAT_SESSION_KEY, answer.session);
-          return answer;
-        } finally {
-          stream.dispose();
-          this.asks.delete(askId);
-          cts.dispose();
-        }
-      }
-      case 'sessions':
-        return client.sendRequest(sessionsRequest, {});
-      case 'useSession': {
-        const r = await client.sendRequest(useSessionRequest, typeof p.id === 'string' ? { id: p.id } : {});
-        await this.deps.state.update(CHAT_SESSION_KEY, r.id);
-        return r;
-      }
-      case 'sessionEvents':
-        return client.sendRequest(sessionEventsRequest, typeof p.id === 'string' ? { id: p.id } : {});
-      case 'citedLines':
-        return client.sendRequest(citedLinesRequest, { items: Array.isArray(p.items) ? (p.items as Array<{ path: string; start: number; end: number }>) : [] });
-      case 'openCitation':
-        await this.openCitation(String(p.citation ?? ''));
-        return null;
-      case 'models':
-        return this.models();
-      case 'selectModel': {
-        const info = await this.models();
-        const id = String(p.id ?? '');
-        if (!info.choices.some((c) => c.id === id)) throw new Error(`no model ${id}`);
-        await this.deps.state.update(MODEL_KEY, id);
-        return { ...info, active: id };
-      }
-      default:
-        throw new Error(`unknown request ${method}`);
-    }
+  /** Answers one request of the view; its result type is the one the protocol's map names. */
+  private handle<M extends ChatViewMethod>(method: M, params: unknown): Promise<ChatViewRequests[M]['result']> {
+    const handler = this.handlers[method] as ((p: Record<string, unknown>) => Promise<ChatViewRequests[M]['result']>) | undefined;
+    if (!handler) return Promise.reject(new Error(`unknown request ${String(method).slice(0, 100)}`));
+    // The page is checked, not trusted: its parameters may be anything.
+    return handler(params && typeof params === 'object' ? (params as Record<string, unknown>) : {});
   }
 
+  /** One handler per request of {@link ChatViewRequests}. */
+  private readonly handlers: { [M in ChatViewMethod]: (p: Record<string, unknown>) => Promise<ChatViewRequests[M]['result']> } = {
+    loadState: async () => (await this.deps.store.load()) ?? null,
+    workspacePaths: async (p) => workspacePaths(Array.isArray(p.uris) ? p.uris.map(String) : []),
+    ask: async (p) => {
+      const ask = p as unknown as AskParams;
+      const askId = String(ask.askId ?? '');
+      const cts = new vscode.CancellationTokenSource();
+      this.asks.set(askId, cts);
+      const stream = this.server().onAskEvent(askId, (event) => {
+        if (this.view) void post(this.view.webview, { type: 'askEvent', askId, event });
+      });
+      try {
+        const answer = await this.server().client.sendRequest(askRequest, ask, cts.token);
+        await this.deps.state.update(CHAT_SESSION_KEY, answer.session);
+        return answer;
+      } finally {
+        stream.dispose();
+        this.asks.delete(askId);
+        cts.dispose();
+      }
+    },
+    sessions: () => this.server().client.sendRequest(sessionsRequest, {}),
+    useSession: async (p) => {
+      const r = await this.server().client.sendRequest(useSessionRequest, typeof p.id === 'string' ? { id: p.id } : {});
+      await this.deps.state.update(CHAT_SESSION_KEY, r.id);
+      return r;
+    },
+    sessionEvents: (p) => this.server().client.sendRequest(sessionEventsRequest, typeof p.id === 'string' ? { id: p.id } : {}),
+    citedLines: (p) => this.server().client.sendRequest(citedLinesRequest, { items: Array.isArray(p.items) ? (p.items as Array<{ path: string; start: number; end: number }>) : [] }),
+    openCitation: async (p) => {
+      await this.openCitation(String(p.citation ?? ''));
+      return null;
+    },
+    models: () => this.models(),
+    selectModel: async (p) => {
+      const info = await this.models();
+      const id = String(p.id ?? '');
+      if (!info.choices.some((c) => c.id === id)) throw new Error(`no model ${id}`);
+      await this.deps.state.update(MODEL_KEY, id);
+      return { ...info, active: id };
+    },
+  };
+
   /** The server's models; the one picked last in this workspace while it is still offered. */
-  private async models(): Promise<{ choices: ModelChoice[]; active: string; reason?: string }> {
+  private async models(): Promise<ModelInfo> {
     const m = await this.server().client.sendRequest(modelsRequest);
     const saved = this.deps.state.get<string>(MODEL_KEY);
     const active = m.choices.some((c) => c.id === saved) ? saved! : m.default;
@@ -244,4 +229,9 @@ function workspacePaths(uris: string[]): string[] {
     out.push(vscode.workspace.asRelativePath(uri, false));
   }
   return out;
+}
+
+/** Sends one message of the protocol to the view. */
+function post(webview: vscode.Webview, msg: ChatHostToView): Thenable<boolean> {
+  return webview.postMessage(msg);
 }

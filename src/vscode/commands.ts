@@ -16,8 +16,8 @@ import {
   type NavResultLocation,
   type RepoMapResult,
   type ServerStatus,
-} from '../lsp/protocol';
-import type { ChatCommand } from './chat-view';
+} from '../protocol/lsp';
+import type { ChatCommand } from '../protocol/webview';
 import type { FolderServer } from './server-client';
 import { readSettings } from './settings';
 

@@ -12,7 +12,7 @@ import {
   editorHoverRequest,
   editorReferencesRequest,
   type EditorAnswer,
-} from '../lsp/protocol';
+} from '../protocol/lsp';
 import { errorMessage } from './errors';
 
 type LspLocation = { uri: string; range: { start: { line: number; character: number }; end: { line: number; character: number } } };

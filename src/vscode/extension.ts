@@ -12,7 +12,7 @@ import { agentsManifestTools } from './manifest';
 import { registerLanguageModelTools, registerMcpProvider } from './agents';
 import { API_KEY_SECRET, commandTable, type CommandHost } from './commands';
 import { RepoMapView } from './repo-map-view';
-import { isUserMistake, searchRequest, type ServerStatus } from '../lsp/protocol';
+import { isUserMistake, searchRequest, type ServerStatus } from '../protocol/lsp';
 import { ChatViewProvider, CITATION_SCHEME } from './chat-view';
 import { ChatStateStore } from './chat-state-store';
 import { registerChatParticipant } from './participant';
@@ -113,7 +113,7 @@ function guarded(name: string, fn: () => Promise<unknown>): () => Promise<unknow
 export interface VltOracleApi {
   /** The latest status each folder's server pushed. */
   statuses(): ServerStatus[];
-  /** Sends one request (a `vlt/*` method of src/lsp/protocol.ts) to the server of `folder` (default: the first). */
+  /** Sends one request (a `vlt/*` method of src/protocol/lsp.ts) to the server of `folder` (default: the first). */
   request<R>(method: string, params?: unknown, folder?: vscode.Uri): Promise<R>;
   /** When the extension activated, and when each folder's server first reported ready (Date.now() values). */
   startup(): { activatedAt: number; readyAt: Record<string, number> };

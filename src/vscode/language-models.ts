@@ -17,7 +17,7 @@ import {
   type EditorChatModelInfo,
   type EditorChatParams,
   type EditorChatResult,
-} from '../lsp/protocol';
+} from '../protocol/lsp';
 import { errorMessage } from './errors';
 
 export function registerLanguageModels(client: BaseLanguageClient, log: vscode.LogOutputChannel): vscode.Disposable[] {

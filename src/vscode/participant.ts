@@ -7,7 +7,7 @@
  * the server.
  */
 import * as vscode from 'vscode';
-import { askRequest, repoMapRequest, type AskEvent } from '../lsp/protocol';
+import { askRequest, repoMapRequest, type AskEvent } from '../protocol/lsp';
 import type { FolderServer } from './server-client';
 import { errorMessage } from './errors';
 

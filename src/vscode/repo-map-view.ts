@@ -7,7 +7,7 @@
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { repoMapRequest, type RepoMapFileItem, type RepoMapResult } from '../lsp/protocol';
+import { repoMapRequest, type RepoMapFileItem, type RepoMapResult } from '../protocol/lsp';
 import type { FolderServer } from './server-client';
 
 /** The map's size: enough for the neighbourhood of a file, small enough to read as a list. */

@@ -5,23 +5,10 @@
 import * as vscode from 'vscode';
 import { fillWebview } from './webview-html';
 import { errorMessage } from './errors';
-
-/** One result as the view shows it. */
-export interface ViewHit {
-  path: string;
-  start_line: number;
-  symbol: string | null;
-  kind: string;
-  snippet: string;
-}
-
-/** Messages from the webview. */
-export type ViewRequest = { type: 'search'; query: string } | { type: 'open'; path: string; line: number };
-/** Messages to the webview. */
-export type ViewResponse = { type: 'results'; query: string; hits: ViewHit[] } | { type: 'error'; message: string; query?: string };
+import type { SearchHostToView, SearchViewHit, SearchViewToHost } from '../protocol/webview';
 
 export interface SearchViewDeps {
-  search(query: string): Promise<ViewHit[]>;
+  search(query: string): Promise<SearchViewHit[]>;
   open(path: string, line: number): Promise<void>;
   log: vscode.LogOutputChannel;
 }
@@ -42,18 +29,18 @@ export class SearchViewProvider implements vscode.WebviewViewProvider {
       style: 'view.css',
       body: '<form id="form"><input id="query" type="search" placeholder="Search code: words, identifiers, a stack trace" aria-label="query"></form><div id="status" role="status"></div><ol id="results"></ol>',
     });
-    webview.onDidReceiveMessage(async (msg: ViewRequest) => {
+    webview.onDidReceiveMessage(async (msg: SearchViewToHost) => {
       try {
         if (msg.type === 'search') {
           const hits = await this.deps.search(msg.query);
-          await webview.postMessage({ type: 'results', query: msg.query, hits } satisfies ViewResponse);
+          await webview.postMessage({ type: 'results', query: msg.query, hits } satisfies SearchHostToView);
         } else if (msg.type === 'open') {
           await this.deps.open(msg.path, msg.line);
         }
       } catch (e) {
         const message = errorMessage(e);
         this.deps.log.error(`search view: ${message}`);
-        await webview.postMessage({ type: 'error', message: message.replace(/^[A-Z_]+: /, ''), ...(msg.type === 'search' ? { query: msg.query } : {}) } satisfies ViewResponse);
+        await webview.postMessage({ type: 'error', message: message.replace(/^[A-Z_]+: /, ''), ...(msg.type === 'search' ? { query: msg.query } : {}) } satisfies SearchHostToView);
       }
     });
   }

@@ -6,7 +6,7 @@
  */
 import * as vscode from 'vscode';
 import { DidSaveTextDocumentNotification, LanguageClient, TransportKind, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
-import { askEventNotification, didChangeStatusNotification, statusRequest, type AskEvent, type InitializationOptions, type ServerStatus } from '../lsp/protocol';
+import { askEventNotification, didChangeStatusNotification, statusRequest, type AskEvent, type InitializationOptions, type ServerStatus } from '../protocol/lsp';
 import { CHAT_SESSION_KEY } from './chat-state-store';
 import { languageProviders, registerEditorBridge, VSCODE_LANGUAGE_IDS } from './editor-bridge';
 import { registerLanguageModels } from './language-models';

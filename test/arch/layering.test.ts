@@ -57,7 +57,7 @@ describe('architecture', () => {
     expect([...text.matchAll(/^\/\/ node_modules\/((?:@[^/]+\/)?[^/]+)\//gm)].map((m) => m[1])).toEqual([]);
     const sources = [...text.matchAll(/^\/\/ (src\/[^\n]+)$/gm)].map((m) => m[1]);
     expect(sources.length).toBeGreaterThan(0);
-    for (const s of sources) expect(s, s).toMatch(/^src\/(cli\/(front|code-cache|io)|daemon\/(client|protocol))\.ts$/);
+    for (const s of sources) expect(s, s).toMatch(/^src\/(cli\/(front|code-cache)|daemon\/(client|socket)|node\/stdio|protocol\/(daemon|cli))\.ts$/);
   });
 
   it('each host has exactly one wiring file: the CLI opens the engine there, the long-lived hosts open the workspace server core there', () => {
@@ -70,10 +70,10 @@ describe('architecture', () => {
     // The daemon holds the server core, opened in one place.
     expect(opening('daemon', /Engine\.open\(/)).toEqual([]);
     expect(opening('daemon', /WorkspaceServer\.open\(/)).toEqual(['src/daemon/server.ts']);
-    for (const host of ['mcp', 'lsp']) {
-      expect(opening(host, /Engine\.open\(/)).toEqual([]);
-      expect(opening(host, /WorkspaceServer\.open\(/)).toEqual([`src/${host}/main.ts`]);
-    }
+    for (const host of ['mcp', 'lsp']) expect(opening(host, /Engine\.open\(/)).toEqual([]);
+    expect(opening('mcp', /WorkspaceServer\.open\(/)).toEqual(['src/mcp/main.ts']);
+    // An editor's server opens at its `initialize`, a step of the session main.ts wires.
+    expect(opening('lsp', /WorkspaceServer\.open\(/)).toEqual(['src/lsp/session.ts']);
     // The server core is the one other place an engine is opened.
     expect(opening('server', /Engine\.open\(/)).toEqual(['src/server/workspace.ts']);
     // The extension: activation, its one log channel and every command and view registration
@@ -90,12 +90,44 @@ describe('architecture', () => {
         const spec = m[1] ?? m[2] ?? m[3] ?? '';
         if (!spec.startsWith('.')) continue;
         const resolved = path.relative(root, path.resolve(path.dirname(file), spec));
-        if (!resolved.startsWith('src/vscode') && resolved !== 'src/lsp/protocol') offenders.push(`${path.relative(root, file)} imports ${spec}`);
+        if (!resolved.startsWith('src/vscode') && !resolved.startsWith('src/protocol/')) offenders.push(`${path.relative(root, file)} imports ${spec}`);
       }
     }
     expect(offenders).toEqual([]);
     const bundle = path.join(root, 'dist/extension.js');
     if (existsSync(bundle)) expect(readFileSync(bundle, 'utf8')).not.toMatch(/sql-wasm|web-tree-sitter|@orama/);
+  });
+
+  it('each folder imports only the layers below it: protocol (a leaf) and core ← node ← server ← {mcp, lsp, daemon} ← cli; the extension and the webview only the protocol', () => {
+    const below: Record<string, readonly string[]> = {
+      'src/protocol': [],
+      'src/core': [],
+      'src/node': ['src/protocol', 'src/core'],
+      'src/server': ['src/protocol', 'src/core', 'src/node'],
+      'src/mcp': ['src/protocol', 'src/core', 'src/node', 'src/server'],
+      'src/lsp': ['src/protocol', 'src/core', 'src/node', 'src/server'],
+      'src/daemon': ['src/protocol', 'src/core', 'src/node', 'src/server'],
+      'src/cli': ['src/protocol', 'src/core', 'src/node', 'src/server', 'src/mcp', 'src/lsp', 'src/daemon'],
+      'src/vscode': ['src/protocol'],
+      webview: ['src/protocol', 'src/core/oracle/citations'],
+    };
+    const folders = readdirSync(path.join(root, 'src')).map((d) => `src/${d}`);
+    // A new folder gets a place in the layers before it gets code.
+    expect(folders.filter((d) => !(d in below))).toEqual([]);
+    const offenders: string[] = [];
+    for (const [folder, allowed] of Object.entries(below)) {
+      for (const file of tsFiles(path.join(root, folder))) {
+        for (const m of readFileSync(file, 'utf8').matchAll(IMPORT)) {
+          const spec = m[1] ?? m[2] ?? m[3] ?? '';
+          if (!spec.startsWith('.')) continue;
+          const resolved = path.relative(root, path.resolve(path.dirname(file), spec));
+          const inside = (d: string) => resolved === d || resolved.startsWith(`${d}/`);
+          if (!resolved.startsWith('src/') || inside(folder) || allowed.some(inside)) continue;
+          offenders.push(`${path.relative(root, file)} imports ${spec}`);
+        }
+      }
+    }
+    expect(offenders).toEqual([]);
   });
 
   it('no module imports itself through others: the import graph of src/ and webview/ has no cycle, type-only imports included', () => {

@@ -18,7 +18,7 @@ import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { createProtocolConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-languageserver-protocol/node';
-import { searchRequest, statusRequest } from '../../src/lsp/protocol';
+import { searchRequest, statusRequest } from '../../src/protocol/lsp';
 
 const [dirArg, cliArg, query] = process.argv.slice(2);
 if (!dirArg || !cliArg || !query) {

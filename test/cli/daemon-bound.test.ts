@@ -6,7 +6,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AllDaemonsReport } from '../../src/daemon/control';
+import type { AllDaemonsReport } from '../../src/cli/daemon-commands';
 import { tempDir, vlt } from '../helpers/cli';
 
 describe('the bound on running daemons', () => {

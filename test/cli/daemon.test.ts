@@ -17,7 +17,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { pathToFileURL } from 'node:url';
 import { createProtocolConnection, StreamMessageReader, StreamMessageWriter, type ProtocolConnection } from 'vscode-languageserver-protocol/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { editorDefinitionRequest, editorReferencesRequest, searchRequest, statusRequest, type InitializationOptions, type ServerStatus } from '../../src/lsp/protocol';
+import { editorDefinitionRequest, editorReferencesRequest, searchRequest, statusRequest, type InitializationOptions, type ServerStatus } from '../../src/protocol/lsp';
 import { ROOT, tempDir, type CliResult } from '../helpers/cli';
 
 interface Install {

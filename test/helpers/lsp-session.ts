@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import { createProtocolConnection, StreamMessageReader, StreamMessageWriter, type ProtocolConnection } from 'vscode-languageserver-protocol/node';
-import { didChangeStatusNotification, type InitializationOptions, type ServerStatus } from '../../src/lsp/protocol';
+import { didChangeStatusNotification, type InitializationOptions, type ServerStatus } from '../../src/protocol/lsp';
 import { CLI, copyFixture } from './cli';
 
 export interface Session {

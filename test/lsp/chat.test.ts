@@ -21,7 +21,7 @@ import {
   sessionsRequest,
   useSessionRequest,
   type AskEvent,
-} from '../../src/lsp/protocol';
+} from '../../src/protocol/lsp';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai';
 import { closeSessions, start, type Session } from '../helpers/lsp-session';
 

@@ -20,7 +20,7 @@ import {
   type EditorChatParams,
   type EditorChatResult,
   type InitializationOptions,
-} from '../../src/lsp/protocol';
+} from '../../src/protocol/lsp';
 import { closeSessions, start, type Session } from '../helpers/lsp-session';
 
 const FIXTURE = 'test/fixtures/oracle';

@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { marked } from 'marked';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { askEventNotification, sessionsRequest, type AskEvent } from '../../src/lsp/protocol';
+import { askEventNotification, sessionsRequest, type AskEvent } from '../../src/protocol/lsp';
 import { closeSessions, start, type Session } from '../helpers/lsp-session';
 
 interface FakeUri {

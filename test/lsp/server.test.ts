@@ -21,7 +21,7 @@ import {
   syncRequest,
   whereDefinedRequest,
   whereUsedRequest,
-} from '../../src/lsp/protocol';
+} from '../../src/protocol/lsp';
 import { tempDir, vlt } from '../helpers/cli';
 import { closeSessions, start, type Session } from '../helpers/lsp-session';
 

@@ -3,31 +3,10 @@
  * extension through `postMessage` (`vscode-bridge.ts`); the browser page talks to `vlt serve`
  * over HTTP and Server-Sent Events (`http-bridge.ts`). The UI (`view.ts`) sees only this.
  */
-import type { AskEvent, AskParams, ChatAnswer, CitationTarget, CitedLines, ModelChoice, SessionEventInfo, SessionInfo } from '../../src/lsp/protocol';
+import type { AskEvent, AskParams, ChatAnswer, CitationTarget, CitedLines, ModelChoice, SessionEventInfo, SessionInfo } from '../../src/protocol/lsp';
+import type { ChatCommand, ContextItem, ModelInfo } from '../../src/protocol/webview';
 
-export type { AskEvent, AskParams, ChatAnswer, CitationTarget, CitedLines, ModelChoice, SessionEventInfo, SessionInfo };
-
-/** The models the server offers (`none` is the extractive evidence brief) and the one in use. */
-export interface ModelInfo {
-  choices: ModelChoice[];
-  active: string;
-  /** Why a kind of model is missing (none configured, the editor's unavailable). */
-  reason?: string;
-}
-
-/** Something the user put into the question: a selection, a file. */
-export interface ContextItem {
-  kind: 'selection' | 'file';
-  path: string;
-  startLine?: number;
-  endLine?: number;
-  /** The selected text (selections only), cut by the host. */
-  text?: string;
-  language?: string;
-}
-
-/** What the host asks of the view (a palette command, a menu). */
-export type HostCommand = { type: 'newSession' } | { type: 'addContext'; item: ContextItem; question?: string } | { type: 'ask'; question: string } | { type: 'focusInput' } | { type: 'refresh' } | { type: 'modelsChanged' };
+export type { AskEvent, AskParams, ChatAnswer, ChatCommand, CitationTarget, CitedLines, ContextItem, ModelChoice, ModelInfo, SessionEventInfo, SessionInfo };
 
 export interface AskHandle {
   answer: Promise<ChatAnswer>;
@@ -53,7 +32,7 @@ export interface Bridge {
   selectModel(id: string): Promise<ModelInfo>;
   loadState(): Promise<unknown>;
   saveState(state: unknown): void;
-  onCommand(fn: (c: HostCommand) => void): void;
+  onCommand(fn: (c: ChatCommand) => void): void;
   /** Diagnostics the host logs (CSP violations, render errors). */
   log(level: 'info' | 'warn' | 'error', message: string): void;
 }

@@ -6,7 +6,7 @@
  * the page keeps the key in `sessionStorage` (per origin, so no other port of the host can read
  * it) and sends it in a header. The page never sees the bearer token.
  */
-import type { AskEvent, AskHandle, AskParams, Bridge, ChatAnswer, HostCommand } from './bridge';
+import type { AskEvent, AskHandle, AskParams, Bridge, ChatAnswer, ChatCommand } from './bridge';
 
 const API = '/chat/api';
 const KEY_HEADER = 'X-Vlt-Chat-Key';
@@ -151,7 +151,7 @@ export function httpBridge(storageKey: string): Bridge {
         // A full or disabled storage loses only the transcript across reloads.
       }
     },
-    onCommand: (_fn: (c: HostCommand) => void) => {},
+    onCommand: (_fn: (c: ChatCommand) => void) => {},
     log: (level, message) => console[level](`vlt chat: ${message}`),
   };
 }

@@ -7,7 +7,7 @@
  * Streaming: text deltas are appended to the message and the message is re-rendered at most
  * once per animation frame, so a long answer costs one markdown pass per frame, not per token.
  */
-import type { AskHandle, Bridge, CitationTarget, CitedLines, ContextItem, HostCommand, ModelInfo } from './bridge';
+import type { AskHandle, Bridge, CitationTarget, CitedLines, ContextItem, ChatCommand, ModelInfo } from './bridge';
 import type { MarkdownRenderer } from './markdown';
 import { applyStep, settledLength, composeQuestion, emptyState, mergeActivity, persistable, restoreState, settleSteps, SOURCES, transcriptOf, type ChatState, type Message } from './state';
 
@@ -624,7 +624,7 @@ export class ChatView {
     }
   }
 
-  private async command(c: HostCommand): Promise<void> {
+  private async command(c: ChatCommand): Promise<void> {
     if (c.type === 'newSession') await this.newSession();
     else if (c.type === 'refresh') await this.refresh();
     else if (c.type === 'modelsChanged') await this.loadModels();

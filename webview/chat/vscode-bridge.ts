@@ -4,27 +4,23 @@
  * arrives as `{type: 'askEvent', askId, event}`; the extension's commands as `{type: 'command'}`.
  * The extension (`src/vscode/chat-view.ts`) is the other end.
  */
-import type { AskEvent, AskHandle, AskParams, Bridge, ChatAnswer, HostCommand } from './bridge';
+import type { ChatHostToView, ChatViewMethod, ChatViewRequests, ChatViewToHost } from '../../src/protocol/webview';
+import type { AskEvent, AskHandle, AskParams, Bridge, ChatCommand } from './bridge';
 import { newerState } from './state';
 
 interface VsCodeApi {
-  postMessage(msg: unknown): void;
+  postMessage(msg: ChatViewToHost): void;
   getState(): unknown;
   setState(s: unknown): void;
 }
-
-type Incoming =
-  | { type: 'response'; id: number; result?: unknown; error?: string }
-  | { type: 'askEvent'; askId: string; event: AskEvent }
-  | { type: 'command'; command: HostCommand };
 
 export function vscodeBridge(api: VsCodeApi): Bridge {
   let next = 1;
   const pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
   const streams = new Map<string, (e: AskEvent) => void>();
-  let onCommand: (c: HostCommand) => void = () => {};
+  let onCommand: (c: ChatCommand) => void = () => {};
 
-  window.addEventListener('message', (ev: MessageEvent<Incoming>) => {
+  window.addEventListener('message', (ev: MessageEvent<ChatHostToView>) => {
     const msg = ev.data;
     if (msg.type === 'response') {
       const p = pending.get(msg.id);
@@ -39,11 +35,12 @@ export function vscodeBridge(api: VsCodeApi): Bridge {
     }
   });
 
-  const request = <T>(method: string, params?: unknown): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
+  /** One request of the protocol's map: its parameters and result are the map's. */
+  const request = <M extends ChatViewMethod>(method: M, ...params: ChatViewRequests[M]['params'] extends undefined ? [] : [ChatViewRequests[M]['params']]): Promise<ChatViewRequests[M]['result']> =>
+    new Promise((resolve, reject) => {
       const id = next++;
       pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      api.postMessage({ type: 'request', id, method, params });
+      api.postMessage({ type: 'request', id, method, ...(params.length ? { params: params[0] } : {}) } as ChatViewToHost);
     });
 
   return {
@@ -51,7 +48,7 @@ export function vscodeBridge(api: VsCodeApi): Bridge {
     ask(params: AskParams, onEvent): AskHandle {
       const askId = params.askId ?? `ask-${Date.now()}-${next}`;
       streams.set(askId, onEvent);
-      const answer = request<ChatAnswer>('ask', { ...params, askId }).finally(() => streams.delete(askId));
+      const answer = request('ask', { ...params, askId }).finally(() => streams.delete(askId));
       return { answer, cancel: () => api.postMessage({ type: 'cancel', askId }) };
     },
     sessions: () => request('sessions'),
@@ -68,7 +65,7 @@ export function vscodeBridge(api: VsCodeApi): Bridge {
     selectModel: (id) => request('selectModel', { id }),
     // Two copies: the webview's own state, and the extension's file, which a window reload
     // cannot lose (a browser workbench may not flush the webview's state before it unloads).
-    loadState: async () => newerState(api.getState(), await request<unknown>('loadState').catch(() => undefined)),
+    loadState: async () => newerState(api.getState(), await request('loadState').catch(() => undefined)),
     saveState: (s) => {
       api.setState(s);
       api.postMessage({ type: 'saveState', state: s });

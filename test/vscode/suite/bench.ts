@@ -12,7 +12,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import * as vscode from 'vscode';
-import type { NavResult, SearchResultItem, ServerStatus } from '../../../src/lsp/protocol';
+import type { NavResult, SearchResultItem, ServerStatus } from '../../../src/protocol/lsp';
 
 interface Api {
   statuses(): ServerStatus[];

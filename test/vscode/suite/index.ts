@@ -17,7 +17,7 @@ import { promisify } from 'node:util';
 import * as vscode from 'vscode';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { NavResult, RepoMapResult, SearchResultItem, ServerStatus } from '../../../src/lsp/protocol';
+import type { NavResult, RepoMapResult, SearchResultItem, ServerStatus } from '../../../src/protocol/lsp';
 
 interface Api {
   statuses(): ServerStatus[];

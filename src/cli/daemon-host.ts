@@ -1,11 +1,23 @@
 /**
- * The CLI's commands inside the workspace daemon: each runs against the daemon's warm
- * workspace server (the index, memory, language servers and ctags stay open between commands)
- * instead of opening them itself. What a command prints is the same either way.
+ * What the CLI gives the workspace daemon to serve (`vlt daemon run`): its commands, each run
+ * against the daemon's warm workspace server (the index, memory, language servers and ctags
+ * stay open between commands) instead of opening them itself, so that what a command prints is
+ * the same either way; and the sessions of `vlt lsp`, `vlt mcp` and `vlt serve` forwarded to it.
  */
 import * as fs from 'node:fs';
+import type * as net from 'node:net';
 import * as path from 'node:path';
-import { processRuntime, type CliRuntime, type CliWiring, type CliWorkspace } from '../cli/runtime';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { createConnection, ProposedFeatures, type WatchDog } from 'vscode-languageserver';
+import { createProtocolConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-languageserver/node';
+import type { DaemonHost, DaemonHosts } from '../daemon/server';
+import type { Logger } from '../core/ports';
+import { runLspServer } from '../lsp/main';
+import { startMcpEndpoint } from '../mcp/main';
+import { newMcpServer } from '../mcp/session';
+import type { CliIo } from '../protocol/cli';
+import { runCommand } from './main';
+import { processRuntime, type CliRuntime, type CliWiring, type CliWorkspace } from './runtime';
 import type { Engine } from '../core/engine';
 import { VltError } from '../core/errors';
 import type { DryRunReport, IndexReport } from '../core/indexer';
@@ -19,7 +31,37 @@ import type { ToolContext } from '../core/tools/definitions';
 import { createNodeOracle } from '../node/oracle';
 import type { WorkspaceServer } from '../server/workspace';
 
-export class DaemonRuntime implements CliRuntime {
+/** The daemon's hosts: the CLI's commands, editor sessions, MCP sessions and the HTTP endpoint. */
+export function daemonHosts(logger: Logger): DaemonHosts {
+  return (server): DaemonHost => {
+    const runtime = new DaemonRuntime(server);
+    return {
+      onProgress: runtime.onProgress,
+      runCommand: (argv: readonly string[], io: CliIo) => runCommand(argv, io, runtime),
+      serveLsp: async (stream, closed, shared) => {
+        // The LSP library's own process watch is not used: an `exit` ends the stream, not the daemon.
+        const watchDog: WatchDog = { shutdownReceived: false, initialize: () => undefined, exit: () => void stream.end() };
+        const connection = createConnection((l) => createProtocolConnection(new StreamMessageReader(stream), new StreamMessageWriter(stream), l), watchDog, ProposedFeatures.all);
+        stream.resume();
+        try {
+          await runLspServer({ connection, closed, shared, startMcp: (ws, o) => startMcpEndpoint(ws, o) });
+        } finally {
+          connection.dispose();
+        }
+      },
+      serveMcp: async (ws, stream: net.Socket, closed) => {
+        const mcp = newMcpServer(ws);
+        await mcp.connect(new StdioServerTransport(stream, stream));
+        stream.resume();
+        await closed;
+        await mcp.close().catch(() => undefined);
+      },
+      serveHttp: (ws, opts) => startMcpEndpoint(ws, { logger, ...opts }),
+    };
+  };
+}
+
+class DaemonRuntime implements CliRuntime {
   readonly kind = 'daemon' as const;
   /** The progress of every command waiting on an index build, which the build reports to. */
   private readonly watchers = new Set<ProgressSink>();

@@ -3,10 +3,11 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { remoteStatus, stopRemote } from './client';
-import { daemonPaths, readRecord, type DaemonStatusInfo } from './protocol';
-import { liveDaemons, maxDaemons } from './registry';
-import { formatBytes } from '../cli/progress';
+import { remoteStatus, stopRemote } from '../daemon/client';
+import { daemonPaths, readRecord } from '../daemon/socket';
+import { type DaemonStatusInfo } from '../protocol/daemon';
+import { liveDaemons, maxDaemons } from '../daemon/registry';
+import { formatBytes } from './progress';
 
 /** The folder of the bundles: where this code runs from once built (dist/). */
 const BUNDLE_DIR = __dirname;
