@@ -7,7 +7,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import { jsonSchemaOf } from '../src/core/llm/tool-schema';
 import { allTools } from '../src/core/tools';
 
 const root = path.resolve(__dirname, '..');
@@ -23,11 +23,7 @@ function expectedTools() {
     canBeReferencedInPrompt: true,
     icon: '$(search)',
     tags: ['vlt', 'codebase'],
-    inputSchema: (() => {
-      const { $schema: _s, ...schema } = z.toJSONSchema(t.inputSchema, { io: 'input' }) as Record<string, unknown>;
-      void _s;
-      return schema;
-    })(),
+    inputSchema: jsonSchemaOf(t.inputSchema),
   }));
 }
 

@@ -60,8 +60,8 @@ const KINDS: Record<string, SymbolKind> = {
 export const HANDLERS: readonly Registration[] = [
   // vlt/* requests of the extension and the chat.
   (c, s) => c.onRequest(searchRequest, s.handle((p) => search(s, p))),
-  (c, s) => c.onRequest(whereUsedRequest, s.handle(async (p, signal) => toNavResult(s, await s.callTool<NavToolResult>('find_references', { ...navInput(s, p), limit: p.limit ?? 500, max_tokens: 20_000, ...(p.budgetMs ? { budget_ms: p.budgetMs } : {}) }, s.clientName, signal)))),
-  (c, s) => c.onRequest(whereDefinedRequest, s.handle(async (p, signal) => toNavResult(s, await s.callTool<NavToolResult>('find_definition', navInput(s, p), s.clientName, signal)))),
+  (c, s) => c.onRequest(whereUsedRequest, s.handle(async (p, signal) => toNavResult(s, await s.callTool('find_references', { ...navInput(s, p), limit: p.limit ?? 500, max_tokens: 20_000, ...(p.budgetMs ? { budget_ms: p.budgetMs } : {}) }, s.clientName, signal)))),
+  (c, s) => c.onRequest(whereDefinedRequest, s.handle(async (p, signal) => toNavResult(s, await s.callTool('find_definition', navInput(s, p), s.clientName, signal)))),
   (c, s) => c.onRequest(repoMapRequest, s.handle((p) => repoMap(s, p))),
   (c, s) => c.onRequest(statusRequest, s.handle(() => Promise.resolve(s.status()))),
   (c, s) =>
@@ -76,7 +76,7 @@ export const HANDLERS: readonly Registration[] = [
     })),
   // Not behind `handle`: it must answer while the first index holds the server's opening.
   (c, s) => c.onRequest(cancelIndexingRequest, () => s.cancelIndexing()),
-  (c, s) => c.onRequest(toolRequest, s.handle((p, signal) => s.callTool<object>(String(p.name), p.input, p.author ? `${p.author.slice(0, 100)} via ${s.clientName}` : s.clientName, signal))),
+  (c, s) => c.onRequest(toolRequest, s.handle((p, signal) => s.callToolByName(String(p.name), p.input, p.author ? `${p.author.slice(0, 100)} via ${s.clientName}` : s.clientName, signal))),
 
   // The chat: a question streamed as `vlt/askEvent` notifications, in the shared session.
   (c, s) =>
@@ -103,7 +103,7 @@ export const HANDLERS: readonly Registration[] = [
   (c, s) =>
     c.onDefinition(s.handle(async (p): Promise<Location[]> => {
       if (!s.servesDocument(p.textDocument.uri)) return [];
-      const answer = await s.callTool<NavToolResult>('find_definition', navInput(s, { target: { textDocument: p.textDocument, position: p.position } }));
+      const answer = await s.callTool('find_definition', navInput(s, { target: { textDocument: p.textDocument, position: p.position } }));
       // Never silent: an empty answer's reason goes to the log (a pop-up would follow the pointer).
       if (answer.reason) c.console.info(`definition: ${answer.reason.message}`);
       return toNavResult(s, answer).locations.map((l) => ({ uri: l.uri, range: l.range }));
@@ -111,7 +111,7 @@ export const HANDLERS: readonly Registration[] = [
   (c, s) =>
     c.onReferences(s.handle(async (p, signal): Promise<Location[]> => {
       if (!s.servesDocument(p.textDocument.uri)) return [];
-      const answer = await s.callTool<NavToolResult>('find_references', { ...navInput(s, { target: { textDocument: p.textDocument, position: p.position } }), limit: 1000, max_tokens: 20_000, budget_ms: s.init.referencesBudgetMs ?? 5000 }, s.clientName, signal);
+      const answer = await s.callTool('find_references', { ...navInput(s, { target: { textDocument: p.textDocument, position: p.position } }), limit: 1000, max_tokens: 20_000, budget_ms: s.init.referencesBudgetMs ?? 5000 }, s.clientName, signal);
       // Never silent: the user asked, so an empty answer says why where they look.
       if (answer.reason) c.window.showInformationMessage(`Vlt Oracle: ${answer.reason.message}`);
       const r = toNavResult(s, answer);
@@ -122,7 +122,7 @@ export const HANDLERS: readonly Registration[] = [
   (c, s) =>
     c.onHover(s.handle(async (p): Promise<Hover | null> => {
       if (!s.servesDocument(p.textDocument.uri)) return null;
-      const r = await s.callTool<NavToolResult>('find_definition', navInput(s, { target: { textDocument: p.textDocument, position: p.position } })).catch(() => undefined);
+      const r = await s.callTool('find_definition', navInput(s, { target: { textDocument: p.textDocument, position: p.position } })).catch(() => undefined);
       const d = r?.locations[0];
       if (!d) return null;
       const how = d.exact ? 'language server' : `${d.provenance}, ${d.confidence} confidence`;

@@ -12,6 +12,7 @@ import { version as packageVersion } from '../../package.json';
 import { VltError, errorMessage, isVltError, toVltError } from '../core/errors';
 import { languageForPath } from '../core/parse/languages';
 import type { Logger } from '../core/ports';
+import type { ToolInput, ToolName, ToolOutput } from '../core/tools';
 import { ChatService } from '../server/chat';
 import { WorkspaceServer } from '../server/workspace';
 import { didChangeStatusNotification, editorChatDeltaNotification, type InitializationOptions, type ServerStatus } from '../protocol/lsp';
@@ -105,8 +106,13 @@ export class LspSession {
   }
 
   /** Runs one agent tool for the editor: recorded in the shared session like an agent's call. */
-  callTool<O extends object>(name: string, input: unknown, author = this.clientName, signal?: AbortSignal): Promise<O> {
-    return this.ready().ws.call<O>(name, input, { author, ...(signal ? { signal } : {}) });
+  callTool<N extends ToolName>(name: N, input: ToolInput<N>, author = this.clientName, signal?: AbortSignal): Promise<ToolOutput<N>> {
+    return this.ready().ws.call(name, input, { author, ...(signal ? { signal } : {}) });
+  }
+
+  /** {@link callTool} for a tool the client names at run time (`vlt/tool`). */
+  callToolByName(name: string, input: unknown, author: string, signal?: AbortSignal): Promise<object> {
+    return this.ready().ws.callByName(name, input, { author, ...(signal ? { signal } : {}) });
   }
 
   /**

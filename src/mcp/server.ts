@@ -54,6 +54,7 @@ export function createMcpServer(tools: readonly ToolDefinition[], ctx: ToolConte
         title: def.title,
         description: def.description,
         inputSchema: def.inputSchema,
+        outputSchema: def.outputSchema,
         annotations: { title: def.title, ...def.annotations },
       },
       async (args: unknown, extra): Promise<CallToolResult> => {

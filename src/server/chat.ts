@@ -16,6 +16,7 @@ import type { SessionSummary } from '../core/memory';
 import type { OracleEvent } from '../core/oracle/types';
 import { parseCitations } from '../core/oracle/citations';
 import type { AskOracleResult } from '../core/tools/oracle-tools';
+import type { ToolInput } from '../core/tools';
 import { NodeGitHistory } from '../node/git';
 import type { CitationTarget as WireCitationTarget, CitedLines, ModelChoice } from '../protocol/lsp';
 import type { WorkspaceServer } from './workspace';
@@ -86,15 +87,16 @@ export class ChatService {
     const chat = await this.modelFor(q.model);
     if (q.session !== undefined && q.session !== this.ws.session) this.ws.useSession(q.session);
     const session = this.ws.session;
-    const input = {
+    const input: ToolInput<'ask_oracle'> = {
       question: q.question,
-      ...(q.sources?.length ? { sources: q.sources } : {}),
+      // The client's list, as it sent it: the tool's schema refuses a source it does not know.
+      ...(q.sources?.length ? { sources: q.sources as NonNullable<ToolInput<'ask_oracle'>['sources']> } : {}),
       ...(q.noLlm || q.model === 'none' ? { no_llm: true } : {}),
       ...(q.agent ? { agent: true } : {}),
       ...(q.explain ? { explain: true } : {}),
       max_tokens: 20_000,
     };
-    const ans = await this.ws.call<AskOracleResult>('ask_oracle', input, { author: this.author, onEvent, ...(chat ? { chat } : {}), ...(signal ? { signal } : {}) });
+    const ans = await this.ws.call('ask_oracle', input, { author: this.author, onEvent, ...(chat ? { chat } : {}), ...(signal ? { signal } : {}) });
     const cited: Record<string, CitedLines> = {};
     const code = parseCitations(ans.answer).filter((c) => c.source === 'code' && c.line !== undefined).slice(0, MAX_CITED);
     const lines = await this.citedLines(code.map((c) => spanOf(c.citation, c.path, c.line!)));
@@ -112,7 +114,7 @@ export class ChatService {
         const first = Math.max(1, Math.floor(start));
         const last = Math.max(first, Math.min(Math.floor(end), first + MAX_SPAN - 1));
         try {
-          const r = await this.ws.call<{ path: string; start_line: number; end_line: number; text: string }>('read_file_range', { path, start_line: first, end_line: last }, { author: this.author, record: false });
+          const r = await this.ws.call('read_file_range', { path, start_line: first, end_line: last }, { author: this.author, record: false });
           return { path, start: first, end: last, hash: hashOf(r.text), text: r.text };
         } catch (e) {
           return { path, start: first, end: last, text: toVltError(e).message };
@@ -131,11 +133,11 @@ export class ChatService {
       return { kind: 'file', path: c.path, start: span.start, end: /-\d+\]$/.test(c.citation) ? span.end : span.start };
     }
     if (c.source === 'note') {
-      const note = await this.ws.call<{ path: string; content: string }>('read_note', { path: c.path }, { author: this.author, record: false });
+      const note = await this.ws.call('read_note', { path: c.path }, { author: this.author, record: false });
       return { kind: 'document', title: `Note: ${note.path}`, language: 'markdown', content: note.content };
     }
     if (c.source === 'thread') {
-      const view = await this.ws.call<ThreadView>('thread_read', { thread: c.path, entries: 50 }, { author: this.author, record: false });
+      const view = await this.ws.call('thread_read', { thread: c.path, entries: 50 }, { author: this.author, record: false });
       return { kind: 'document', title: `Thread: ${c.path}${c.line !== undefined ? `#${c.line}` : ''}`, language: 'markdown', content: renderThread(view, c.line) };
     }
     if (this.ws.restricted) throw new VltError('RESTRICTED', 'git history is not read in an untrusted workspace');

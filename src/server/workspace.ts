@@ -28,7 +28,7 @@ import { checkSessionId, type SessionEvent } from '../core/memory/session';
 import type { Oracle } from '../core/oracle/oracle';
 import { languageForPath } from '../core/parse/languages';
 import type { Logger, ProgressSink } from '../core/ports';
-import { allTools } from '../core/tools';
+import { allTools, type ToolInput, type ToolName, type ToolOutput } from '../core/tools';
 import { invokeTool, type ToolContext, type ToolDefinition, type ToolOutcome } from '../core/tools/definitions';
 import { CtagsProvider } from '../node/ctags';
 import { nodeWorkspaceFs } from '../node/fs';
@@ -115,6 +115,16 @@ export interface IndexProgress {
 
 /** Seconds of a phase before its rate is reported: the first files are not representative. */
 const RATE_AFTER_SECONDS = 1;
+
+/** How a host's own client calls a tool. */
+export interface CallOptions {
+  author: string;
+  signal?: AbortSignal;
+  onEvent?: ToolContext['onEvent'];
+  chat?: ToolContext['chat'];
+  /** Record the call in the shared session (default true). */
+  record?: boolean;
+}
 
 export class WorkspaceServer {
   readonly root: string;
@@ -342,14 +352,22 @@ export class WorkspaceServer {
    * shared context, recorded in the session like an agent's call unless `record` is false.
    * Failures throw the tool's VltError.
    */
-  async call<O extends object>(name: string, input: unknown, opts: { author: string; signal?: AbortSignal; onEvent?: ToolContext['onEvent']; chat?: ToolContext['chat']; record?: boolean }): Promise<O> {
+  call<N extends ToolName>(name: N, input: ToolInput<N>, opts: CallOptions): Promise<ToolOutput<N>> {
+    return this.callByName(name, input, opts) as Promise<ToolOutput<N>>;
+  }
+
+  /**
+   * {@link call} for a tool named at run time (a client's `vlt/tool` request, the editor's
+   * language-model tools): the name and arguments are checked here, not by the compiler.
+   */
+  async callByName(name: string, input: unknown, opts: CallOptions): Promise<object> {
     const def = this.tools(() => opts.author).find((t) => t.name === name);
     if (!def) throw new VltError('USAGE', `no tool named ${name.slice(0, 100)}`);
     const ctx: ToolContext = { ...this.ctx, author: opts.author, ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.onEvent ? { onEvent: opts.onEvent } : {}), ...(opts.chat ? { chat: opts.chat } : {}) };
     const outcome = await invokeTool(def, ctx, input);
     if (opts.record !== false) this.onCall({ tool: name, author: opts.author, input, outcome });
     if (!outcome.ok) throw outcome.error;
-    return outcome.value as O;
+    return outcome.value;
   }
 
   /**

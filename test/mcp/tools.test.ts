@@ -145,4 +145,49 @@ describe('code intelligence and memory tools over MCP', () => {
     expect(folded).toBe(true);
     expect(statSync(store).mtimeMs).not.toBe(before);
   }, 30_000);
+  it('declares an output schema for every tool, and every answer holds to it (the SDK client checks each structuredContent against it)', async () => {
+    // Listing caches the declared schemas in the client: from here on, an answer that does not
+    // match its tool's schema makes callTool throw.
+    const { tools } = await s.client.listTools();
+    for (const t of tools) {
+      expect(t.outputSchema?.type, t.name).toBe('object');
+      expect(Object.keys(t.outputSchema?.properties ?? {}).length, t.name).toBeGreaterThan(0);
+    }
+    const calls: Array<[string, Record<string, unknown>]> = [
+      ['search_code', { query: 'helper' }],
+      ['search_code', { query: 'helper', signatures_only: true }],
+      ['index_status', {}],
+      ['locate_files', { report: 'double() returns the wrong value for negative input' }],
+      ['find_definition', { symbol: 'helper', no_lsp: true }],
+      ['find_references', { symbol: 'helper', no_lsp: true, limit: 1 }],
+      ['find_definition', { symbol: 'nothingLikeThis', no_lsp: true }],
+      ['get_repo_map', { max_tokens: 300 }],
+      ['read_file_range', { path: 'src/service.ts', start_line: 1, end_line: 5 }],
+      ['get_context', { ref_ids: ['src/service.ts'], depth: 1 }],
+      ['impact_analysis', { ref_id: 'src/lib/util.ts' }],
+      ['list_routes', {}],
+      ['ask_oracle', { question: 'what does helper do?', no_llm: true }],
+      ['write_note', { path: 'contract/a.md', content: '---\ntags: [x]\n---\n# A\n\nSee [[b]].\n' }],
+      ['write_note', { path: 'contract/b.md', content: '# B\n\nBack to [[a]].\n' }],
+      ['list_notes', {}],
+      ['read_note', { path: 'contract/a.md' }],
+      ['search_notes', { query: 'back' }],
+      ['get_backlinks', { path: 'contract/a.md' }],
+      ['get_tags', {}],
+      ['move_note', { from: 'contract/b.md', to: 'contract/c.md' }],
+      ['create_index', { folder: 'contract' }],
+      ['delete_note', { path: 'contract/c.md' }],
+      ['thread_push', { thread: 'contract', text: 'the output schemas hold' }],
+      ['thread_read', { thread: 'contract' }],
+      ['thread_seek', { query: 'schemas' }],
+      ['thread_list', {}],
+    ];
+    for (const [name, args] of calls) {
+      const r = await call(s, name, args);
+      expect(r.isError, `${name}: ${textOf(r)}`).toBeFalsy();
+      expect(r.structuredContent, name).toBeTruthy();
+    }
+    // Every tool but get_diagnostics (it needs a language server) was answered above.
+    expect(new Set(calls.map(([n]) => n))).toEqual(new Set(tools.map((t) => t.name).filter((n) => n !== 'get_diagnostics')));
+  }, 120_000);
 });

@@ -13,6 +13,7 @@ import type { PromptLibrary } from '../llm/prompts';
 import { silentLogger, type Logger } from '../ports';
 import type { Vault } from '../notes/vault';
 import { clip } from './extract';
+import { jsonSchemaOf } from '../llm/tool-schema';
 
 export const LIBRARIAN_MAX_TURNS = 10;
 
@@ -113,8 +114,7 @@ export const LIBRARIAN_TOOLS = [
 /** The tools as the model sees them: JSON-schema function definitions. */
 export function librarianChatTools(): ChatTool[] {
   return LIBRARIAN_TOOLS.map((t) => {
-    const { $schema: _drop, ...parameters } = z.toJSONSchema(t.schema) as Record<string, unknown>;
-    return { name: t.name, description: t.description, parameters };
+    return { name: t.name, description: t.description, parameters: jsonSchemaOf(t.schema) };
   });
 }
 

@@ -7,7 +7,8 @@ import { z } from 'zod';
 import { CONTEXT_DEFAULTS, ContextOracle } from '../context/context-oracle';
 import type { WhyResult } from '../context/impact';
 import type { ContextBundle, Route } from '../context/model';
-import { strictArgs, type ToolContext, type ToolDefinition } from './definitions';
+import { strictArgs, type ToolContext, defineTool } from './definitions';
+import { contextOutput, impactOutput, routesOutput } from './outputs';
 
 const refDescription = 'A file or folder path (src/auth, src/auth/login.ts), a symbol (src/auth/login.ts#LoginService.login, or LoginService.login when only one definition has that name), a note (docs/auth.md) or a declared component (component:auth).';
 
@@ -23,7 +24,7 @@ const contextInput = strictArgs({
   max_chunks: z.number().int().min(0).max(50).default(CONTEXT_DEFAULTS.maxChunks).describe('The most doc chunks to include.'),
 });
 
-export const getContextTool: ToolDefinition<typeof contextInput, ContextBundle> = {
+export const getContextTool = defineTool({
   name: 'get_context',
   title: 'Context bundle for code about to change',
   description: [
@@ -34,12 +35,13 @@ export const getContextTool: ToolDefinition<typeof contextInput, ContextBundle> 
     'An unknown ref_id fails with up to 5 suggestions. Then read the files it cites with read_file_range.',
   ].join(' '),
   inputSchema: contextInput,
+  outputSchema: contextOutput,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  async handler(ctx, input) {
+  async handler(ctx, input): Promise<ContextBundle> {
     const engine = await ctx.getEngine();
     return oracle(ctx, engine).buildContext(input.ref_ids, { depth: input.depth, maxNodes: input.max_nodes, maxChunks: input.max_chunks, ...(ctx.signal ? { signal: ctx.signal } : {}) });
   },
-};
+});
 
 const whyInput = strictArgs({
   ref_id: z.string().min(1).max(500).describe(refDescription),
@@ -47,18 +49,19 @@ const whyInput = strictArgs({
   reverse: z.boolean().default(false).describe('Stress upstream: upstream gets the full depth, downstream max(depth // 2, 1).'),
 });
 
-export const impactAnalysisTool: ToolDefinition<typeof whyInput, WhyResult> = {
+export const impactAnalysisTool = defineTool({
   name: 'impact_analysis',
   title: 'Impact analysis',
   description:
     'What a change to a file, folder, symbol or component can break: the downstream tree (what uses or imports it), the upstream tree (what it uses or imports), and a summary (direct and transitive dependents, the share of them a doc describes, stale docs). At most 50 nodes each way. Use find_references for the exact uses of one symbol.',
   inputSchema: whyInput,
+  outputSchema: impactOutput,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  async handler(ctx, input) {
+  async handler(ctx, input): Promise<WhyResult> {
     const engine = await ctx.getEngine();
     return oracle(ctx, engine).why(input.ref_id, { depth: input.depth, reverse: input.reverse, ...(ctx.signal ? { signal: ctx.signal } : {}) });
   },
-};
+});
 
 const routesInput = strictArgs({
   scope: z.string().min(1).max(500).optional().describe(`Only the routes in this part of the workspace. ${refDescription}`),
@@ -66,18 +69,19 @@ const routesInput = strictArgs({
   limit: z.number().int().min(1).max(1000).default(100).describe('The most routes to return.'),
 });
 
-export const listRoutesTool: ToolDefinition<typeof routesInput, { routes: Route[]; total: number }> = {
+export const listRoutesTool = defineTool({
   name: 'list_routes',
   title: 'API routes',
   description:
     "The workspace's API routes: HTTP endpoints (FastAPI, Flask, Express-style routers, NestJS, Gin, Echo, Fiber, net/http, Spring), GraphQL fields (schema files, Strawberry, Ariadne, TypeGraphQL) and gRPC methods (.proto), each with method, path, handler, file, line and framework.",
   inputSchema: routesInput,
+  outputSchema: routesOutput,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  async handler(ctx, input) {
+  async handler(ctx, input): Promise<{ routes: Route[]; total: number }> {
     const engine = await ctx.getEngine();
     let routes = await new ContextOracle(engine).routes(input.scope);
     if (input.framework) routes = routes.filter((r) => r.framework === input.framework);
     return { routes: routes.slice(0, input.limit), total: routes.length };
   },
-};
+});
 

@@ -22,6 +22,7 @@ import { SNIPPET_LINES } from '../search/snippet';
 import { charsForTokens, tokensForChars } from '../tokens';
 import { MAX_ANSWER_TOKENS, decodeCursor, encodeCursor, requestFingerprint } from './budget';
 import { FreshnessChecker } from './freshness';
+import { indexStatusOutput, searchCodeOutput } from './outputs';
 import type { GitActivity } from '../context/activity';
 
 /** What a handler may use. The host builds one and passes it to every call. */
@@ -89,17 +90,37 @@ export interface ToolAnnotations {
 /** A tool's input schema: always an object of named arguments. */
 export type ToolInputSchema = z.ZodObject<z.ZodRawShape>;
 
-export interface ToolDefinition<I extends ToolInputSchema = ToolInputSchema, O extends object = object> {
+/** A tool's output schema (MCP's `outputSchema`): an object, open to fields it does not name (outputs.ts). */
+export type ToolOutputSchema = z.ZodObject<z.ZodRawShape>;
+
+/**
+ * What an open output schema promises of a result: the fields it names, at every depth (its
+ * index signatures dropped, so that a result typed by an interface is checked field by field).
+ */
+export type Promised<T> = T extends readonly (infer E)[] ? Array<Promised<E>> : T extends object ? { [K in keyof T as string extends K ? never : K]: Promised<T[K]> } : T;
+
+export interface ToolDefinition<N extends string = string, I extends ToolInputSchema = ToolInputSchema, O extends object = object> {
   /** snake_case, stable: agents and users refer to tools by name. */
-  name: string;
+  name: N;
   title: string;
   /** Written for the model: when to use the tool, what it returns, how to page. */
   description: string;
   inputSchema: I;
+  /** What an answer holds; the handler's result is checked against it when the tool compiles ({@link defineTool}). */
+  outputSchema: ToolOutputSchema;
   annotations: ToolAnnotations;
   // A method (not a function property) so that a definition with a narrower input type is
-  // still assignable to ToolDefinition<ToolInputSchema>, the type of the tool list.
+  // still assignable to ToolDefinition, the type of the tool list.
   handler(ctx: ToolContext, input: z.output<I>): Promise<O>;
+}
+
+/**
+ * Defines a tool: its name stays a literal type (the registry's `ToolName`), and its handler's
+ * result must hold every field its output schema names, with the schema's types, or the
+ * definition does not compile.
+ */
+export function defineTool<N extends string, I extends ToolInputSchema, S extends ToolOutputSchema, O extends Promised<z.output<S>> & object>(def: Omit<ToolDefinition<N, I, O>, 'outputSchema'> & { outputSchema: S }): ToolDefinition<N, I, O> {
+  return def;
 }
 
 export type ToolOutcome<O> = { ok: true; value: O } | { ok: false; error: VltError };
@@ -109,7 +130,7 @@ export type ToolOutcome<O> = { ok: true; value: O } | { ok: false; error: VltErr
  * runs the handler, and turns every failure into a VltError (never a throw), so that a host
  * can always answer with either a result or an error the model can read and act on.
  */
-export async function invokeTool<O extends object>(def: ToolDefinition<ToolInputSchema, O>, ctx: ToolContext, rawInput: unknown): Promise<ToolOutcome<O>> {
+export async function invokeTool<O extends object>(def: ToolDefinition<string, ToolInputSchema, O>, ctx: ToolContext, rawInput: unknown): Promise<ToolOutcome<O>> {
   const parsed = def.inputSchema.safeParse(rawInput ?? {});
   if (!parsed.success) {
     return { ok: false, error: new VltError('USAGE', `invalid arguments for ${def.name}: ${formatIssues(parsed.error.issues)}`) };
@@ -236,7 +257,7 @@ export interface SearchCodeResult {
 
 type SearchCodeInput = z.output<typeof searchCodeInput>;
 
-export const searchCodeTool: ToolDefinition<typeof searchCodeInput, SearchCodeResult> = {
+export const searchCodeTool = defineTool({
   name: 'search_code',
   title: 'Search code',
   description: [
@@ -251,9 +272,10 @@ export const searchCodeTool: ToolDefinition<typeof searchCodeInput, SearchCodeRe
   inputSchema: searchCodeInput,
   // Read-only from the workspace's point of view: the first call may build the index, which
   // only writes the tool's own cache folder (.vlt/), never the user's files.
+  outputSchema: searchCodeOutput,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   handler: searchCode,
-};
+});
 
 async function searchCode(ctx: ToolContext, input: SearchCodeInput): Promise<SearchCodeResult> {
   if (!input.query.trim()) throw new VltError('USAGE', 'query is blank; pass an identifier, some words, a path or an error message');
@@ -387,7 +409,7 @@ export type IndexStatusResult = StatusReport & {
   skipped_dirs_total?: number;
 };
 
-export const indexStatusTool: ToolDefinition<typeof indexStatusInput, IndexStatusResult> = {
+export const indexStatusTool = defineTool({
   name: 'index_status',
   title: 'Index status',
   description: [
@@ -396,8 +418,9 @@ export const indexStatusTool: ToolDefinition<typeof indexStatusInput, IndexStatu
     'Use it when search results look incomplete, or to check whether a file or language is indexed.',
   ].join(' '),
   inputSchema: indexStatusInput,
+  outputSchema: indexStatusOutput,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  async handler(ctx) {
+  async handler(ctx): Promise<IndexStatusResult> {
     const engine = await ctx.getEngine();
     const status: IndexStatusResult = engine.status();
     // Everything else in the report has a bounded size; the list of skipped folders does not,
@@ -412,7 +435,7 @@ export const indexStatusTool: ToolDefinition<typeof indexStatusInput, IndexStatu
     }
     return status;
   },
-};
+});
 
 /** Every tool, in the order hosts list them. */
 export const TOOLS: readonly ToolDefinition[] = [searchCodeTool, indexStatusTool];

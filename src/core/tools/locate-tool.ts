@@ -6,7 +6,8 @@
 import { z } from 'zod';
 import { VltError } from '../errors';
 import { locatorFor, type LocatedFile } from '../locate/locate';
-import { strictArgs, type ToolContext, type ToolDefinition } from './definitions';
+import { strictArgs, type ToolContext, defineTool } from './definitions';
+import { locateOutput } from './outputs';
 
 const locateInput = strictArgs({
   report: z
@@ -22,7 +23,7 @@ export interface LocateToolResult {
   notes?: string[];
 }
 
-export const locateFilesTool: ToolDefinition<typeof locateInput, LocateToolResult> = {
+export const locateFilesTool = defineTool({
   name: 'locate_files',
   title: 'Locate files for a bug report',
   description: [
@@ -33,6 +34,7 @@ export const locateFilesTool: ToolDefinition<typeof locateInput, LocateToolResul
     'Use it first for "where do I fix this?"; then read the top files, or call find_definition / find_references on what they name.',
   ].join(' '),
   inputSchema: locateInput,
+  outputSchema: locateOutput,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async handler(ctx: ToolContext, input: z.output<typeof locateInput>): Promise<LocateToolResult> {
     if (!input.report.trim()) throw new VltError('USAGE', 'report is blank; paste the issue text, error message or stack trace');
@@ -41,4 +43,4 @@ export const locateFilesTool: ToolDefinition<typeof locateInput, LocateToolResul
     const res = await locatorFor(engine).locate(input.report, { k: input.limit, ...(history ? { history } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}) });
     return { files: res.files.map((f) => ({ path: f.path, ...(f.line !== undefined ? { line: f.line } : {}), score: f.score, reasons: f.reasons })), ...(res.notes.length ? { notes: res.notes } : {}) };
   },
-};
+});

@@ -13,24 +13,8 @@ import { MAX_ENTRY_CHARS } from '../memory/threads';
 import { NOTE_MAX_BYTES } from '../notes/vault';
 import { charsForTokens } from '../tokens';
 import { MAX_ANSWER_TOKENS, decodeCursor, encodeCursor, requestFingerprint } from './budget';
-import type { ToolDefinition, ToolInputSchema } from './definitions';
-
-/** Names of the memory tools, in the order hosts list them. */
-export const MEMORY_TOOL_NAMES = [
-  'list_notes',
-  'read_note',
-  'write_note',
-  'delete_note',
-  'search_notes',
-  'get_backlinks',
-  'get_tags',
-  'move_note',
-  'create_index',
-  'thread_push',
-  'thread_read',
-  'thread_seek',
-  'thread_list',
-] as const;
+import { defineTool } from './definitions';
+import { backlinksOutput, createIndexOutput, deleteNoteOutput, listNotesOutput, moveNoteOutput, readNoteOutput, searchNotesOutput, tagsOutput, threadListOutput, threadPushOutput, threadReadOutput, threadSeekOutput, writeNoteOutput } from './outputs';
 
 export interface MemoryToolOptions {
   /**
@@ -63,10 +47,6 @@ const threadArg = z
   .max(128)
   .describe('Thread name: letters, digits, ".", "_" or "-", e.g. "auth-refactor" or "oracle-session-2025-01-31".');
 
-function def<I extends ToolInputSchema, O extends object>(d: ToolDefinition<I, O>): ToolDefinition {
-  return d as unknown as ToolDefinition;
-}
-
 /** Cuts `text` so that it takes at most `chars`, marking the cut. */
 function cut(text: string, chars: number): { text: string; truncated: boolean } {
   if (text.length <= chars) return { text, truncated: false };
@@ -74,7 +54,7 @@ function cut(text: string, chars: number): { text: string; truncated: boolean } 
 }
 
 /** The memory tools, bound to the memory `getMemory` opens (once, on first use, by the host). */
-export function memoryTools(getMemory: () => Promise<Memory>, opts: MemoryToolOptions = {}): readonly ToolDefinition[] {
+export function memoryTools(getMemory: () => Promise<Memory>, opts: MemoryToolOptions = {}) {
   const listNotesInput = strictArgs({
     folder: z.string().max(1000).optional().describe('Only notes under this folder, e.g. "architecture"; omit for the whole vault.'),
     limit: z.number().int().min(1).max(500).default(200).describe('Notes per page (1-500).'),
@@ -122,12 +102,13 @@ export function memoryTools(getMemory: () => Promise<Memory>, opts: MemoryToolOp
   const listInput = strictArgs({});
 
   return [
-    def({
+    defineTool({
       name: 'list_notes',
       title: 'List notes',
       description:
         "List the notes of the project's notes vault (its README and docs/, read-only, and notes agents wrote): path, title, tags, last change, and whether the note is read-only. Pages with next_cursor.",
       inputSchema: listNotesInput,
+      outputSchema: listNotesOutput,
       annotations: READ_ONLY,
       async handler(_ctx, input) {
         const memory = await getMemory();
@@ -138,12 +119,13 @@ export function memoryTools(getMemory: () => Promise<Memory>, opts: MemoryToolOp
         return { notes: page, total: notes.length, ...(offset + page.length < notes.length ? { next_cursor: encodeCursor(offset + page.length, fingerprint) } : {}) };
       },
     }),
-    def({
+    defineTool({
       name: 'read_note',
       title: 'Read note',
       description:
         'Read one note of the vault by path or name: its frontmatter fields, its Markdown text, the notes it links to (with whether each link resolves), and any frontmatter problems with their line. Long notes are cut to max_tokens.',
       inputSchema: readNoteInput,
+      outputSchema: readNoteOutput,
       annotations: READ_ONLY,
       async handler(_ctx, input) {
         const memory = await getMemory();
@@ -155,35 +137,38 @@ export function memoryTools(getMemory: () => Promise<Memory>, opts: MemoryToolOp
         return { ...rest, content: text.text, truncated: text.truncated };
       },
     }),
-    def({
+    defineTool({
       name: 'write_note',
       title: 'Write note',
       description:
         'Create or replace a note in the vault with Markdown text (frontmatter allowed). Use it to record research, decisions and explanations for later sessions. Link other notes with [[Name]]. The workspace docs are read-only.',
       inputSchema: writeNoteInput,
+      outputSchema: writeNoteOutput,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
       async handler(_ctx, input) {
         const memory = await getMemory();
         return memory.vault.write(input.path, input.content);
       },
     }),
-    def({
+    defineTool({
       name: 'delete_note',
       title: 'Delete note',
       description: 'Delete one note of the vault by its exact path. Links to it become broken; check get_backlinks first.',
       inputSchema: deleteNoteInput,
+      outputSchema: deleteNoteOutput,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
       async handler(_ctx, input) {
         const memory = await getMemory();
         return memory.vault.delete(input.path);
       },
     }),
-    def({
+    defineTool({
       name: 'search_notes',
       title: 'Search notes',
       description:
         'Full-text search (BM25) over the notes vault: titles, tags, every frontmatter field and the text. Returns path, title, score, the best matching line and tags of each note; read_note gives the whole note.',
       inputSchema: searchNotesInput,
+      outputSchema: searchNotesOutput,
       annotations: READ_ONLY,
       async handler(_ctx, input) {
         const memory = await getMemory();
@@ -191,11 +176,12 @@ export function memoryTools(getMemory: () => Promise<Memory>, opts: MemoryToolOp
         return { hits };
       },
     }),
-    def({
+    defineTool({
       name: 'get_backlinks',
       title: 'Get backlinks',
       description: 'List the notes that link to a note ([[wikilinks]] and Markdown links), with the line of each link.',
       inputSchema: backlinksInput,
+      outputSchema: backlinksOutput,
       annotations: READ_ONLY,
       async handler(_ctx, input) {
         const memory = await getMemory();
@@ -203,47 +189,51 @@ export function memoryTools(getMemory: () => Promise<Memory>, opts: MemoryToolOp
         return { note: note.path, backlinks: await memory.vault.backlinks(note.path) };
       },
     }),
-    def({
+    defineTool({
       name: 'get_tags',
       title: 'Get tags',
       description: 'List every tag used in the vault (frontmatter tags and inline #tags) with how many notes carry it.',
       inputSchema: tagsInput,
+      outputSchema: tagsOutput,
       annotations: READ_ONLY,
       async handler() {
         const memory = await getMemory();
         return { tags: await memory.vault.tags() };
       },
     }),
-    def({
+    defineTool({
       name: 'move_note',
       title: 'Move note',
       description:
         'Move or rename a note of the vault and rewrite every [[link]] and Markdown link to it in the other notes. Returns the notes changed, and any that link to it but could not be changed (read-only ones), with why. The workspace docs are read-only.',
       inputSchema: moveNoteInput,
+      outputSchema: moveNoteOutput,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
       async handler(_ctx, input) {
         const memory = await getMemory();
         return memory.vault.move(input.from, input.to);
       },
     }),
-    def({
+    defineTool({
       name: 'create_index',
       title: 'Create folder index',
       description:
         "Write or refresh a folder's index.md: a note linking every note in the folder, with their titles. An index.md written by hand (without the marker this tool adds) is never overwritten.",
       inputSchema: createIndexInput,
+      outputSchema: createIndexOutput,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       async handler(_ctx, input) {
         const memory = await getMemory();
         return memory.vault.createIndex(input.folder);
       },
     }),
-    def({
+    defineTool({
       name: 'thread_push',
       title: 'Push to thread',
       description:
         'Append an entry to a development thread (created on first push): a decision and its reason, a finding, an open question, progress. Threads are memory that later sessions read. Cheap: nothing is summarised until the thread is read.',
       inputSchema: pushInput,
+      outputSchema: threadPushOutput,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
       async handler(_ctx, input) {
         const memory = await getMemory();
@@ -252,12 +242,13 @@ export function memoryTools(getMemory: () => Promise<Memory>, opts: MemoryToolOp
         return { thread: e.thread, id: e.id, seq: e.seq, author: e.author, created_at: e.created_at };
       },
     }),
-    def({
+    defineTool({
       name: 'thread_read',
       title: 'Read thread',
       description:
         "Read a development thread: its summary (brought up to date now, folding in only entries added since the last read; 'extractive' when no language model is configured) and its latest entries. Older entries are left out first when max_tokens is reached.",
       inputSchema: readInput,
+      outputSchema: threadReadOutput,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       async handler(ctx, input) {
         const memory = await getMemory();
@@ -279,12 +270,13 @@ export function memoryTools(getMemory: () => Promise<Memory>, opts: MemoryToolOp
         return summary.truncated ? { ...result, summary_truncated: true } : result;
       },
     }),
-    def({
+    defineTool({
       name: 'thread_seek',
       title: 'Seek in threads',
       description:
         'Search the entries of every development thread (or one thread) for past decisions and findings: BM25 full text, plus vector similarity when embeddings are configured. Returns thread, entry number, author, time and text of each hit.',
       inputSchema: seekInput,
+      outputSchema: threadSeekOutput,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       async handler(ctx, input) {
         const memory = await getMemory();
@@ -292,11 +284,12 @@ export function memoryTools(getMemory: () => Promise<Memory>, opts: MemoryToolOp
         return { hits };
       },
     }),
-    def({
+    defineTool({
       name: 'thread_list',
       title: 'List threads',
       description: 'List the development threads of this project, most recently updated first: name, entry count, last author, and whether the cached summary is current.',
       inputSchema: listInput,
+      outputSchema: threadListOutput,
       annotations: READ_ONLY,
       async handler() {
         const memory = await getMemory();
@@ -313,5 +306,5 @@ export function memoryTools(getMemory: () => Promise<Memory>, opts: MemoryToolOp
         return { threads: shown, total: threads.length };
       },
     }),
-  ];
+  ] as const;
 }

@@ -10,7 +10,8 @@ import { VltError } from '../errors';
 import type { NavAnswer, NavLocation } from '../intel/navigate';
 import { charsForTokens } from '../tokens';
 import { MAX_ANSWER_TOKENS, decodeCursor, encodeCursor, requestFingerprint } from './budget';
-import { strictArgs, type ToolContext, type ToolDefinition } from './definitions';
+import { strictArgs, type ToolContext, defineTool } from './definitions';
+import { diagnosticsOutput, navOutput } from './outputs';
 
 const LINE_CHARS = 200;
 
@@ -74,7 +75,7 @@ async function navigator(ctx: ToolContext) {
 
 const findDefinitionInput = strictArgs(target);
 
-export const findDefinitionTool: ToolDefinition<typeof findDefinitionInput, NavToolResult> = {
+export const findDefinitionTool = defineTool({
   name: 'find_definition',
   title: 'Find definition',
   description: [
@@ -84,8 +85,9 @@ export const findDefinitionTool: ToolDefinition<typeof findDefinitionInput, NavT
     'When several definitions match and none can be chosen, ambiguous is true and all are listed, nearest first. When nothing matches, suggestions lists similar names.',
   ].join(' '),
   inputSchema: findDefinitionInput,
+  outputSchema: navOutput,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  async handler(ctx, input) {
+  async handler(ctx, input): Promise<NavToolResult> {
     const { engine, nav } = await navigator(ctx);
     const a = await nav.definition(queryOf(input), { noLsp: input.no_lsp, ...(ctx.signal ? { signal: ctx.signal } : {}) });
     const locations = await withLines(ctx, engine.root, a.locations.slice(0, 50));
@@ -94,7 +96,7 @@ export const findDefinitionTool: ToolDefinition<typeof findDefinitionInput, NavT
     void _d;
     return { ...rest, locations };
   },
-};
+});
 
 const findReferencesInput = strictArgs({
   ...target,
@@ -116,7 +118,7 @@ const findReferencesInput = strictArgs({
     .describe('Without a language server: stop resolving uses after this many milliseconds and answer with those found so far, nearest to the definition first; notes then say the list is partial. Default: no limit.'),
 });
 
-export const findReferencesTool: ToolDefinition<typeof findReferencesInput, NavToolResult> = {
+export const findReferencesTool = defineTool({
   name: 'find_references',
   title: 'Find references',
   description: [
@@ -126,8 +128,9 @@ export const findReferencesTool: ToolDefinition<typeof findReferencesInput, NavT
     'The answer stays within max_tokens; follow next_cursor for more. An answer with no references has a reason saying why (not-defined, no-uses, budget, lsp-failed).',
   ].join(' '),
   inputSchema: findReferencesInput,
+  outputSchema: navOutput,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  async handler(ctx, input) {
+  async handler(ctx, input): Promise<NavToolResult> {
     const query = queryOf(input);
     const fingerprint = requestFingerprint([query, input.limit, input.no_lsp, input.budget_ms ?? null]);
     const offset = input.cursor !== undefined ? decodeCursor(input.cursor, fingerprint, input.limit) : 0;
@@ -153,7 +156,7 @@ export const findReferencesTool: ToolDefinition<typeof findReferencesInput, NavT
     if (next < all.length) out.next_cursor = encodeCursor(next, fingerprint);
     return out;
   },
-};
+});
 
 const getDiagnosticsInput = strictArgs({
   file: z.string().min(1).max(1000).describe('Workspace-relative path of the file to check, e.g. "src/service.ts".'),
@@ -171,7 +174,7 @@ export interface DiagnosticsToolResult {
   hover?: string | null;
 }
 
-export const getDiagnosticsTool: ToolDefinition<typeof getDiagnosticsInput, DiagnosticsToolResult> = {
+export const getDiagnosticsTool = defineTool({
   name: 'get_diagnostics',
   title: 'Get diagnostics',
   description: [
@@ -180,8 +183,9 @@ export const getDiagnosticsTool: ToolDefinition<typeof getDiagnosticsInput, Diag
     'Needs a language server for the file\'s language; without one (or in an untrusted workspace) the answer is an LSP_UNAVAILABLE error saying why.',
   ].join(' '),
   inputSchema: getDiagnosticsInput,
+  outputSchema: diagnosticsOutput,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  async handler(ctx, input) {
+  async handler(ctx, input): Promise<DiagnosticsToolResult> {
     if ((input.line === undefined) !== (input.col === undefined)) throw new VltError('USAGE', 'give line and col together, or neither');
     const engine = await ctx.getEngine();
     const { rel: file } = await readableFile(engine.root, input.file, { fs: ctx.fs, deny: engine.config.security.deny });
@@ -208,4 +212,4 @@ export const getDiagnosticsTool: ToolDefinition<typeof getDiagnosticsInput, Diag
     }
     return out;
   },
-};
+});

@@ -7,10 +7,10 @@
 import { z } from 'zod';
 import { readableFile } from '../access';
 import { VltError } from '../errors';
-import type { AgentTool } from '../oracle/agent';
 import { Oracle, SOURCE_FAMILIES, type SourceFamily } from '../oracle/oracle';
 import type { OracleAnswer } from '../oracle/types';
-import { invokeTool, strictArgs, type ToolContext, type ToolDefinition } from './definitions';
+import { defineTool, strictArgs, type ToolContext } from './definitions';
+import { askOracleOutput, readFileRangeOutput } from './outputs';
 import { charsForTokens } from '../tokens';
 import { MAX_ANSWER_TOKENS } from './budget';
 
@@ -41,7 +41,7 @@ export interface AskOracleResult extends Omit<OracleAnswer, 'explain'> {
   truncated: boolean;
 }
 
-export const askOracleTool: ToolDefinition<typeof askOracleInput, AskOracleResult> = {
+export const askOracleTool = defineTool({
   name: 'ask_oracle',
   title: 'Ask the oracle',
   description: [
@@ -51,8 +51,9 @@ export const askOracleTool: ToolDefinition<typeof askOracleInput, AskOracleResul
     'Follow-up questions may refer to earlier calls in this conversation ("what calls it?").',
   ].join(' '),
   inputSchema: askOracleInput,
+  outputSchema: askOracleOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-  async handler(ctx, input) {
+  async handler(ctx, input): Promise<AskOracleResult> {
     const engine = await ctx.getEngine();
     const oracle = ctx.getOracle ? await ctx.getOracle(engine) : new Oracle({ engine, logger: ctx.logger, fs: ctx.fs });
     await ctx.sessionSettled?.();
@@ -69,7 +70,7 @@ export const askOracleTool: ToolDefinition<typeof askOracleInput, AskOracleResul
     });
     return fitAnswer(ans, charsForTokens(input.max_tokens));
   },
-};
+});
 
 /** Keeps the answer within the budget: the explanation goes first, then the details, then the answer is cut. */
 function fitAnswer(ans: OracleAnswer, maxChars: number): AskOracleResult {
@@ -111,17 +112,18 @@ export interface ReadFileRangeResult {
   text: string;
 }
 
-export const readFileRangeTool: ToolDefinition<typeof readFileRangeInput, ReadFileRangeResult> = {
+export const readFileRangeTool = defineTool({
   name: 'read_file_range',
   title: 'Read file lines',
   description: `Read lines of a file in this workspace, with line numbers, at most ${MAX_READ_LINES} per call. Use it after search_code, find_definition or ask_oracle pointed at a place, to read exactly the lines needed instead of the whole file. Paths outside the workspace are refused, and so are .vlt/, .git/, gitignored files and secrets (.env, keys): ACCESS_DENIED.`,
   inputSchema: readFileRangeInput,
+  outputSchema: readFileRangeOutput,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  async handler(ctx, input) {
+  async handler(ctx, input): Promise<ReadFileRangeResult> {
     const engine = await ctx.getEngine();
     return readFileRange(engine.root, ctx, input.path, input.start_line, input.end_line, engine.config.index.maxFileBytes, engine.config.security.deny);
   },
-};
+});
 
 async function readFileRange(root: string, ctx: ToolContext, rel: string, start: number, end: number | undefined, maxBytes: number, deny: readonly string[]): Promise<ReadFileRangeResult> {
   const file = await readableFile(root, rel, { fs: ctx.fs, deny });
@@ -138,34 +140,4 @@ async function readFileRange(root: string, ctx: ToolContext, rel: string, start:
     .map((l, i) => `${String(start + i).padStart(width)}│ ${l}`)
     .join('\n');
   return { path: file.rel, start_line: start, end_line: last, total_lines: lines.length, text };
-}
-
-// ---------------------------------------------------------------------------------------
-// The oracle's agent tools
-// ---------------------------------------------------------------------------------------
-
-/** The tools the oracle's model may call in agent mode (seed 001), by name. */
-export const AGENT_TOOL_NAMES = ['search_code', 'find_definition', 'find_references', 'get_repo_map', 'read_file_range', 'search_notes', 'thread_seek'] as const;
-
-/**
- * Offers tool definitions to the oracle's agent loop: their JSON schemas for the model, and a
- * runner that validates arguments and turns every failure into text the model can read.
- */
-export function agentToolsFrom(defs: readonly ToolDefinition[], ctx: ToolContext): AgentTool[] {
-  const wanted = new Set<string>(AGENT_TOOL_NAMES);
-  return defs
-    .filter((d) => wanted.has(d.name))
-    .map((d) => {
-      const { $schema: _drop, ...parameters } = z.toJSONSchema(d.inputSchema, { io: 'input' }) as Record<string, unknown>;
-      return {
-        name: d.name,
-        description: d.description,
-        parameters,
-        async run(args: unknown, signal?: AbortSignal): Promise<string> {
-          const outcome = await invokeTool(d, { ...ctx, ...(signal ? { signal } : {}) }, args);
-          if (!outcome.ok) throw outcome.error;
-          return JSON.stringify(outcome.value);
-        },
-      };
-    });
 }

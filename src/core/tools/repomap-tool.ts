@@ -8,7 +8,8 @@ import { z } from 'zod';
 import { VltError } from '../errors';
 import { DEFAULT_MAP_TOKENS, loadTokenCounter, repoMapperFor, SAMPLE_CURSOR } from '../intel/repomap';
 import { MAX_ANSWER_TOKENS } from './budget';
-import { strictArgs, type ToolContext, type ToolDefinition } from './definitions';
+import { defineTool, strictArgs, type ToolContext } from './definitions';
+import { repoMapOutput } from './outputs';
 
 /** The smallest budget accepted: a path line and a handful of signatures. */
 const MIN_MAP_TOKENS = 100;
@@ -59,7 +60,7 @@ export interface RepoMapToolResult {
 
 type RepoMapInput = z.output<typeof repoMapInput>;
 
-export const repoMapTool: ToolDefinition<typeof repoMapInput, RepoMapToolResult> = {
+export const repoMapTool = defineTool({
   name: 'get_repo_map',
   title: 'Repository map',
   description: [
@@ -70,11 +71,12 @@ export const repoMapTool: ToolDefinition<typeof repoMapInput, RepoMapToolResult>
     'The answer stays within max_tokens. When next_cursor is set, more ranked definitions follow: call again with the same scope and focus plus cursor.',
   ].join(' '),
   inputSchema: repoMapInput,
+  outputSchema: repoMapOutput,
   // Read-only from the workspace's point of view: the first call may build the index, which
   // only writes the tool's own cache folder (.vlt/), never the user's files.
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   handler: getRepoMap,
-};
+});
 
 async function getRepoMap(ctx: ToolContext, input: RepoMapInput): Promise<RepoMapToolResult> {
   const engine = await ctx.getEngine();

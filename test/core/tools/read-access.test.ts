@@ -13,7 +13,8 @@ import { loadConfig, type VltConfig } from '../../../src/core/config';
 import type { Engine } from '../../../src/core/engine';
 import { silentLogger } from '../../../src/core/ports';
 import { invokeTool, type ToolContext } from '../../../src/core/tools/definitions';
-import { agentToolsFrom, readFileRangeTool } from '../../../src/core/tools/oracle-tools';
+import { readFileRangeTool } from '../../../src/core/tools/oracle-tools';
+import { agentToolsFrom } from '../../../src/core/tools';
 import { nodeWorkspaceFs } from '../../../src/node/fs';
 
 let ws: string;
