@@ -14,7 +14,7 @@ const root = path.resolve(__dirname, '..');
 const pkgPath = path.join(root, 'package.json');
 
 function expectedTools() {
-  return allTools({ getMemory: () => Promise.reject(new Error('unused')) }).map((t) => ({
+  return allTools({ memory: true }).map((t) => ({
     name: `vlt_${t.name}`,
     toolReferenceName: t.name,
     displayName: `Oracle: ${t.title}`,

@@ -20,7 +20,7 @@ import { errorMessage } from '../core/errors';
 export { MCP_SERVER_NAME } from './session';
 
 /** The names of every tool the server lists, for log lines. */
-const TOOL_NAMES = allTools({ getMemory: () => Promise.reject(new Error('unused')) }).map((t) => t.name);
+const TOOL_NAMES = allTools({ memory: true }).map((t) => t.name);
 
 export interface McpStdioOptions {
   /** The workspace root; relative paths resolve against the current directory. */

@@ -6,7 +6,6 @@
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { version as packageVersion } from '../../package.json';
-import { agentIdFromClientInfo } from '../core/memory';
 import type { WorkspaceServer } from '../server/workspace';
 import { createMcpServer } from './server';
 
@@ -23,17 +22,11 @@ export const MCP_INSTRUCTIONS = [
 
 /** A fresh MCP server over the workspace's shared context: one per stdio connection or HTTP session. */
 export function newMcpServer(ws: WorkspaceServer): McpServer {
-  // The author of a thread entry defaults to the client of the session that wrote it.
-  const session: { server?: McpServer } = {};
-  const author = () => {
-    const v = session.server?.server.getClientVersion();
-    return v ? agentIdFromClientInfo(v) : undefined;
-  };
-  session.server = createMcpServer(ws.tools(author), ws.ctx, {
+  // Each call's author (a thread entry's default) is the session's client: createMcpServer sets it.
+  return createMcpServer(ws.tools(), ws.ctx, {
     name: MCP_SERVER_NAME,
     version: packageVersion,
     instructions: MCP_INSTRUCTIONS,
     onCall: (call) => ws.onCall(call),
   });
-  return session.server;
 }

@@ -68,6 +68,6 @@ export function createNodeOracle(opts: NodeOracleOptions): Oracle {
     ...(rerank ? { reranker: new HttpReranker({ baseUrl: rerank.baseUrl, model: rerank.model, apiKey: rerank.apiKey, logger }) } : {}),
     pathTimeoutMs: engine.config.oracle.pathTimeoutMs,
     llmRerank: engine.config.oracle.llmRerank,
-    ...(ctx ? { agentTools: () => agentToolsFrom(allTools(getMemory ? { getMemory } : {}), ctx) } : {}),
+    ...(ctx ? { agentTools: () => agentToolsFrom(allTools({ memory: getMemory !== undefined }), { ...ctx, ...(getMemory ? { getMemory } : {}) }) } : {}),
   });
 }

@@ -204,6 +204,7 @@ export class WorkspaceServer {
       sessionSettled: () => this.recorded,
       getOracle,
       getEngine: () => this.getEngine(),
+      getMemory: () => this.getMemory(),
       // git is not run for a restricted (untrusted) workspace, as for the oracle's history.
       ...(opts.restricted
         ? {}
@@ -337,9 +338,9 @@ export class WorkspaceServer {
   }
 
   /** The tools every transport offers, each call run through {@link read} and recorded in the session. */
-  tools(author: () => string | undefined): readonly ToolDefinition[] {
+  tools(): readonly ToolDefinition[] {
     const read = <T>(fn: () => Promise<T>) => this.read(fn);
-    return allTools({ getMemory: () => this.getMemory(), memory: { author } }).map(
+    return allTools({ memory: true }).map(
       (def): ToolDefinition => ({
         ...def,
         handler: (ctx, input) => read(() => def.handler(ctx, input)),
@@ -361,7 +362,7 @@ export class WorkspaceServer {
    * language-model tools): the name and arguments are checked here, not by the compiler.
    */
   async callByName(name: string, input: unknown, opts: CallOptions): Promise<object> {
-    const def = this.tools(() => opts.author).find((t) => t.name === name);
+    const def = this.tools().find((t) => t.name === name);
     if (!def) throw new VltError('USAGE', `no tool named ${name.slice(0, 100)}`);
     const ctx: ToolContext = { ...this.ctx, author: opts.author, ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.onEvent ? { onEvent: opts.onEvent } : {}), ...(opts.chat ? { chat: opts.chat } : {}) };
     const outcome = await invokeTool(def, ctx, input);

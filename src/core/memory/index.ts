@@ -14,7 +14,6 @@ import { PromptLibrary } from '../llm/prompts';
 import { systemClock, type Clock, type EmbeddingProvider, type Logger } from '../ports';
 import { Vault } from '../notes/vault';
 import { MemoryDb, num, optStr, str } from './db';
-import { runLibrarian, type LibrarianResult } from './librarian';
 import { SessionContext, checkSessionId, foldSessionJournal } from './session';
 import { ThreadStore, oracleSessionThread, type ThreadEntry } from './threads';
 
@@ -144,21 +143,6 @@ export class Memory {
       await s.append({ kind: 'answer', author: ORACLE_AUTHOR, text: ex.answer }, opts);
     }
     return { thread, entries: [q, a] };
-  }
-
-  /** Runs the Librarian on a vault task. LLM_NOT_CONFIGURED without a language model. */
-  async librarian(task: string, opts: { signal?: AbortSignal; maxTurns?: number } = {}): Promise<LibrarianResult> {
-    if (!this.deps.chat || !this.prompts) {
-      throw new VltError('LLM_NOT_CONFIGURED', 'the Librarian needs a language model; set [llm] in vlt.toml and an API key (VLT_LLM_API_KEY or OPENROUTER_API_KEY)');
-    }
-    return runLibrarian(task, {
-      chat: this.deps.chat,
-      vault: this.vault,
-      prompts: this.prompts,
-      logger: this.deps.logger,
-      ...(opts.maxTurns !== undefined ? { maxTurns: opts.maxTurns } : {}),
-      ...(opts.signal ? { signal: opts.signal } : {}),
-    });
   }
 
   /**

@@ -15,6 +15,7 @@ import type { OracleEvent } from '../oracle/types';
 import type { LocateHistory } from '../locate/locate';
 import type { Oracle } from '../oracle/oracle';
 import type { Logger, WorkspaceFs } from '../ports';
+import type { Memory } from '../memory';
 import { LANGUAGES } from '../types';
 import { checkPathGlob } from '../search/hybrid';
 import { CHUNK_KINDS } from '../search/rank';
@@ -32,6 +33,11 @@ export interface ToolContext {
    * is none) and shared by later calls. A failed open is retried on the next call.
    */
   getEngine(): Promise<Engine>;
+  /**
+   * The workspace's memory (notes vault, threads), opened on first use and shared by later
+   * calls. Absent, the memory tools answer USAGE (and hosts without memory do not list them).
+   */
+  getMemory?: () => Promise<Memory>;
   /** File access for reading files live (the freshness check). */
   fs: WorkspaceFs;
   logger: Logger;

@@ -6,11 +6,10 @@
  * tools, the LSP server's `vlt/tool`), and the oracle's agent loop offers a subset.
  */
 import type { z } from 'zod';
-import type { Memory } from '../memory';
 import type { AgentTool } from '../oracle/agent';
 import { jsonSchemaOf } from '../llm/tool-schema';
 import { indexStatusTool, invokeTool, searchCodeTool, type ToolContext, type ToolDefinition } from './definitions';
-import { memoryTools, type MemoryToolOptions } from './memory-tools';
+import { MEMORY_TOOLS } from './memory-tools';
 import { locateFilesTool } from './locate-tool';
 import { getContextTool, impactAnalysisTool, listRoutesTool } from './context-tools';
 import { findDefinitionTool, findReferencesTool, getDiagnosticsTool } from './nav-tools';
@@ -21,7 +20,7 @@ import { repoMapTool } from './repomap-tool';
 export const CODE_TOOLS = [askOracleTool, searchCodeTool, locateFilesTool, findDefinitionTool, findReferencesTool, getDiagnosticsTool, getContextTool, impactAnalysisTool, listRoutesTool, repoMapTool, readFileRangeTool, indexStatusTool] as const;
 
 /** Every tool the registry defines, as its own type. */
-export type AnyTool = (typeof CODE_TOOLS)[number] | ReturnType<typeof memoryTools>[number];
+export type AnyTool = (typeof CODE_TOOLS)[number] | (typeof MEMORY_TOOLS)[number];
 export type ToolName = AnyTool['name'];
 type ToolNamed<N extends ToolName> = Extract<AnyTool, { name: N }>;
 /** The arguments of tool `N`, as a caller writes them (defaults optional). */
@@ -29,15 +28,15 @@ export type ToolInput<N extends ToolName> = z.input<ToolNamed<N>['inputSchema']>
 /** The result of tool `N`. */
 export type ToolOutput<N extends ToolName> = Awaited<ReturnType<ToolNamed<N>['handler']>>;
 
-export interface ToolRegistryOptions {
-  /** Opens the workspace's memory (notes vault, threads); without it only the code tools are listed. */
-  getMemory?: () => Promise<Memory>;
-  memory?: MemoryToolOptions;
-}
+/** Every tool, code and memory, in the order hosts list them. */
+export const ALL_TOOLS: readonly AnyTool[] = [...CODE_TOOLS, ...MEMORY_TOOLS];
 
-/** Every tool the host should offer. */
-export function allTools(opts: ToolRegistryOptions = {}): readonly ToolDefinition[] {
-  return opts.getMemory ? [...CODE_TOOLS, ...memoryTools(opts.getMemory, opts.memory)] : CODE_TOOLS;
+/**
+ * The tools a host offers: every one when it serves memory (its ToolContext has `getMemory`),
+ * else the code tools.
+ */
+export function allTools(opts: { memory: boolean }): readonly ToolDefinition[] {
+  return opts.memory ? ALL_TOOLS : CODE_TOOLS;
 }
 
 /** The tools the oracle's model may call in agent mode (seed 001), by name. */

@@ -3,9 +3,8 @@
  * backlinks, tags) and threads (push, read, seek, list). Defined once here, like the code
  * tools in `definitions.ts`, and adapted by each host.
  *
- * The handlers reach memory through the `getMemory` function given to {@link memoryTools}
- * rather than through `ToolContext`, so that the code tools' context stays as it is and a
- * host that serves no memory simply does not list these tools.
+ * The handlers reach memory through `ToolContext.getMemory`, which the host opens on first
+ * use; a host that serves no memory does not list these tools (`allTools`).
  */
 import { z } from 'zod';
 import type { Memory } from '../memory';
@@ -13,23 +12,9 @@ import { MAX_ENTRY_CHARS } from '../memory/threads';
 import { NOTE_MAX_BYTES } from '../notes/vault';
 import { charsForTokens } from '../tokens';
 import { MAX_ANSWER_TOKENS, decodeCursor, encodeCursor, requestFingerprint } from './budget';
-import { defineTool } from './definitions';
+import { VltError } from '../errors';
+import { defineTool, strictArgs, type ToolContext } from './definitions';
 import { backlinksOutput, createIndexOutput, deleteNoteOutput, listNotesOutput, moveNoteOutput, readNoteOutput, searchNotesOutput, tagsOutput, threadListOutput, threadPushOutput, threadReadOutput, threadSeekOutput, writeNoteOutput } from './outputs';
-
-export interface MemoryToolOptions {
-  /**
-   * The author of `thread_push` entries when the call names none: the MCP client's agent id
-   * (see `agentIdFromClientInfo`). Defaults to `agent`.
-   */
-  author?: () => string | undefined;
-}
-
-/** Rejects unknown arguments: a misspelt one silently ignored misleads the model. */
-function strictArgs<S extends z.ZodRawShape>(shape: S) {
-  return z.strictObject(shape, {
-    error: (iss) => (iss.code === 'unrecognized_keys' ? `unknown argument${iss.keys.length > 1 ? 's' : ''} ${iss.keys.slice(0, 5).map((k) => JSON.stringify(k.slice(0, 40))).join(', ')}; only the arguments in the input schema are accepted` : undefined),
-  });
-}
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
 
@@ -53,8 +38,14 @@ function cut(text: string, chars: number): { text: string; truncated: boolean } 
   return { text: `${text.slice(0, Math.max(0, chars - 1))}…`, truncated: true };
 }
 
-/** The memory tools, bound to the memory `getMemory` opens (once, on first use, by the host). */
-export function memoryTools(getMemory: () => Promise<Memory>, opts: MemoryToolOptions = {}) {
+/** The workspace's memory, which the host opens on first use; USAGE when the host has none. */
+function memoryOf(ctx: ToolContext): Promise<Memory> {
+  if (!ctx.getMemory) return Promise.reject(new VltError('USAGE', 'this host keeps no notes or threads'));
+  return ctx.getMemory();
+}
+
+/** The memory tools (notes vault, threads), in the order hosts list them. */
+export const MEMORY_TOOLS = (() => {
   const listNotesInput = strictArgs({
     folder: z.string().max(1000).optional().describe('Only notes under this folder, e.g. "architecture"; omit for the whole vault.'),
     limit: z.number().int().min(1).max(500).default(200).describe('Notes per page (1-500).'),
@@ -110,8 +101,8 @@ export function memoryTools(getMemory: () => Promise<Memory>, opts: MemoryToolOp
       inputSchema: listNotesInput,
       outputSchema: listNotesOutput,
       annotations: READ_ONLY,
-      async handler(_ctx, input) {
-        const memory = await getMemory();
+      async handler(ctx, input) {
+        const memory = await memoryOf(ctx);
         const notes = await memory.vault.list(input.folder !== undefined ? { folder: input.folder } : {});
         const fingerprint = requestFingerprint(['list_notes', input.folder ?? null, input.limit]);
         const offset = input.cursor !== undefined ? decodeCursor(input.cursor, fingerprint, notes.length) : 0;
@@ -127,8 +118,8 @@ export function memoryTools(getMemory: () => Promise<Memory>, opts: MemoryToolOp
       inputSchema: readNoteInput,
       outputSchema: readNoteOutput,
       annotations: READ_ONLY,
-      async handler(_ctx, input) {
-        const memory = await getMemory();
+      async handler(ctx, input) {
+        const memory = await memoryOf(ctx);
         const note = await memory.vault.read(input.path);
         const budget = charsForTokens(input.max_tokens);
         const { content: _content, body: _body, context: _context, ...rest } = note;
@@ -145,8 +136,8 @@ export function memoryTools(getMemory: () => Promise<Memory>, opts: MemoryToolOp
       inputSchema: writeNoteInput,
       outputSchema: writeNoteOutput,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-      async handler(_ctx, input) {
-        const memory = await getMemory();
+      async handler(ctx, input) {
+        const memory = await memoryOf(ctx);
         return memory.vault.write(input.path, input.content);
       },
     }),
@@ -157,8 +148,8 @@ export function memoryTools(getMemory: () => Promise<Memory>, opts: MemoryToolOp
       inputSchema: deleteNoteInput,
       outputSchema: deleteNoteOutput,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
-      async handler(_ctx, input) {
-        const memory = await getMemory();
+      async handler(ctx, input) {
+        const memory = await memoryOf(ctx);
         return memory.vault.delete(input.path);
       },
     }),
@@ -170,8 +161,8 @@ export function memoryTools(getMemory: () => Promise<Memory>, opts: MemoryToolOp
       inputSchema: searchNotesInput,
       outputSchema: searchNotesOutput,
       annotations: READ_ONLY,
-      async handler(_ctx, input) {
-        const memory = await getMemory();
+      async handler(ctx, input) {
+        const memory = await memoryOf(ctx);
         const hits = await memory.vault.search(input.query, { k: input.limit, ...(input.tag ? { tag: input.tag } : {}), ...(input.folder ? { folder: input.folder } : {}) });
         return { hits };
       },
@@ -183,8 +174,8 @@ export function memoryTools(getMemory: () => Promise<Memory>, opts: MemoryToolOp
       inputSchema: backlinksInput,
       outputSchema: backlinksOutput,
       annotations: READ_ONLY,
-      async handler(_ctx, input) {
-        const memory = await getMemory();
+      async handler(ctx, input) {
+        const memory = await memoryOf(ctx);
         const note = await memory.vault.read(input.path);
         return { note: note.path, backlinks: await memory.vault.backlinks(note.path) };
       },
@@ -196,8 +187,8 @@ export function memoryTools(getMemory: () => Promise<Memory>, opts: MemoryToolOp
       inputSchema: tagsInput,
       outputSchema: tagsOutput,
       annotations: READ_ONLY,
-      async handler() {
-        const memory = await getMemory();
+      async handler(ctx) {
+        const memory = await memoryOf(ctx);
         return { tags: await memory.vault.tags() };
       },
     }),
@@ -209,8 +200,8 @@ export function memoryTools(getMemory: () => Promise<Memory>, opts: MemoryToolOp
       inputSchema: moveNoteInput,
       outputSchema: moveNoteOutput,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
-      async handler(_ctx, input) {
-        const memory = await getMemory();
+      async handler(ctx, input) {
+        const memory = await memoryOf(ctx);
         return memory.vault.move(input.from, input.to);
       },
     }),
@@ -222,8 +213,8 @@ export function memoryTools(getMemory: () => Promise<Memory>, opts: MemoryToolOp
       inputSchema: createIndexInput,
       outputSchema: createIndexOutput,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-      async handler(_ctx, input) {
-        const memory = await getMemory();
+      async handler(ctx, input) {
+        const memory = await memoryOf(ctx);
         return memory.vault.createIndex(input.folder);
       },
     }),
@@ -235,9 +226,9 @@ export function memoryTools(getMemory: () => Promise<Memory>, opts: MemoryToolOp
       inputSchema: pushInput,
       outputSchema: threadPushOutput,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-      async handler(_ctx, input) {
-        const memory = await getMemory();
-        const author = input.author ?? opts.author?.() ?? 'agent';
+      async handler(ctx, input) {
+        const memory = await memoryOf(ctx);
+        const author = input.author ?? ctx.author ?? 'agent';
         const e = await memory.threads.push(input.thread, input.text, { author });
         return { thread: e.thread, id: e.id, seq: e.seq, author: e.author, created_at: e.created_at };
       },
@@ -251,7 +242,7 @@ export function memoryTools(getMemory: () => Promise<Memory>, opts: MemoryToolOp
       outputSchema: threadReadOutput,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       async handler(ctx, input) {
-        const memory = await getMemory();
+        const memory = await memoryOf(ctx);
         const view = await memory.threads.read(input.thread, { entries: input.entries, ...(ctx.signal ? { signal: ctx.signal } : {}) });
         const budget = charsForTokens(input.max_tokens);
         const summary = cut(view.summary.text, Math.floor(budget / 2));
@@ -279,7 +270,7 @@ export function memoryTools(getMemory: () => Promise<Memory>, opts: MemoryToolOp
       outputSchema: threadSeekOutput,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       async handler(ctx, input) {
-        const memory = await getMemory();
+        const memory = await memoryOf(ctx);
         const hits = await memory.threads.seek(input.query, { k: input.limit, ...(input.thread ? { thread: input.thread } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}) });
         return { hits };
       },
@@ -291,8 +282,8 @@ export function memoryTools(getMemory: () => Promise<Memory>, opts: MemoryToolOp
       inputSchema: listInput,
       outputSchema: threadListOutput,
       annotations: READ_ONLY,
-      async handler() {
-        const memory = await getMemory();
+      async handler(ctx) {
+        const memory = await memoryOf(ctx);
         const threads = await memory.threads.list();
         const budget = charsForTokens(MAX_ANSWER_TOKENS);
         let used = 40;
@@ -307,4 +298,4 @@ export function memoryTools(getMemory: () => Promise<Memory>, opts: MemoryToolOp
       },
     }),
   ] as const;
-}
+})();

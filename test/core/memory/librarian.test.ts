@@ -1,10 +1,15 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { VltError } from '../../../src/core/errors';
-import { LIBRARIAN_MAX_TURNS, librarianChatTools } from '../../../src/core/memory/librarian';
+import type { Memory } from '../../../src/core/memory';
+import { OpenAIChatModel } from '../../../src/core/llm/openai-chat';
+import { PromptLibrary } from '../../../src/core/llm/prompts';
+import { silentLogger } from '../../../src/core/ports';
+import { LIBRARIAN_MAX_TURNS, librarianTools, runLibrarian } from '../../../src/core/tools/librarian';
+import type { ToolContext } from '../../../src/core/tools/definitions';
+import { nodeWorkspaceFs } from '../../../src/node/fs';
 import { startFakeOpenAI, type FakeChatRequest, type FakeOpenAI } from '../../helpers/fake-openai';
-import { openMemory, tempWorkspace } from './setup';
+import { openMemory, PROMPTS_DIR, tempWorkspace } from './setup';
 
 let fake: FakeOpenAI;
 let ws: { dir: string; cleanup: () => void };
@@ -32,6 +37,15 @@ beforeEach(() => {
 
 afterEach(() => ws.cleanup());
 
+function toolContext(memory: Memory): ToolContext {
+  return { getEngine: () => Promise.reject(new Error('the Librarian must not open the engine')), getMemory: () => Promise.resolve(memory), fs: nodeWorkspaceFs, logger: silentLogger };
+}
+
+/** Runs the Librarian on `memory` with the fake server's model. */
+function librarian(memory: Memory, task: string) {
+  return runLibrarian(task, { chat: new OpenAIChatModel({ baseUrl: fake.baseURL, model: 'fake-chat', maxRetries: 0 }), prompts: new PromptLibrary(PROMPTS_DIR), ctx: toolContext(memory) });
+}
+
 const call = (name: string, args: Record<string, unknown>) => ({ tool_calls: [{ function: { name, arguments: args } }] });
 
 /** The tool messages of the last chat request, parsed. */
@@ -44,16 +58,16 @@ describe('Librarian', () => {
     const memory = await openMemory(ws.dir, { fake, vaultRoot: 'notes' });
     let seenList: unknown;
     fake.script.chat.push(
-      call('vault_list', { folder: 'inbox' }),
+      call('list_notes', { folder: 'inbox' }),
       (req) => {
         seenList = toolAnswers(req)[0];
-        return call('vault_read', { path: 'inbox/cache-design.md' });
+        return call('read_note', { path: 'inbox/cache-design.md' });
       },
-      call('vault_move', { from: 'inbox/cache-design.md', to: 'architecture/cache-design.md' }),
-      call('vault_create_index', { folder: 'architecture' }),
+      call('move_note', { from: 'inbox/cache-design.md', to: 'architecture/cache-design.md' }),
+      call('create_index', { folder: 'architecture' }),
       { content: 'Moved the cache design note to architecture/ and indexed the folder.' },
     );
-    const res = await memory.librarian('File design notes from inbox/ under architecture/ and index it.');
+    const res = await librarian(memory, 'File design notes from inbox/ under architecture/ and index it.');
     expect(res).toEqual({
       success: true,
       files_modified: ['README-notes.md', 'architecture/cache-design.md', 'architecture/index.md', 'inbox/cache-design.md', 'inbox/todo.md'],
@@ -61,14 +75,18 @@ describe('Librarian', () => {
       turns: 5,
     });
     expect(fake.counts.chat).toBe(5);
-    expect(seenList).toEqual([
-      { path: 'inbox/cache-design.md', title: 'Cache design', tags: [], read_only: false },
-      { path: 'inbox/todo.md', title: 'Todo', tags: [], read_only: false },
-    ]);
+    // What an agent's list_notes answers, the same definition.
+    expect(seenList).toMatchObject({
+      notes: [
+        { path: 'inbox/cache-design.md', title: 'Cache design', tags: [], read_only: false },
+        { path: 'inbox/todo.md', title: 'Todo', tags: [], read_only: false },
+      ],
+      total: 2,
+    });
     // It got the vault tools and nothing else, every turn.
     for (const c of fake.calls) {
       const tools = (c.body as { tools: Array<{ function: { name: string } }> }).tools.map((t) => t.function.name);
-      expect(tools).toEqual(['vault_list', 'vault_read', 'vault_write', 'vault_move', 'vault_create_index']);
+      expect(tools).toEqual(['list_notes', 'read_note', 'write_note', 'move_note', 'create_index']);
     }
     const system = (fake.calls[0]!.body as { messages: Array<{ role: string; content: string }> }).messages[0]!;
     expect(system.role).toBe('system');
@@ -83,16 +101,17 @@ describe('Librarian', () => {
     const memory = await openMemory(ws.dir, { fake });
     let answers: unknown[] = [];
     fake.script.chat.push(
-      { tool_calls: [{ function: { name: 'vault_delete_everything', arguments: {} } }, { function: { name: 'vault_read', arguments: '{not json' } }, { function: { name: 'vault_write', arguments: { path: '../escape.md', content: 'x' } } }, { function: { name: 'vault_read', arguments: { path: 'x', extra: 1 } } }] },
+      { tool_calls: [{ function: { name: 'delete_note', arguments: { path: 'inbox/todo.md' } } }, { function: { name: 'read_note', arguments: '{not json' } }, { function: { name: 'write_note', arguments: { path: '../escape.md', content: 'x' } } }, { function: { name: 'read_note', arguments: { path: 'x', extra: 1 } } }] },
       (req) => {
         answers = toolAnswers(req);
         return { content: 'Could not do it.' };
       },
     );
-    const res = await memory.librarian('Do something impossible.');
+    const res = await librarian(memory, 'Do something impossible.');
     expect(res).toMatchObject({ success: true, files_modified: [], turns: 2 });
     expect(answers).toEqual([
-      { error: expect.stringMatching(/^USAGE: unknown tool vault_delete_everything/) as unknown },
+      // The Librarian deletes nothing: delete_note is no tool of its.
+      { error: expect.stringMatching(/^USAGE: unknown tool delete_note; use one of list_notes, read_note, write_note, move_note, create_index/) as unknown },
       { error: 'USAGE: the arguments are not valid JSON' },
       { error: expect.stringMatching(/^PATH_OUTSIDE_VAULT: /) as unknown },
       { error: expect.stringMatching(/^USAGE: .*extra/) as unknown },
@@ -102,8 +121,8 @@ describe('Librarian', () => {
 
   it('stops after 10 turns', async () => {
     const memory = await openMemory(ws.dir, { fake, vaultRoot: 'notes' });
-    fake.script.chat.push(...Array.from({ length: 15 }, () => call('vault_list', {})));
-    const res = await memory.librarian('Loop forever.');
+    fake.script.chat.push(...Array.from({ length: 15 }, () => call('list_notes', {})));
+    const res = await librarian(memory, 'Loop forever.');
     expect(LIBRARIAN_MAX_TURNS).toBe(10);
     expect(res).toMatchObject({ success: false, turns: 10, files_modified: [] });
     expect(res.summary).toMatch(/stopped after 10 turns/);
@@ -113,27 +132,21 @@ describe('Librarian', () => {
 
   it('reports a failing model as an unsuccessful run, keeping what it changed', async () => {
     const memory = await openMemory(ws.dir, { fake, vaultRoot: 'notes' });
-    fake.script.chat.push(call('vault_write', { path: 'new.md', content: '# New' }), () => ({ content: '' }));
-    const ok = await memory.librarian('Write a note.');
+    fake.script.chat.push(call('write_note', { path: 'new.md', content: '# New' }), () => ({ content: '' }));
+    const ok = await librarian(memory, 'Write a note.');
     expect(ok).toMatchObject({ success: true, files_modified: ['new.md'], summary: 'finished without a report' });
 
     fake.reset();
     fake.fail('chat', '400', 1);
-    const failed = await memory.librarian('Anything.');
+    const failed = await librarian(memory, 'Anything.');
     expect(failed).toMatchObject({ success: false, turns: 1 });
     expect(failed.summary).toMatch(/stopped on turn 1/);
     await memory.close();
   });
 
-  it('needs a language model', async () => {
-    const memory = await openMemory(ws.dir);
-    await expect(memory.librarian('x')).rejects.toSatisfy((e: unknown) => e instanceof VltError && e.code === 'LLM_NOT_CONFIGURED');
-    await memory.close();
-  });
-
   it('describes its tools with JSON schemas', () => {
-    const tools = librarianChatTools();
-    expect(tools.find((t) => t.name === 'vault_move')?.parameters).toMatchObject({
+    const tools = librarianTools(toolContext({} as Memory));
+    expect(tools.find((t) => t.name === 'move_note')?.parameters).toMatchObject({
       type: 'object',
       properties: { from: { type: 'string' }, to: { type: 'string' } },
       required: ['from', 'to'],

@@ -5,20 +5,25 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Memory } from '../../../src/core/memory';
 import { silentLogger } from '../../../src/core/ports';
 import { invokeTool, type ToolContext, type ToolDefinition } from '../../../src/core/tools/definitions';
-import { memoryTools } from '../../../src/core/tools/memory-tools';
+import { MEMORY_TOOLS } from '../../../src/core/tools/memory-tools';
 import { nodeWorkspaceFs } from '../../../src/node/fs';
 import { openMemory, tempWorkspace } from './setup';
 
 let ws: { dir: string; cleanup: () => void };
 let memory: Memory;
-let tools: readonly ToolDefinition[];
 let opens = 0;
 
 const ctx: ToolContext = {
   getEngine: () => Promise.reject(new Error('the memory tools must not open the engine')),
+  getMemory: async () => {
+    opens++;
+    return memory;
+  },
   fs: nodeWorkspaceFs,
   logger: silentLogger,
+  author: 'claude-code@1.0',
 };
+const tools: readonly ToolDefinition[] = MEMORY_TOOLS;
 
 beforeEach(async () => {
   ws = tempWorkspace();
@@ -26,13 +31,6 @@ beforeEach(async () => {
   writeFileSync(path.join(ws.dir, 'docs', 'arch.md'), `---\ntitle: Architecture\ntags: [design]\n---\n# Architecture\n\nThe engine is in src/core. ${'Long text. '.repeat(3000)}\n`);
   memory = await openMemory(ws.dir);
   opens = 0;
-  tools = memoryTools(
-    async () => {
-      opens++;
-      return memory;
-    },
-    { author: () => 'claude-code@1.0' },
-  );
 });
 
 afterEach(async () => {
