@@ -1,37 +1,20 @@
 /**
  * The Context Oracle's commands: `vlt ctx` (a context bundle), `vlt why` (impact analysis),
  * `vlt routes` and `vlt lint` (the architecture rules, with exit codes for CI). They run where
- * the workspace's other read commands run (the daemon, or this process).
+ * the workspace's other read commands run (the daemon, or this process); `ctx`, `why` and
+ * `routes` run the get_context, impact_analysis and list_routes tools, so their `--json` is
+ * the tool's answer.
  */
-import { InvalidArgumentError, Option, type Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { CONTEXT_DEFAULTS, ContextOracle } from '../core/context/context-oracle';
 import { renderWhyPanel, renderWhyTree } from '../core/context/impact';
-import type { Engine } from '../core/engine';
 import { VltError } from '../core/errors';
-import type { Logger } from '../core/ports';
-import { gitActivity } from '../node/git-activity';
 import { formatBundleMarkdown, formatLint, formatRoutes } from './context-format';
-import { writeLine } from './io';
-import type { CliIo } from '../protocol/cli';
+import type { CommandContext } from './command-context';
+import { intIn } from './options';
 
-export interface ContextCommandContext {
-  io: CliIo;
-  /** Runs `fn` over the workspace's index (building it first when there is none). */
-  query: <T>(fn: (engine: Engine, logger: Logger) => Promise<T>) => Promise<T>;
-}
-
-function intIn(min: number, max: number) {
-  return (v: string): number => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`expected an integer from ${min} to ${max}`);
-    return n;
-  };
-}
-
-export function registerContextCommands(program: Command, ctx: ContextCommandContext): void {
-  const out = (text: string) => writeLine(ctx.io.stdout, text);
-  const json = (value: unknown) => out(JSON.stringify(value, null, 2));
-  const oracle = (engine: Engine, logger: Logger) => new ContextOracle(engine, { activity: (signal) => gitActivity(engine.root, logger).read(signal ?? ctx.io.signal) });
+export function registerContextCommands(program: Command, ctx: CommandContext): void {
+  const { out, json } = ctx;
 
   program
     .command('ctx')
@@ -44,7 +27,7 @@ export function registerContextCommands(program: Command, ctx: ContextCommandCon
     .option('--max-chunks <n>', 'most doc chunks', intIn(0, 50), CONTEXT_DEFAULTS.maxChunks)
     .action(async (refs: string[], o: { json?: boolean; markdown?: boolean; depth: number; maxNodes: number; maxChunks: number }) => {
       if (o.json && o.markdown) throw new VltError('USAGE', '--json and --markdown cannot be used together');
-      const bundle = await ctx.query((engine, logger) => oracle(engine, logger).buildContext(refs, { depth: o.depth, maxNodes: o.maxNodes, maxChunks: o.maxChunks, signal: ctx.io.signal }));
+      const bundle = await ctx.workspace().tool('get_context', { ref_ids: refs, depth: o.depth, max_nodes: o.maxNodes, max_chunks: o.maxChunks });
       if (o.json) json(bundle);
       else out(formatBundleMarkdown(bundle));
     });
@@ -58,7 +41,7 @@ export function registerContextCommands(program: Command, ctx: ContextCommandCon
     .addOption(new Option('--format <format>', 'panel (framed, coloured on a terminal) or tree (plain box-drawing, for pipes and CI)').choices(['panel', 'tree']))
     .option('--json', 'machine-readable output')
     .action(async (ref: string, o: { depth: number; reverse?: boolean; format?: 'panel' | 'tree'; json?: boolean }) => {
-      const r = await ctx.query((engine, logger) => oracle(engine, logger).why(ref, { depth: o.depth, reverse: Boolean(o.reverse), signal: ctx.io.signal }));
+      const r = await ctx.workspace().tool('impact_analysis', { ref_id: ref, depth: o.depth, reverse: Boolean(o.reverse) });
       if (o.json) json(r);
       else if ((o.format ?? (ctx.io.stdout.isTTY ? 'panel' : 'tree')) === 'tree') out(renderWhyTree(r));
       else out(renderWhyPanel(r, ctx.io.stdout.isTTY && ctx.io.term !== 'dumb'));
@@ -69,12 +52,15 @@ export function registerContextCommands(program: Command, ctx: ContextCommandCon
     .description('API routes: HTTP endpoints, GraphQL fields and gRPC methods, with handler, file and line')
     .option('--scope <ref>', 'only routes in this file, folder or component')
     .option('--framework <name>', 'only this framework (fastapi, flask, express, nestjs, gin, spring, grpc, ...)')
-    .option('--json', 'machine-readable output')
-    .action(async (o: { scope?: string; framework?: string; json?: boolean }) => {
-      let routes = await ctx.query((engine) => new ContextOracle(engine).routes(o.scope));
-      if (o.framework) routes = routes.filter((r) => r.framework === o.framework);
-      if (o.json) json(routes);
-      else out(formatRoutes(routes));
+    .option('-k, --limit <n>', 'most routes listed (the total counts them all)', intIn(1, 1000), 1000)
+    .option('--json', "machine-readable output: list_routes' answer")
+    .action(async (o: { scope?: string; framework?: string; limit: number; json?: boolean }) => {
+      const r = await ctx.workspace().tool('list_routes', { ...(o.scope ? { scope: o.scope } : {}), ...(o.framework ? { framework: o.framework } : {}), limit: o.limit });
+      if (o.json) json(r);
+      else {
+        out(formatRoutes(r.routes));
+        if (r.total > r.routes.length) out(`(${r.routes.length} of ${r.total} listed; raise --limit for more)`);
+      }
     });
 
   program
@@ -84,7 +70,7 @@ export function registerContextCommands(program: Command, ctx: ContextCommandCon
     .option('--fail-on-warn', 'exit 1 on warnings too')
     .addOption(new Option('--format <format>', 'rich, json or porcelain (tab-separated: severity, rule, where, message)').choices(['rich', 'json', 'porcelain']).default('rich'))
     .action(async (o: { strict?: boolean; failOnWarn?: boolean; format: 'rich' | 'json' | 'porcelain' }) => {
-      const report = await ctx.query((engine) => new ContextOracle(engine).lint({ strict: Boolean(o.strict) }));
+      const report = await ctx.workspace().query((engine) => new ContextOracle(engine).lint({ strict: Boolean(o.strict) }));
       if (o.format === 'json') json(report);
       else {
         const text = formatLint(report, o.format);

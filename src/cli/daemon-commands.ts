@@ -1,6 +1,8 @@
 /**
- * `vlt daemon status` and `vlt daemon stop`: what the user sees of the workspace daemon.
+ * `vlt daemon status|stop|run`: what the user sees of the workspace daemon, and running one in
+ * the foreground.
  */
+import { Command } from 'commander';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { remoteStatus, stopRemote } from '../daemon/client';
@@ -8,6 +10,8 @@ import { daemonPaths, readRecord } from '../daemon/socket';
 import { type DaemonStatusInfo } from '../protocol/daemon';
 import { liveDaemons, maxDaemons } from '../daemon/registry';
 import { formatBytes } from './progress';
+import type { CommandContext } from './command-context';
+import { positiveInt } from './options';
 
 /** The folder of the bundles: where this code runs from once built (dist/). */
 const BUNDLE_DIR = __dirname;
@@ -87,4 +91,50 @@ export function formatAllDaemons(r: AllDaemonsReport): string {
     lines.push(`  pid ${String(d.pid).padEnd(7)} ${s ? formatBytes(s.rss_bytes).padStart(9) : '        ?'}  last used ${d.last_used}  ${s ? `${s.active} running, ${s.mcp_sessions + s.editors} connected` : 'not answering'}  ${d.workspace}`);
   }
   return lines.join('\n');
+}
+
+export function registerDaemonCommands(program: Command, c: CommandContext): void {
+  const { out, json } = c;
+  program
+    .command('daemon')
+    .description('the workspace daemon: the background process that keeps the index, memory and language servers warm for every `vlt` command of one workspace (VLT_DAEMON=0 or --no-daemon: none)')
+    .exitOverride()
+    .addCommand(
+      new Command('status')
+        .description('whether a daemon serves this workspace: its pid, version, socket, uptime, memory and requests')
+        .option('--all', 'every daemon of this user that runs now, with its memory and when it was last used')
+        .option('--json', 'machine-readable output')
+        .action(async (o: { json?: boolean; all?: boolean }) => {
+          c.here('daemon status');
+          if (o.all) {
+            const r = await allDaemons();
+            if (o.json) json(r);
+            else out(formatAllDaemons(r));
+            return;
+          }
+          const s = await daemonStatus(c.root());
+          if (o.json) json(s);
+          else out(formatDaemonStatus(s));
+        }),
+    )
+    .addCommand(
+      new Command('stop')
+        .description("stop this workspace's daemon (it commits queued edits first)")
+        .action(async () => {
+          c.here('daemon stop');
+          out(await stopDaemon(c.root()));
+        }),
+    )
+    .addCommand(
+      new Command('run')
+        .description('run the daemon in the foreground (the first `vlt` command of a workspace starts it in the background)')
+        .option('--idle <minutes>', 'exit after this long without a request (default 15, or VLT_DAEMON_IDLE_MINUTES)', positiveInt)
+        .action(async (o: { idle?: number }) => {
+          c.here('daemon run');
+          const { logger } = c.wiring();
+          const { runDaemon } = await import('../daemon/server');
+          const { daemonHosts } = await import('./daemon-host');
+          await runDaemon({ workspace: c.root(), logger, hosts: daemonHosts(logger), ...(o.idle !== undefined ? { idleMinutes: o.idle } : {}) });
+        }),
+    );
 }

@@ -28,6 +28,7 @@ import type { Oracle } from '../core/oracle/oracle';
 import type { ProgressSink } from '../core/ports';
 import { INDEX_FILE } from '../core/store/store';
 import type { ToolContext } from '../core/tools/definitions';
+import type { ToolInput, ToolName, ToolOutput } from '../core/tools';
 import { createNodeOracle } from '../node/oracle';
 import type { WorkspaceServer } from '../server/workspace';
 
@@ -143,6 +144,12 @@ class DaemonWorkspace implements CliWorkspace {
   async memory<T>(fn: (memory: Memory) => Promise<T>): Promise<T> {
     // The daemon's memory stays open for the next command.
     return fn(await this.ws.getMemory());
+  }
+
+  tool<N extends ToolName>(name: N, input: ToolInput<N>): Promise<ToolOutput<N>> {
+    // Language servers: the daemon's warm ones (a tool's own `no_lsp` still applies). A
+    // terminal's command is not recorded in the shared session, as in a process of its own.
+    return this.watching(() => this.ws.call(name, input, { author: 'user', signal: this.w.signal, record: false }));
   }
 
   /** Runs `fn` with this command's progress shown for an index build it waits on. */

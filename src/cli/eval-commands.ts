@@ -6,35 +6,15 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { InvalidArgumentError } from 'commander';
 import { VltError } from '../core/errors';
 import { ALL_EVAL_METHODS, EVAL_METHODS, LOG_DEPTH, runHistoryEval, sampleInstances, selectInstances, type EvalMethod, type HistoryEvalReport, type HistoryInstance, type MethodMetrics } from '../core/eval/history';
-import type { Logger, ProgressSink } from '../core/ports';
 import { GitHistoryRepo } from '../node/history-repo';
 import { writeLine } from './io';
-import type { CliIo } from '../protocol/cli';
+import type { CommandContext } from './command-context';
+import { listOf, positiveInt } from './options';
 import { openScratchEngine } from './runtime';
 
-export interface EvalCommandContext {
-  io: CliIo;
-  root: () => string;
-  wiring: () => { logger: Logger; progress: { sink: ProgressSink }; signal?: AbortSignal };
-  /** Throws when the command cannot run here (in the daemon). */
-  here: (name: string) => void;
-}
-
-function positiveInt(v: string): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive integer');
-  return n;
-}
-
-function parseMethods(v: string): EvalMethod[] {
-  const list = v.split(',').map((x) => x.trim()).filter(Boolean);
-  const bad = list.filter((x) => !(ALL_EVAL_METHODS as readonly string[]).includes(x));
-  if (bad.length || list.length === 0) throw new InvalidArgumentError(`expected a comma-separated list of ${ALL_EVAL_METHODS.join(', ')}; got ${bad.join(', ') || 'nothing'}`);
-  return list as EvalMethod[];
-}
+const parseMethods: (v: string) => EvalMethod[] = listOf(ALL_EVAL_METHODS);
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`.padStart(6);
 
@@ -76,7 +56,7 @@ function parseInstances(text: string, file: string): HistoryInstance[] {
   });
 }
 
-export function registerEvalCommands(program: Command, ctx: EvalCommandContext): void {
+export function registerEvalCommands(program: Command, ctx: CommandContext): void {
   const out = (text: string) => writeLine(ctx.io.stdout, text);
   const evalCmd = program.command('eval').description('measure retrieval on this workspace').exitOverride();
   evalCmd

@@ -11,14 +11,14 @@ import { readerOf, type LanguageReader } from '../core/parse/languages';
 import { LANGUAGES, type LanguageId } from '../core/types';
 import { formatBytes } from './progress';
 
-export function formatNavAnswer(a: NavAnswer & { next_cursor?: string; offset?: number }, what: 'definition' | 'references', explain: boolean): string {
+export function formatNavAnswer(a: NavAnswer & { next_cursor?: string }, what: 'definition' | 'references', explain: boolean): string {
   const lines: string[] = [];
   const head = what === 'definition' ? `definition of ${a.symbol || a.query}` : `references to ${a.symbol || a.query}`;
   const count =
     a.locations.length === 0 && a.reason
       ? `none (${a.reason.message})`
       : a.total !== undefined && a.total !== a.locations.length
-        ? `${a.total} in all, ${(a.offset ?? 0) + 1}-${(a.offset ?? 0) + a.locations.length} listed`
+        ? `${a.total} in all, ${a.locations.length} on this page`
         : `${a.locations.length}${a.truncated ? '+' : ''}`;
   lines.push(`${head}${a.ambiguous ? ' (ambiguous: every candidate listed)' : ''}: ${count}`);
   if (a.definition && what === 'references') lines.push(`  defined at ${a.definition.path}:${a.definition.line}:${a.definition.col}`);

@@ -7,35 +7,17 @@
  * conversation context, the same record the MCP server and the chat append to.
  */
 import type { Command } from 'commander';
-import { InvalidArgumentError } from 'commander';
 import { VltError } from '../core/errors';
 import { DEFAULT_SESSION_ID, Memory, recordToolExchange } from '../core/memory';
 import type { ThreadView } from '../core/memory/threads';
 import { writeLine } from './io';
-import type { CliIo } from '../protocol/cli';
+import type { CommandContext } from './command-context';
+import { nonNegativeInt, positiveInt } from './options';
 
-export interface MemoryCommandContext {
-  /** Where results go and stdin comes from. */
-  io: CliIo;
-  /** Runs `fn` over the memory of the workspace (the global `-C`, else the current directory). */
-  memory: <T>(fn: (m: Memory) => Promise<T>) => Promise<T>;
-}
 
 interface JsonOpt {
   json?: boolean;
   session?: string;
-}
-
-function positiveInt(v: string): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive integer');
-  return n;
-}
-
-function nonNegativeInt(v: string): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('expected a non-negative integer');
-  return n;
 }
 
 function printThread(out: (t: string) => void, v: ThreadView): void {
@@ -51,7 +33,7 @@ function printThread(out: (t: string) => void, v: ThreadView): void {
   }
 }
 
-export function registerMemoryCommands(program: Command, ctx: MemoryCommandContext): void {
+export function registerMemoryCommands(program: Command, ctx: CommandContext): void {
   const out = (text: string) => writeLine(ctx.io.stdout, text);
   const json = (value: unknown) => out(JSON.stringify(value, null, 2));
   const warn = (text: string) => ctx.io.stderr.write(`warn: ${text}\n`);
@@ -66,7 +48,7 @@ export function registerMemoryCommands(program: Command, ctx: MemoryCommandConte
    * session, and closes memory whatever happens.
    */
   const run = async <T>(tool: string, input: Record<string, unknown>, o: JsonOpt, fn: (m: Memory) => Promise<T>, human: (r: T) => void): Promise<void> => {
-    await ctx.memory(async (memory) => {
+    await ctx.workspace().memory(async (memory) => {
       const result = await fn(memory);
       if (o.json) json(result);
       else human(result);

@@ -13,9 +13,12 @@ import type { Navigator } from '../core/intel/navigate';
 import type { Memory } from '../core/memory';
 import type { Oracle } from '../core/oracle/oracle';
 import type { Logger } from '../core/ports';
-import type { ToolContext } from '../core/tools/definitions';
+import { invokeTool, type ToolContext, type ToolDefinition } from '../core/tools/definitions';
+import { ALL_TOOLS, type ToolInput, type ToolName, type ToolOutput } from '../core/tools';
 import { CtagsProvider } from '../node/ctags';
 import { nodeWorkspaceFs } from '../node/fs';
+import { gitActivity } from '../node/git-activity';
+import { gitLocateHistory } from '../node/locate-history';
 import { openMemory } from '../node/memory';
 import { createNodeOracle } from '../node/oracle';
 import { formatSeconds, type ProgressReporter } from './progress';
@@ -53,6 +56,12 @@ export interface CliWorkspace {
   oracle<T>(opts: { lsp: boolean; noLlm: boolean }, fn: (oracle: Oracle) => Promise<T>): Promise<T>;
   /** The workspace memory (threads, notes, sessions). */
   memory<T>(fn: (memory: Memory) => Promise<T>): Promise<T>;
+  /**
+   * Runs one agent tool as an agent's call runs it (the same schema, handler, paging and
+   * errors), so that the command's `--json` is the tool's answer over MCP. `lsp`: navigation
+   * may ask language servers (a tool's own `no_lsp` still applies). Throws the tool's VltError.
+   */
+  tool<N extends ToolName>(name: N, input: ToolInput<N>, opts?: { lsp?: boolean }): Promise<ToolOutput<N>>;
 }
 
 export interface CliRuntime {
@@ -180,6 +189,42 @@ class ProcessWorkspace implements CliWorkspace {
       return await fn(memory);
     } finally {
       await memory.close();
+    }
+  }
+
+  async tool<N extends ToolName>(name: N, input: ToolInput<N>, opts: { lsp?: boolean } = {}): Promise<ToolOutput<N>> {
+    const { logger, signal } = this.w;
+    const def = ALL_TOOLS.find((t) => t.name === name);
+    if (!def) throw new VltError('USAGE', `no tool named ${name}`);
+    // Opened on first use: a memory tool never opens the index, a code tool never the memory.
+    let engine: Promise<Engine> | undefined;
+    let memory: Promise<Memory> | undefined;
+    let lsp: LanguageServers | undefined;
+    let tags: CtagsProvider | undefined;
+    const ctx: ToolContext = {
+      getEngine: () => (engine ??= this.openForQuery()),
+      getMemory: () => (memory ??= openMemory(this.root, logger)),
+      fs: nodeWorkspaceFs,
+      logger,
+      signal,
+      author: 'user',
+      intel: (e) => ({ ...(lsp ? { lsp } : {}), tags: (tags ??= this.tags(e)) }),
+      // What the workspace server's tools read too, so that an answer is the same from either.
+      locateHistory: (e, s) => gitLocateHistory(e.root, logger).get(s),
+      gitActivity: (e, s) => gitActivity(e.root, logger).read(s),
+    };
+    try {
+      if (opts.lsp) {
+        const e = await ctx.getEngine();
+        lsp = (await languageServers())({ root: e.root, logger, trusted: e.config.trust.trusted });
+      }
+      const outcome = await invokeTool(def as ToolDefinition, ctx, input);
+      if (!outcome.ok) throw outcome.error;
+      return outcome.value as ToolOutput<N>;
+    } finally {
+      await lsp?.dispose();
+      await (await memory?.catch(() => undefined))?.close();
+      await (await engine?.catch(() => undefined))?.close();
     }
   }
 

@@ -10,14 +10,8 @@ import * as path from 'node:path';
 import { CONFIG_FILE_NAME, parseConfigText, TRUSTED_ONLY_KEYS } from '../core/config';
 import { VltError } from '../core/errors';
 import { writeLine } from './io';
-import type { CliIo } from '../protocol/cli';
+import type { CommandContext } from './command-context';
 import { listTrust, revokeTrust, trustWorkspace, userConfigDir } from '../core/trust';
-
-export interface TrustCommandContext {
-  io: CliIo;
-  /** The workspace a command works on: the argument, else the global `-C`, else the current directory. */
-  workspace: (p?: string) => string;
-}
 
 /** The trust-only settings a workspace's vlt.toml holds, as `section.key` → value, for the user to review. */
 async function trustedOnlySettings(root: string): Promise<Record<string, unknown>> {
@@ -37,7 +31,7 @@ async function trustedOnlySettings(root: string): Promise<Record<string, unknown
   return settings;
 }
 
-export function registerTrustCommands(program: Command, ctx: TrustCommandContext): void {
+export function registerTrustCommands(program: Command, ctx: CommandContext): void {
   const out = (text: string) => writeLine(ctx.io.stdout, text);
   const json = (value: unknown) => out(JSON.stringify(value, null, 2));
   program
@@ -60,7 +54,8 @@ export function registerTrustCommands(program: Command, ctx: TrustCommandContext
         }
         return;
       }
-      const root = ctx.workspace(p);
+      ctx.here('trust');
+      const root = ctx.root(p);
       if (o.revoke) {
         const r = await revokeTrust(root, env);
         if (o.json) return json({ trusted: false, ...r });

@@ -32,17 +32,23 @@ describe('vlt coderag refs and def', () => {
   });
 
   it('gives the exact total, the first page and a cursor that reaches the rest', async () => {
-    const first = await run('refs', 'util.Helper', '-k', '2', '--json');
+    // Pages are cut by size, as find_references cuts them: 100 tokens hold one reference.
+    const first = await run('refs', 'util.Helper', '--max-tokens', '100', '--json');
     const page1 = JSON.parse(first.stdout);
     expect(page1.total).toBe(3);
-    expect(page1.locations).toHaveLength(2);
+    expect(page1.locations).toHaveLength(1);
     expect(page1.next_cursor).toEqual(expect.any(String));
-    const second = await run('refs', 'util.Helper', '-k', '2', '--cursor', page1.next_cursor);
+    const second = await run('refs', 'util.Helper', '--max-tokens', '100', '--cursor', page1.next_cursor);
     expect(second.code, second.stderr).toBe(0);
-    expect(second.stdout).toMatch(/^references to util\.Helper: 3 in all, 3-3 listed$/m);
-    expect(second.stdout).not.toMatch(/--cursor/);
+    expect(second.stdout).toMatch(/^references to util\.Helper: 3 in all, 1 on this page$/m);
+    expect(second.stdout).toMatch(/--cursor/);
+    // -k caps how many are listed across pages; the total still counts every one.
+    const capped = JSON.parse((await run('refs', 'util.Helper', '-k', '2', '--json')).stdout);
+    expect(capped).toMatchObject({ total: 3 });
+    expect(capped.locations).toHaveLength(2);
+    expect(capped.next_cursor).toBeUndefined();
     // A cursor of another request is refused as a usage error.
-    const wrong = await run('refs', 'srv.Serve', '-k', '2', '--cursor', page1.next_cursor);
+    const wrong = await run('refs', 'srv.Serve', '--max-tokens', '100', '--cursor', page1.next_cursor);
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toMatch(/cursor belongs to a different search/);
   });

@@ -26,6 +26,7 @@ const target = {
   line: z.number().int().min(1).optional().describe('1-based line of the identifier in file.'),
   col: z.number().int().min(1).optional().describe('1-based column of (any character of) the identifier in file.'),
   no_lsp: z.boolean().default(false).describe('Skip language servers and answer from the index alone (faster, not type-aware).'),
+  lsp_timeout_ms: z.number().int().min(100).max(120_000).optional().describe("Upper bound for the language server's answer, in milliseconds; past it the index answers. Default: the server's own."),
 };
 
 function queryOf(input: { symbol?: string | undefined; file?: string | undefined; line?: number | undefined; col?: number | undefined }): string {
@@ -89,7 +90,7 @@ export const findDefinitionTool = defineTool({
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async handler(ctx, input): Promise<NavToolResult> {
     const { engine, nav } = await navigator(ctx);
-    const a = await nav.definition(queryOf(input), { noLsp: input.no_lsp, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    const a = await nav.definition(queryOf(input), { noLsp: input.no_lsp, ...(input.lsp_timeout_ms !== undefined ? { lspTimeoutMs: input.lsp_timeout_ms } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}) });
     const locations = await withLines(ctx, engine.root, a.locations.slice(0, 50));
     if (a.locations.length > 50) a.notes.push(`${a.locations.length - 50} more candidates not listed`);
     const { definition: _d, ...rest } = a;
@@ -135,7 +136,7 @@ export const findReferencesTool = defineTool({
     const fingerprint = requestFingerprint([query, input.limit, input.no_lsp, input.budget_ms ?? null]);
     const offset = input.cursor !== undefined ? decodeCursor(input.cursor, fingerprint, input.limit) : 0;
     const { engine, nav } = await navigator(ctx);
-    const a = await nav.references(query, { noLsp: input.no_lsp, limit: input.limit, ...(input.budget_ms !== undefined ? { budgetMs: input.budget_ms } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    const a = await nav.references(query, { noLsp: input.no_lsp, ...(input.lsp_timeout_ms !== undefined ? { lspTimeoutMs: input.lsp_timeout_ms } : {}), limit: input.limit, ...(input.budget_ms !== undefined ? { budgetMs: input.budget_ms } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}) });
     const budget = charsForTokens(Math.min(input.max_tokens, MAX_ANSWER_TOKENS));
     const definition = a.definition ? (await withLines(ctx, engine.root, [a.definition]))[0] : undefined;
     const { definition: _d, locations: all, ...rest } = a;

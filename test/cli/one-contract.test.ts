@@ -1,0 +1,81 @@
+/**
+ * One contract on every surface: a CLI command that has a tool runs the tool, so its `--json`
+ * is the tool's answer over MCP and over the editor's `vlt/tool` request, with the same paging
+ * and the same errors. One workspace, three clients: the built CLI, a real MCP SDK client over
+ * stdio, and an LSP connection to `vlt lsp` as an editor makes it.
+ */
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toolRequest } from '../../src/protocol/lsp';
+import { vlt } from '../helpers/cli';
+import { start, type Session } from '../helpers/lsp-session';
+import { call, connectStdio, ensureBuilt, textOf, type StdioSession } from '../helpers/mcp-client';
+
+/** Timings differ from run to run; everything else must not. */
+function stable(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(stable);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).filter(([k]) => k !== 'ms').map(([k, x]) => [k, stable(x)]));
+  return v;
+}
+
+describe('the CLI, MCP and the editor answer a tool the same', () => {
+  let lsp: Session;
+  let mcp: StdioSession;
+
+  beforeAll(async () => {
+    ensureBuilt();
+    lsp = await start('test/fixtures/intel/ts', { fallbackLanguages: [] });
+    await lsp.waitStatus((s) => s.state === 'ready' && s.files > 0);
+    mcp = await connectStdio(['mcp', '--workspace', lsp.dir]);
+  }, 120_000);
+
+  afterAll(async () => {
+    await mcp?.client.close();
+    await lsp?.close();
+    lsp?.cleanup();
+  });
+
+  /** The three answers of one tool call: CLI `--json` (in its own process), MCP, `vlt/tool`. */
+  async function three(cli: string[], tool: string, input: Record<string, unknown>): Promise<unknown[]> {
+    const c = await vlt(['-C', lsp.dir, ...cli, '--json']);
+    expect(c.code, c.stderr).toBe(0);
+    const m: CallToolResult = await call(mcp, tool, input);
+    expect(m.isError, textOf(m)).toBeFalsy();
+    const e = await lsp.conn.sendRequest(toolRequest, { name: tool, input });
+    return [JSON.parse(c.stdout), m.structuredContent, e].map(stable);
+  }
+
+  const cases: Array<[string, string[], string, Record<string, unknown>]> = [
+    ['def', ['coderag', 'def', 'helper', '--no-lsp'], 'find_definition', { symbol: 'helper', no_lsp: true }],
+    ['def at a position', ['coderag', 'def', 'src/service.ts:11:20', '--no-lsp'], 'find_definition', { file: 'src/service.ts', line: 11, col: 20, no_lsp: true }],
+    ['refs', ['coderag', 'refs', 'helper', '--no-lsp'], 'find_references', { symbol: 'helper', no_lsp: true, limit: 200, max_tokens: 20_000 }],
+    ['ctx', ['ctx', 'src/service.ts'], 'get_context', { ref_ids: ['src/service.ts'] }],
+    ['why', ['why', 'src/lib/util.ts'], 'impact_analysis', { ref_id: 'src/lib/util.ts' }],
+    ['routes', ['routes'], 'list_routes', { limit: 1000 }],
+  ];
+  it.each(cases)('%s', async (_name, cli, tool, input) => {
+    const [fromCli, fromMcp, fromEditor] = await three(cli, tool, input);
+    expect(fromCli).toEqual(fromMcp);
+    expect(fromEditor).toEqual(fromMcp);
+  }, 60_000);
+
+  it('pages the same: a page of the CLI continues with the cursor MCP gave, and the reverse', async () => {
+    const first = await call(mcp, 'find_references', { symbol: 'helper', no_lsp: true, max_tokens: 100 });
+    const page1 = first.structuredContent as { locations: unknown[]; next_cursor?: string; total?: number };
+    expect(page1.locations).toHaveLength(1);
+    expect(page1.next_cursor).toEqual(expect.any(String));
+    const c = await vlt(['-C', lsp.dir, 'coderag', 'refs', 'helper', '--no-lsp', '--max-tokens', '100', '--cursor', page1.next_cursor!, '--json']);
+    expect(c.code, c.stderr).toBe(0);
+    const page2 = JSON.parse(c.stdout) as { locations: Array<{ citation: string }>; next_cursor?: string };
+    const viaMcp = (await call(mcp, 'find_references', { symbol: 'helper', no_lsp: true, max_tokens: 100, cursor: page1.next_cursor })).structuredContent as typeof page2;
+    expect(stable(page2)).toEqual(stable(viaMcp));
+    // A cursor of another request is refused the same way everywhere: a usage error.
+    const wrong = await vlt(['-C', lsp.dir, 'coderag', 'refs', 'double', '--no-lsp', '--max-tokens', '100', '--cursor', page1.next_cursor!]);
+    expect(wrong.code).toBe(2);
+    const wrongMcp = await call(mcp, 'find_references', { symbol: 'double', no_lsp: true, max_tokens: 100, cursor: page1.next_cursor });
+    expect(wrongMcp.isError).toBe(true);
+    const message = textOf(wrongMcp).replace(/^USAGE: /, '');
+    expect(wrong.stderr.trim()).toBe(`vlt: ${message}`);
+    await expect(lsp.conn.sendRequest(toolRequest, { name: 'find_references', input: { symbol: 'double', no_lsp: true, max_tokens: 100, cursor: page1.next_cursor } })).rejects.toThrow(`USAGE: ${message}`);
+  }, 60_000);
+});
