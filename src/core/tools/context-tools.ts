@@ -22,7 +22,7 @@ const contextInput = strictArgs({
   depth: z.number().int().min(1).max(5).default(CONTEXT_DEFAULTS.depth).describe('How many steps of the graph to walk from the focus.'),
   max_nodes: z.number().int().min(1).max(200).default(CONTEXT_DEFAULTS.maxNodes).describe('The most nodes in the subgraph (a hard stop).'),
   max_chunks: z.number().int().min(0).max(50).default(CONTEXT_DEFAULTS.maxChunks).describe('The most doc chunks to include.'),
-});
+}).meta({ examples: [{"ref_ids": ["src/billing/service.py"], "depth": 2, "max_nodes": 20}] });
 
 export const getContextTool = defineTool({
   name: 'get_context',
@@ -47,7 +47,7 @@ const whyInput = strictArgs({
   ref_id: z.string().min(1).max(500).describe(refDescription),
   depth: z.number().int().min(1).max(6).default(3).describe('How many steps to follow each way.'),
   reverse: z.boolean().default(false).describe('Stress upstream: upstream gets the full depth, downstream max(depth // 2, 1).'),
-});
+}).meta({ examples: [{"ref_id": "db/models/query.py#QuerySet", "depth": 3}] });
 
 export const impactAnalysisTool = defineTool({
   name: 'impact_analysis',
@@ -67,7 +67,7 @@ const routesInput = strictArgs({
   scope: z.string().min(1).max(500).optional().describe(`Only the routes in this part of the workspace. ${refDescription}`),
   framework: z.string().min(1).max(40).optional().describe('Only routes of this framework (fastapi, flask, express, nestjs, gin, echo, fiber, spring, strawberry, ariadne, type-graphql, graphql-schema, grpc, ...).'),
   limit: z.number().int().min(1).max(1000).default(100).describe('The most routes to return.'),
-});
+}).meta({ examples: [{"scope": "src/api", "framework": "fastapi"}] });
 
 export const listRoutesTool = defineTool({
   name: 'list_routes',

@@ -227,7 +227,7 @@ const searchCodeInput = strictArgs({
     .max(200)
     .optional()
     .describe('The next_cursor of a previous answer, to get the next page; pass it with exactly the same query, limit, language, path and kind.'),
-});
+}).meta({ examples: [{"query": "gzip writer close", "limit": 5, "language": "go", "path": "compress/**"}] });
 
 export interface SearchCodeHit extends SearchHit {
   /** The file changed or vanished since it was indexed; the snippet was read live (or is empty). */
@@ -405,7 +405,7 @@ function signatureOf(hit: SearchHit, snippet: string): SearchCodeSignature {
 // index_status
 // ---------------------------------------------------------------------------------------
 
-const indexStatusInput = strictArgs({});
+const indexStatusInput = strictArgs({}).meta({ examples: [{}] });
 
 /** Skipped folders listed by index_status; the rest are counted. A large tree can skip thousands. */
 const STATUS_SKIPPED_DIRS = 50;

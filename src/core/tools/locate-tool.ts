@@ -16,7 +16,7 @@ const locateInput = strictArgs({
     .max(100_000)
     .describe('The bug report as given: the issue text, an error message, a stack trace or traceback, or a commit-style description of the fix. Paste it whole; frames, quoted messages and code identifiers in it are evidence.'),
   limit: z.number().int().min(1).max(50).default(10).describe('How many files to return, best first.'),
-});
+}).meta({ examples: [{"report": "Saving an unbound form crashes:\nTraceback …\nValueError: cannot save an unbound form", "limit": 5}] });
 
 export interface LocateToolResult {
   files: Array<Pick<LocatedFile, 'path' | 'line' | 'score' | 'reasons'>>;

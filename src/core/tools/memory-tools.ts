@@ -50,47 +50,47 @@ export const MEMORY_TOOLS = (() => {
     folder: z.string().max(1000).optional().describe('Only notes under this folder, e.g. "architecture"; omit for the whole vault.'),
     limit: z.number().int().min(1).max(500).default(200).describe('Notes per page (1-500).'),
     cursor: z.string().max(200).optional().describe('The next_cursor of a previous answer, to get the next page; pass the same folder and limit.'),
-  });
+  }).meta({ examples: [{"folder": "decisions"}] });
   const readNoteInput = strictArgs({
     path: notePathArg.describe('Note path relative to the vault, e.g. "architecture/cache.md" (".md" optional), or a note name such as "cache".'),
     max_tokens: maxTokensArg,
-  });
+  }).meta({ examples: [{"path": "decisions/caching.md"}] });
   const writeNoteInput = strictArgs({
     path: notePathArg.describe('Note path relative to the vault, e.g. "decisions/caching.md"; ".md" is added when missing. Folders are created.'),
     content: z.string().max(NOTE_MAX_BYTES).describe('The complete Markdown text, optionally starting with YAML frontmatter between --- lines (title, tags, summary, …).'),
-  });
-  const deleteNoteInput = strictArgs({ path: notePathArg.describe('Exact note path relative to the vault, as list_notes shows it.') });
+  }).meta({ examples: [{"path": "decisions/caching.md", "content": "---\ntags: [cache]\n---\n# Caching\n\nAn LRU in front of the store; see [[storage]]."}] });
+  const deleteNoteInput = strictArgs({ path: notePathArg.describe('Exact note path relative to the vault, as list_notes shows it.') }).meta({ examples: [{"path": "ideas/old.md"}] });
   const searchNotesInput = strictArgs({
     query: z.string().min(1).max(2000).describe('Words, names or identifiers to look for in titles, tags, frontmatter fields and text.'),
     limit: z.number().int().min(1).max(50).default(10).describe('How many notes to return (1-50).'),
     tag: z.string().max(200).optional().describe('Only notes with this tag (without "#").'),
     folder: z.string().max(1000).optional().describe('Only notes under this folder.'),
-  });
-  const backlinksInput = strictArgs({ path: notePathArg.describe('The note whose backlinks to list: a path or a note name.') });
-  const tagsInput = strictArgs({});
+  }).meta({ examples: [{"query": "auth flow"}] });
+  const backlinksInput = strictArgs({ path: notePathArg.describe('The note whose backlinks to list: a path or a note name.') }).meta({ examples: [{"path": "storage"}] });
+  const tagsInput = strictArgs({}).meta({ examples: [{}] });
   const moveNoteInput = strictArgs({
     from: notePathArg.describe('Exact path of the note to move, as list_notes shows it.'),
     to: notePathArg.describe('Its new path ("decisions/cache.md"), or a folder ending in "/" to keep its file name.'),
-  });
+  }).meta({ examples: [{"from": "ideas/lru.md", "to": "decisions/"}] });
   const createIndexInput = strictArgs({
     folder: z.string().max(1000).default('').describe('Folder relative to the vault whose index.md to write; "" for the vault root.'),
-  });
+  }).meta({ examples: [{"folder": "decisions"}] });
   const pushInput = strictArgs({
     thread: threadArg,
     text: z.string().min(1).max(MAX_ENTRY_CHARS).describe('The entry: a decision, finding, question or progress note, in a few sentences. Name symbols and files exactly.'),
     author: z.string().min(1).max(128).optional().describe('Who records it; defaults to the calling agent.'),
-  });
+  }).meta({ examples: [{"thread": "auth-refactor", "text": "Chose JWT over sessions because the API is stateless."}] });
   const readInput = strictArgs({
     thread: threadArg,
     entries: z.number().int().min(0).max(200).default(20).describe('How many of the latest entries to include besides the summary (0-200).'),
     max_tokens: maxTokensArg,
-  });
+  }).meta({ examples: [{"thread": "auth-refactor"}] });
   const seekInput = strictArgs({
     query: z.string().min(1).max(2000).describe('What to look for across thread entries: words, names, identifiers.'),
     limit: z.number().int().min(1).max(50).default(10).describe('How many entries to return (1-50).'),
     thread: threadArg.optional().describe('Only entries of this thread.'),
-  });
-  const listInput = strictArgs({});
+  }).meta({ examples: [{"query": "why JWT"}] });
+  const listInput = strictArgs({}).meta({ examples: [{}] });
 
   return [
     defineTool({

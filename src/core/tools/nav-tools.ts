@@ -74,7 +74,7 @@ async function navigator(ctx: ToolContext) {
   return { engine, nav: engine.navigator(ctx.intel?.(engine) ?? {}) };
 }
 
-const findDefinitionInput = strictArgs(target);
+const findDefinitionInput = strictArgs(target).meta({ examples: [{"file": "src/service.ts", "line": 11, "col": 20}, {"symbol": "Writer.Close"}] });
 
 export const findDefinitionTool = defineTool({
   name: 'find_definition',
@@ -117,7 +117,7 @@ const findReferencesInput = strictArgs({
     .max(600_000)
     .optional()
     .describe('Without a language server: stop resolving uses after this many milliseconds and answer with those found so far, nearest to the definition first; notes then say the list is partial. Default: no limit.'),
-});
+}).meta({ examples: [{"symbol": "parseConfig", "limit": 100}] });
 
 export const findReferencesTool = defineTool({
   name: 'find_references',
@@ -164,7 +164,7 @@ const getDiagnosticsInput = strictArgs({
   line: z.number().int().min(1).optional().describe('With col: also return the hover text (type, documentation) at this 1-based line.'),
   col: z.number().int().min(1).optional().describe('With line: the 1-based column to hover at.'),
   timeout_ms: z.number().int().min(1000).max(120_000).default(30_000).describe('Upper bound for the language server, start-up included (1000-120000 ms).'),
-});
+}).meta({ examples: [{"file": "src/service.ts"}, {"file": "src/service.ts", "line": 11, "col": 20}] });
 
 export interface DiagnosticsToolResult {
   file: string;

@@ -34,7 +34,7 @@ const askOracleInput = strictArgs({
   no_llm: z.boolean().default(false).describe('Answer with the extractive evidence brief even when a language model is configured: faster, and exactly the evidence.'),
   agent: z.boolean().default(false).describe('Let the language model call the search and navigation tools in a loop before it answers (slower; for questions the first retrieval does not settle). Ignored without a tool-calling model.'),
   max_tokens: z.number().int().min(500).max(MAX_ANSWER_TOKENS).default(6000).describe('Upper bound on the size of this answer, in tokens (estimated as characters / 4).'),
-});
+}).meta({ examples: [{"question": "How does the session refresh work?", "sources": ["code", "notes"]}] });
 
 export interface AskOracleResult extends Omit<OracleAnswer, 'explain'> {
   explain?: OracleAnswer['explain'];
@@ -102,7 +102,7 @@ const readFileRangeInput = strictArgs({
   path: z.string().min(1).max(1000).describe('Workspace-relative path of the file, e.g. "src/server/auth.ts".'),
   start_line: z.number().int().min(1).describe('First line to read, 1-based.'),
   end_line: z.number().int().min(1).optional().describe(`Last line to read, inclusive (default: start_line + 99; at most ${MAX_READ_LINES} lines per call).`),
-});
+}).meta({ examples: [{"path": "src/auth/session.ts", "start_line": 10, "end_line": 40}] });
 
 export interface ReadFileRangeResult {
   path: string;

@@ -42,7 +42,7 @@ const repoMapInput = strictArgs({
     .max(300)
     .optional()
     .describe('The next_cursor of a previous answer, to get the next-ranked definitions; pass it with exactly the same scope and focus.'),
-});
+}).meta({ examples: [{"scope": "net/http", "max_tokens": 2000, "focus": ["Client.Do"]}] });
 
 export interface RepoMapToolResult {
   /**
