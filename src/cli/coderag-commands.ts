@@ -31,6 +31,14 @@ function navInput(o: { lsp?: boolean; lspTimeout?: number }) {
 }
 
 export function registerCoderagCommands(program: Command, c: CommandContext): void {
+  const coderag = program.command('coderag').description('index and search the code of a workspace').exitOverride();
+  registerIndexCommands(coderag, c);
+  registerQueryCommands(coderag, c);
+  registerNavigationCommands(coderag, c);
+}
+
+/** `init`, `sync`, `status`, `watch`: building the index and keeping it current. */
+function registerIndexCommands(coderag: Command, c: CommandContext): void {
   const { io, out, json } = c;
 
   /** `init` and `sync`: an incremental index run with progress. */
@@ -39,8 +47,6 @@ export function registerCoderagCommands(program: Command, c: CommandContext): vo
     if (o.json) json(r);
     else out(summarizeIndexLine(r));
   };
-
-  const coderag = program.command('coderag').description('index and search the code of a workspace').exitOverride();
 
   coderag
     .command('init')
@@ -99,6 +105,11 @@ export function registerCoderagCommands(program: Command, c: CommandContext): vo
         await ws.close();
       }
     });
+}
+
+/** `search`, `locate`, `map`: asking the index in words, with a report, or for its map. */
+function registerQueryCommands(coderag: Command, c: CommandContext): void {
+  const { io, out, json } = c;
 
   coderag
     .command('search')
@@ -173,6 +184,11 @@ export function registerCoderagCommands(program: Command, c: CommandContext): vo
         if (res.next_cursor) w.logger.info(`more definitions rank below; continue with --cursor ${res.next_cursor}`);
       }
     });
+}
+
+/** `def`, `refs`, `diag`: the navigation tools. */
+function registerNavigationCommands(coderag: Command, c: CommandContext): void {
+  const { out, json } = c;
 
   coderag
     .command('def')

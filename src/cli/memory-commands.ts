@@ -33,7 +33,27 @@ function printThread(out: (t: string) => void, v: ThreadView): void {
   }
 }
 
+/** What the memory commands share: output, stdin, and one way to run a command over memory. */
+interface MemoryCli {
+  out(text: string): void;
+  json(value: unknown): void;
+  warn(text: string): void;
+  readStdin(what: string): Promise<string>;
+  /**
+   * Opens memory, runs one command, prints its result (JSON or human), records it in the named
+   * session, and closes memory whatever happens.
+   */
+  run<T>(tool: string, input: Record<string, unknown>, o: JsonOpt, fn: (m: Memory) => Promise<T>, human: (r: T) => void): Promise<void>;
+}
+
 export function registerMemoryCommands(program: Command, ctx: CommandContext): void {
+  const h = memoryCli(ctx);
+  registerThreadCommands(program, h);
+  registerNotesCommands(program, h);
+  registerSessionCommands(program, h);
+}
+
+function memoryCli(ctx: CommandContext): MemoryCli {
   const out = (text: string) => writeLine(ctx.io.stdout, text);
   const json = (value: unknown) => out(JSON.stringify(value, null, 2));
   const warn = (text: string) => ctx.io.stderr.write(`warn: ${text}\n`);
@@ -56,10 +76,11 @@ export function registerMemoryCommands(program: Command, ctx: CommandContext): v
     });
   };
 
-  // -------------------------------------------------------------------------------------------
-  // vlt thread
-  // -------------------------------------------------------------------------------------------
+  return { out, json, warn, readStdin, run };
+}
 
+/** `vlt thread`: development memory. */
+function registerThreadCommands(program: Command, { out, readStdin, run }: MemoryCli): void {
   const thread = program.command('thread').description('development memory: append-only threads with lazy summaries').exitOverride();
 
   thread
@@ -120,10 +141,10 @@ export function registerMemoryCommands(program: Command, ctx: CommandContext): v
       });
     });
 
-  // -------------------------------------------------------------------------------------------
-  // vlt notes
-  // -------------------------------------------------------------------------------------------
+}
 
+/** `vlt notes`: the notes vault. */
+function registerNotesCommands(program: Command, { out, warn, readStdin, run }: MemoryCli): void {
   const notes = program.command('notes').description('the notes vault: README and docs/ (read-only) plus .vlt/notes/, or [vault] root').exitOverride();
 
   notes
@@ -258,10 +279,10 @@ export function registerMemoryCommands(program: Command, ctx: CommandContext): v
       });
     });
 
-  // -------------------------------------------------------------------------------------------
-  // vlt session
-  // -------------------------------------------------------------------------------------------
+}
 
+/** `vlt session`: the shared conversation context. */
+function registerSessionCommands(program: Command, { out, run }: MemoryCli): void {
   const session = program.command('session').description('the shared conversation context of agents, the MCP server and the chat').exitOverride();
 
   session

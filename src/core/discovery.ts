@@ -306,137 +306,176 @@ function byPath<T extends { path: string }>(a: T, b: T): number {
  * `opts.signal` aborts; every per-file problem becomes an entry of `skipped` or
  * `skippedDirs` instead.
  */
-export async function discoverFiles(
-  root: string,
-  config: VltConfig,
-  fs: WorkspaceFs,
-  opts: DiscoveryOptions = {},
-): Promise<DiscoveryResult> {
-  const { logger, signal, onProgress } = opts;
+export async function discoverFiles(root: string, config: VltConfig, fs: WorkspaceFs, opts: DiscoveryOptions = {}): Promise<DiscoveryResult> {
   const started = Date.now();
   const rootAbs = resolve(root);
-  const limit = createLimiter(FS_CONCURRENCY);
+  const realRoot = await openRoot(rootAbs, fs);
+  const walker = new Walker(realRoot, config, fs, opts);
+  const rootIgnores: IgnoreLevel[] = [];
+  const infoExclude = await walker.readRules(join(rootAbs, '.git', 'info', 'exclude'));
+  // .git/info/exclude has lower precedence than any .gitignore, so it comes first.
+  if (infoExclude) rootIgnores.push({ base: '', ig: infoExclude });
+  await walker.walkDir({ abs: rootAbs, rel: '', realChain: [realRoot], ignores: rootIgnores, inGoModule: false });
+  const r = walker.result();
+  opts.onProgress?.({ phase: 'discover', done: r.files.length, total: r.files.length });
+  opts.logger?.debug(`discovery: ${r.files.length} files, ${r.skipped.length} skipped, ${r.skippedDirs.length} dirs skipped, ${r.unsupportedCount} unsupported in ${Date.now() - started} ms`);
+  return r;
+}
 
+/** The workspace root's real path; PATH_NOT_FOUND, NOT_A_DIRECTORY or IO when it cannot be walked. */
+async function openRoot(rootAbs: string, fs: WorkspaceFs): Promise<string> {
   let rootStat: FileStat;
   try {
     rootStat = await fs.stat(rootAbs);
   } catch (e) {
     const code = errnoCode(e);
-    if (code === 'ENOENT' || code === 'ENOTDIR') {
-      throw new VltError('PATH_NOT_FOUND', `workspace not found: ${rootAbs}`, { path: rootAbs }, { cause: e });
-    }
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw new VltError('PATH_NOT_FOUND', `workspace not found: ${rootAbs}`, { path: rootAbs }, { cause: e });
     throw new VltError('IO', `cannot access workspace ${rootAbs}: ${code ?? String(e)}`, { path: rootAbs }, { cause: e });
   }
-  if (rootStat.kind !== 'dir') {
-    throw new VltError('NOT_A_DIRECTORY', `workspace is not a directory: ${rootAbs}`, { path: rootAbs });
-  }
-  let realRoot: string;
+  if (rootStat.kind !== 'dir') throw new VltError('NOT_A_DIRECTORY', `workspace is not a directory: ${rootAbs}`, { path: rootAbs });
   try {
-    realRoot = await fs.realpath(rootAbs);
+    return await fs.realpath(rootAbs);
   } catch (e) {
     throw new VltError('IO', `cannot resolve workspace ${rootAbs}: ${errnoCode(e) ?? String(e)}`, { path: rootAbs }, { cause: e });
   }
+}
 
-  const include = compilePatterns(config.index.include);
-  const exclude = compilePatterns(config.index.exclude);
-  const hasInclude = include.patterns.length > 0;
-  const enabledLanguages = new Set<LanguageId>(config.index.languages);
-  const maxBytes = config.index.maxFileBytes;
+/**
+ * One walk of a workspace: the configuration it applies, and what it has found so far. Each
+ * directory is read once; its entries are considered concurrently (at most FS_CONCURRENCY file
+ * system calls at a time), and the lists are sorted by path at the end.
+ */
+class Walker {
+  private readonly limit = createLimiter(FS_CONCURRENCY);
+  private readonly include: PatternSet;
+  private readonly exclude: PatternSet;
+  private readonly hasInclude: boolean;
+  private readonly enabledLanguages: ReadonlySet<LanguageId>;
+  private readonly maxBytes: number;
 
-  const files: DiscoveredFile[] = [];
-  const skipped: SkippedFile[] = [];
-  const skippedDirs: SkippedDir[] = [];
-  let unsupportedCount = 0;
-  const unsupportedByExt: Record<string, number> = {};
-  const unsupported = (name: string): void => {
-    unsupportedCount++;
+  private readonly files: DiscoveredFile[] = [];
+  private readonly skipped: SkippedFile[] = [];
+  private readonly skippedDirs: SkippedDir[] = [];
+  private unsupportedCount = 0;
+  private readonly unsupportedByExt: Record<string, number> = {};
+  private readonly listed: string[] = [];
+  private readonly goVendorDirs: string[] = [];
+  private nextProgress = PROGRESS_EVERY;
+
+  constructor(
+    private readonly realRoot: string,
+    private readonly config: VltConfig,
+    private readonly fs: WorkspaceFs,
+    private readonly opts: DiscoveryOptions,
+  ) {
+    this.include = compilePatterns(config.index.include);
+    this.exclude = compilePatterns(config.index.exclude);
+    this.hasInclude = this.include.patterns.length > 0;
+    this.enabledLanguages = new Set<LanguageId>(config.index.languages);
+    this.maxBytes = config.index.maxFileBytes;
+  }
+
+  /** What was found, each list sorted by path. */
+  result(): DiscoveryResult {
+    this.files.sort(byPath);
+    this.skipped.sort(byPath);
+    this.skippedDirs.sort(byPath);
+    this.listed.sort();
+    this.goVendorDirs.sort();
+    const { files, skipped, skippedDirs, unsupportedCount, unsupportedByExt, listed, goVendorDirs } = this;
+    return { files, skipped, skippedDirs, unsupportedCount, unsupportedByExt, listed, goVendorDirs };
+  }
+
+  private checkAbort(): void {
+    if (this.opts.signal?.aborted) throw new VltError('CANCELLED', 'discovery cancelled');
+  }
+
+  private skipFile(path: string, reason: SkipReason, detail?: string): void {
+    this.skipped.push(detail === undefined ? { path, reason } : { path, reason, detail });
+  }
+
+  private skipDir(path: string, reason: SkipReason, detail?: string): void {
+    this.opts.logger?.debug(`discovery: skip dir ${path} (${reason}${detail ? `: ${detail}` : ''})`);
+    this.skippedDirs.push(detail === undefined ? { path, reason } : { path, reason, detail });
+  }
+
+  /** A file in no supported language, counted by its extension (or its name, without one). */
+  private unsupported(name: string): void {
+    this.unsupportedCount++;
     const slash = Math.max(name.lastIndexOf('/'), name.lastIndexOf('\\'));
     const base = name.slice(slash + 1);
     const dot = base.lastIndexOf('.');
     const key = dot > 0 ? base.slice(dot).toLowerCase() : base;
-    unsupportedByExt[key] = (unsupportedByExt[key] ?? 0) + 1;
-  };
-  const listed: string[] = [];
-  const goVendorDirs: string[] = [];
-  let nextProgress = PROGRESS_EVERY;
-
-  const checkAbort = (): void => {
-    if (signal?.aborted) throw new VltError('CANCELLED', 'discovery cancelled');
-  };
-  const skipFile = (path: string, reason: SkipReason, detail?: string): void => {
-    skipped.push(detail === undefined ? { path, reason } : { path, reason, detail });
-  };
-  const skipDir = (path: string, reason: SkipReason, detail?: string): void => {
-    logger?.debug(`discovery: skip dir ${path} (${reason}${detail ? `: ${detail}` : ''})`);
-    skippedDirs.push(detail === undefined ? { path, reason } : { path, reason, detail });
-  };
+    this.unsupportedByExt[key] = (this.unsupportedByExt[key] ?? 0) + 1;
+  }
 
   /** Reads a rules file, treating any failure as "no rules": ignore files are optional. */
-  const readRules = async (abs: string): Promise<Ignore | undefined> => {
+  async readRules(abs: string): Promise<Ignore | undefined> {
     try {
-      const bytes = await limit(() => fs.readFile(abs));
+      const bytes = await this.limit(() => this.fs.readFile(abs));
       return ignore({ ignorecase: IGNORE_CASE }).add(new TextDecoder().decode(bytes));
     } catch (e) {
       const code = errnoCode(e);
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') logger?.warn(`discovery: cannot read ${abs}: ${code ?? String(e)}`);
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') this.opts.logger?.warn(`discovery: cannot read ${abs}: ${code ?? String(e)}`);
       return undefined;
     }
-  };
+  }
 
   /**
    * Resolves a symlink to its real path and target kind, or records why it cannot be
    * followed. A dangling or self-looping link is listed only when its name looks like
    * source, since we cannot tell whether it meant a file or a directory.
    */
-  const resolveLink = async (rel: string, abs: string): Promise<{ real: string; stat: FileStat } | undefined> => {
+  private async resolveLink(rel: string, abs: string): Promise<{ real: string; stat: FileStat } | undefined> {
     try {
-      const real = await limit(() => fs.realpath(abs));
-      const st = await limit(() => fs.stat(abs));
+      const real = await this.limit(() => this.fs.realpath(abs));
+      const st = await this.limit(() => this.fs.stat(abs));
       return { real, stat: st };
     } catch (e) {
       if (languageForPath(rel) === undefined) {
-        unsupported(rel);
+        this.unsupported(rel);
         return undefined;
       }
-      const code = errnoCode(e);
-      if (code === 'ENOENT') skipFile(rel, 'unreadable', 'broken symlink');
+      if (errnoCode(e) === 'ENOENT') this.skipFile(rel, 'unreadable', 'broken symlink');
       else {
         const p = problemFor(e);
-        skipFile(rel, p.reason, p.detail);
+        this.skipFile(rel, p.reason, p.detail);
       }
       return undefined;
     }
-  };
+  }
 
   /**
    * The language of a file with no extension, from its first line (a `#!` interpreter, an Emacs
    * mode line); only small regular files are read, and only their first bytes are looked at.
    */
-  const sniffLanguage = async (abs: string, known?: FileStat): Promise<LanguageId | undefined> => {
+  private async sniffLanguage(abs: string, known?: FileStat): Promise<LanguageId | undefined> {
     try {
-      const st = known ?? (await limit(() => fs.stat(abs)));
-      if (st.kind !== 'file' || st.size === 0 || st.size > Math.min(maxBytes, SNIFF_MAX_BYTES)) return undefined;
-      const bytes = await limit(() => fs.readFile(abs));
+      const st = known ?? (await this.limit(() => this.fs.stat(abs)));
+      if (st.kind !== 'file' || st.size === 0 || st.size > Math.min(this.maxBytes, SNIFF_MAX_BYTES)) return undefined;
+      const bytes = await this.limit(() => this.fs.readFile(abs));
       return languageFromFirstLine(new TextDecoder('utf-8', { fatal: false }).decode(bytes.subarray(0, 300)));
     } catch {
       return undefined;
     }
-  };
+  }
 
   /** A file whose extension two languages share (`.pl`): its first bytes decide. */
-  const sniffAmbiguous = async (name: string, abs: string, known?: FileStat): Promise<LanguageId | undefined> => {
+  private async sniffAmbiguous(name: string, abs: string, known?: FileStat): Promise<LanguageId | undefined> {
     try {
-      const st = known ?? (await limit(() => fs.stat(abs)));
-      if (st.kind !== 'file' || st.size > maxBytes) return languageForPath(name);
-      const bytes = await limit(() => fs.readFile(abs));
+      const st = known ?? (await this.limit(() => this.fs.stat(abs)));
+      if (st.kind !== 'file' || st.size > this.maxBytes) return languageForPath(name);
+      const bytes = await this.limit(() => this.fs.readFile(abs));
       return languageFromContent(name, new TextDecoder('utf-8', { fatal: false }).decode(bytes.subarray(0, 4096)));
     } catch {
       return languageForPath(name);
     }
-  };
+  }
 
-  const denied = (rel: string, link?: { target?: string }): string | undefined =>
-    deniedBy(rel, config.security.deny) ?? (link?.target !== undefined ? deniedBy(link.target, config.security.deny) : undefined);
+  private denied(rel: string, link?: { target?: string }): string | undefined {
+    const deny = this.config.security.deny;
+    return deniedBy(rel, deny) ?? (link?.target !== undefined ? deniedBy(link.target, deny) : undefined);
+  }
 
   /**
    * Considers one file. `link` is set for a symlinked file: its target was already
@@ -444,60 +483,49 @@ export async function discoverFiles(
    * path relative to the workspace root when it stays inside: a link is denied when either its
    * own path or its target's matches the deny list (`notes/cert.md` → `prod.pem`).
    */
-  const visitFile = async (
-    rel: string,
-    abs: string,
-    name: string,
-    ignores: readonly IgnoreLevel[],
-    link?: { stat: FileStat; outside: boolean; target?: string },
-    goVendor = false,
-  ): Promise<void> => {
-    const language = isAmbiguousPath(name) ? await sniffAmbiguous(name, abs, link?.stat) : (languageForPath(name) ?? (isExtensionless(name) ? await sniffLanguage(abs, link?.stat) : undefined));
+  private async visitFile(rel: string, abs: string, name: string, ignores: readonly IgnoreLevel[], link?: { stat: FileStat; outside: boolean; target?: string }, goVendor = false): Promise<void> {
+    const { exclude, include, opts } = this;
+    const language = isAmbiguousPath(name) ? await this.sniffAmbiguous(name, abs, link?.stat) : (languageForPath(name) ?? (isExtensionless(name) ? await this.sniffLanguage(abs, link?.stat) : undefined));
     if (language === undefined) {
-      unsupported(name);
-      if (opts.alsoList?.test(name) && !link?.outside && !isIgnored(ignores, rel, false) && !exclude.match(rel) && !denied(rel, link)) listed.push(rel);
+      this.unsupported(name);
+      if (opts.alsoList?.test(name) && !link?.outside && !isIgnored(ignores, rel, false) && !exclude.match(rel) && !this.denied(rel, link)) this.listed.push(rel);
       return;
     }
-    if (isIgnored(ignores, rel, false)) return skipFile(rel, 'gitignored');
-    if (exclude.match(rel)) return skipFile(rel, 'excluded');
-    const secret = denied(rel, link);
-    if (secret) return skipFile(rel, 'denied', secret);
-    if (hasInclude && !include.match(rel)) return skipFile(rel, 'excluded', 'not included');
-    if (link?.outside) return skipFile(rel, 'excluded', 'outside workspace');
-    if (!enabledLanguages.has(language)) return skipFile(rel, 'language-disabled', language);
-    if (goVendor && language !== 'go') return skipFile(rel, 'vendored', 'a Go vendor directory: only its Go files are indexed (for navigation)');
-    if (MINIFIED_NAME.test(name)) return skipFile(rel, 'minified', 'file name');
+    if (isIgnored(ignores, rel, false)) return this.skipFile(rel, 'gitignored');
+    if (exclude.match(rel)) return this.skipFile(rel, 'excluded');
+    const secret = this.denied(rel, link);
+    if (secret) return this.skipFile(rel, 'denied', secret);
+    if (this.hasInclude && !include.match(rel)) return this.skipFile(rel, 'excluded', 'not included');
+    if (link?.outside) return this.skipFile(rel, 'excluded', 'outside workspace');
+    if (!this.enabledLanguages.has(language)) return this.skipFile(rel, 'language-disabled', language);
+    if (goVendor && language !== 'go') return this.skipFile(rel, 'vendored', 'a Go vendor directory: only its Go files are indexed (for navigation)');
+    if (MINIFIED_NAME.test(name)) return this.skipFile(rel, 'minified', 'file name');
     let st = link?.stat;
     if (st === undefined) {
-      checkAbort();
+      this.checkAbort();
       try {
-        st = await limit(() => fs.stat(abs));
+        st = await this.limit(() => this.fs.stat(abs));
       } catch (e) {
         const p = problemFor(e);
-        return skipFile(rel, p.reason, p.detail);
+        return this.skipFile(rel, p.reason, p.detail);
       }
     }
-    if (st.kind !== 'file') return skipFile(rel, 'unreadable', 'not a regular file');
-    if (st.size > maxBytes) return skipFile(rel, 'too-large', `${st.size} bytes > max_file_bytes ${maxBytes}`);
-    files.push({ path: rel, absPath: abs, language, size: st.size, mtimeMs: st.mtimeMs, ...(goVendor ? { vendored: true as const } : {}) });
+    if (st.kind !== 'file') return this.skipFile(rel, 'unreadable', 'not a regular file');
+    if (st.size > this.maxBytes) return this.skipFile(rel, 'too-large', `${st.size} bytes > max_file_bytes ${this.maxBytes}`);
+    this.files.push({ path: rel, absPath: abs, language, size: st.size, mtimeMs: st.mtimeMs, ...(goVendor ? { vendored: true as const } : {}) });
     // A schema file that is also read as text (`.proto`) is listed as well.
-    if (opts.alsoList?.test(name)) listed.push(rel);
-    if (onProgress && files.length >= nextProgress) {
-      nextProgress += PROGRESS_EVERY;
-      onProgress({ phase: 'discover', done: files.length, total: 0, message: rel });
+    if (opts.alsoList?.test(name)) this.listed.push(rel);
+    if (opts.onProgress && this.files.length >= this.nextProgress) {
+      this.nextProgress += PROGRESS_EVERY;
+      opts.onProgress({ phase: 'discover', done: this.files.length, total: 0, message: rel });
     }
-  };
+  }
 
   /** Decides whether to enter a child directory; returns a reason when it is skipped. */
-  const dirSkipReason = (
-    parent: DirContext,
-    rel: string,
-    name: string,
-    siblings: ReadonlySet<string>,
-    hasGoSibling: boolean,
-  ): { reason: SkipReason | 'go-vendor'; detail?: string } | undefined => {
+  private dirSkipReason(parent: DirContext, rel: string, name: string, siblings: ReadonlySet<string>, hasGoSibling: boolean): { reason: SkipReason | 'go-vendor'; detail?: string } | undefined {
+    const { include, hasInclude } = this;
     if (isIgnored(parent.ignores, rel, true)) return { reason: 'gitignored' };
-    if (exclude.match(rel)) return { reason: 'excluded' };
+    if (this.exclude.match(rel)) return { reason: 'excluded' };
     if (hasInclude && !couldContainIncluded(include, rel)) return { reason: 'excluded', detail: 'not included' };
     const rule = VENDORED_DIRS.find((r) => r.name === name && (r.besideFile === undefined || siblings.has(r.besideFile)));
     if (rule && !(hasInclude && explicitlyIncluded(include, rel, name))) {
@@ -505,114 +533,91 @@ export async function discoverFiles(
       if (name === 'vendor' && parent.inGoModule && !parent.goVendor) return { reason: 'go-vendor', detail: rule.why };
       return { reason: 'vendored', detail: rule.why };
     }
-    if (
-      name === GO_TESTDATA_DIR &&
-      (parent.inGoModule || hasGoSibling) &&
-      !(hasInclude && explicitlyIncluded(include, rel, name))
-    ) {
-      return { reason: 'testdata' };
-    }
+    if (name === GO_TESTDATA_DIR && (parent.inGoModule || hasGoSibling) && !(hasInclude && explicitlyIncluded(include, rel, name))) return { reason: 'testdata' };
     return undefined;
-  };
+  }
 
-  const walkDir = async (ctx: DirContext): Promise<void> => {
-    checkAbort();
+  /** Reads one directory (its .gitignore first) and considers its entries concurrently. */
+  async walkDir(ctx: DirContext): Promise<void> {
+    this.checkAbort();
     let entries: { name: string; kind: EntryKind }[];
     try {
-      entries = await limit(() => fs.readDir(ctx.abs));
+      entries = await this.limit(() => this.fs.readDir(ctx.abs));
     } catch (e) {
-      if (ctx.rel === '') {
-        throw new VltError('IO', `cannot read workspace ${ctx.abs}: ${errnoCode(e) ?? String(e)}`, { path: ctx.abs }, { cause: e });
-      }
+      if (ctx.rel === '') throw new VltError('IO', `cannot read workspace ${ctx.abs}: ${errnoCode(e) ?? String(e)}`, { path: ctx.abs }, { cause: e });
       const p = problemFor(e);
-      skipDir(ctx.rel, p.reason, p.detail);
+      this.skipDir(ctx.rel, p.reason, p.detail);
       return;
     }
-    checkAbort();
-
+    this.checkAbort();
     const names = new Set(entries.map((e) => e.name));
     let ignores = ctx.ignores;
     if (names.has('.gitignore')) {
-      const ig = await readRules(join(ctx.abs, '.gitignore'));
+      const ig = await this.readRules(join(ctx.abs, '.gitignore'));
       if (ig) ignores = [...ignores, { base: ctx.rel, ig }];
     }
-    const here: DirContext = { ...ctx, ignores, inGoModule: ctx.inGoModule || names.has('go.mod') };
-    const hasGoSibling = entries.some((e) => e.name.endsWith('.go'));
+    const dir: DirContext = { ...ctx, ignores, inGoModule: ctx.inGoModule || names.has('go.mod') };
+    const listing: DirListing = { dir, names, hasGoSibling: entries.some((e) => e.name.endsWith('.go')), real: dir.realChain[dir.realChain.length - 1] ?? this.realRoot };
+    await Promise.all(entries.map((entry) => this.visitEntry(listing, entry)));
+  }
 
-    const enterDir = async (name: string, rel: string, abs: string, real: string): Promise<void> => {
-      if (ALWAYS_SKIPPED_DIRS.has(name)) return;
-      const why = dirSkipReason(here, rel, name, names, hasGoSibling);
-      let goVendor = here.goVendor === true;
-      if (why?.reason === 'go-vendor') {
-        const modules = await limit(() => fs.stat(join(abs, 'modules.txt'))).catch(() => undefined);
-        if (modules?.kind !== 'file') return skipDir(rel, 'vendored', why.detail);
-        goVendor = true;
-        goVendorDirs.push(rel);
-      } else if (why) return skipDir(rel, why.reason, why.detail);
-
-      if (!isInside(realRoot, real)) return skipDir(rel, 'excluded', 'outside workspace');
-      // Entering a directory that contains (or is) one we are already inside would revisit
-      // it forever, whichever way it was reached; checking real-path prefixes also catches
-      // a link to an ancestor reached through an alias.
-      const within = real.endsWith(sep) ? real : real + sep;
-      if (here.realChain.some((c) => c === real || c.startsWith(within))) {
-        return skipDir(rel, 'symlink-loop', `links back to ${real}`);
-      }
-      await walkDir({ abs, rel, realChain: [...here.realChain, real], ignores: here.ignores, inGoModule: here.inGoModule, goVendor });
-    };
-    const realHere = here.realChain[here.realChain.length - 1] ?? realRoot;
-
-    const tasks: Promise<void>[] = [];
-    for (const entry of entries) {
-      const rel = joinRel(ctx.rel, entry.name);
-      const abs = join(ctx.abs, entry.name);
-      if (entry.kind === 'dir') {
-        // A plain directory's real path follows from its parent's, so no realpath call.
-        tasks.push(enterDir(entry.name, rel, abs, join(realHere, entry.name)));
-      } else if (entry.kind === 'file') {
-        tasks.push(visitFile(rel, abs, entry.name, ignores, undefined, here.goVendor === true));
-      } else if (entry.kind === 'symlink') {
-        if (ALWAYS_SKIPPED_DIRS.has(entry.name)) continue;
-        tasks.push(
-          (async () => {
-            checkAbort();
-            const target = await resolveLink(rel, abs);
-            if (!target) return;
-            if (target.stat.kind === 'dir') await enterDir(entry.name, rel, abs, target.real);
-            else {
-              const outside = !isInside(realRoot, target.real);
-              const to = outside ? undefined : relative(realRoot, target.real).split(sep).join('/');
-              await visitFile(rel, abs, entry.name, ignores, { stat: target.stat, outside, ...(to ? { target: to } : {}) }, here.goVendor === true);
-            }
-          })(),
-        );
-      } else if (languageForPath(entry.name) !== undefined) {
-        // A FIFO or socket with a source-like name would block a reader forever.
-        skipFile(rel, 'unreadable', 'not a regular file');
-      } else {
-        unsupported(entry.name);
-      }
+  /** One entry of a directory being walked: a file, a directory to enter, a symlink to follow, or something to skip. */
+  private async visitEntry(l: DirListing, entry: { name: string; kind: EntryKind }): Promise<void> {
+    const { dir } = l;
+    const rel = joinRel(dir.rel, entry.name);
+    const abs = join(dir.abs, entry.name);
+    const goVendor = dir.goVendor === true;
+    if (entry.kind === 'dir') {
+      // A plain directory's real path follows from its parent's, so no realpath call.
+      return this.enterDir(l, entry.name, rel, abs, join(l.real, entry.name));
     }
-    await Promise.all(tasks);
-  };
+    if (entry.kind === 'file') return this.visitFile(rel, abs, entry.name, dir.ignores, undefined, goVendor);
+    if (entry.kind === 'symlink') {
+      if (ALWAYS_SKIPPED_DIRS.has(entry.name)) return;
+      this.checkAbort();
+      const target = await this.resolveLink(rel, abs);
+      if (!target) return;
+      if (target.stat.kind === 'dir') return this.enterDir(l, entry.name, rel, abs, target.real);
+      const outside = !isInside(this.realRoot, target.real);
+      const to = outside ? undefined : relative(this.realRoot, target.real).split(sep).join('/');
+      return this.visitFile(rel, abs, entry.name, dir.ignores, { stat: target.stat, outside, ...(to ? { target: to } : {}) }, goVendor);
+    }
+    // A FIFO or socket with a source-like name would block a reader forever.
+    if (languageForPath(entry.name) !== undefined) this.skipFile(rel, 'unreadable', 'not a regular file');
+    else this.unsupported(entry.name);
+  }
 
-  const rootIgnores: IgnoreLevel[] = [];
-  const infoExclude = await readRules(join(rootAbs, '.git', 'info', 'exclude'));
-  // .git/info/exclude has lower precedence than any .gitignore, so it comes first.
-  if (infoExclude) rootIgnores.push({ base: '', ig: infoExclude });
-  await walkDir({ abs: rootAbs, rel: '', realChain: [realRoot], ignores: rootIgnores, inGoModule: false });
+  /** Enters a child directory unless a rule skips it, it leads out of the workspace, or it loops back. */
+  private async enterDir(l: DirListing, name: string, rel: string, abs: string, real: string): Promise<void> {
+    if (ALWAYS_SKIPPED_DIRS.has(name)) return;
+    const here = l.dir;
+    const why = this.dirSkipReason(here, rel, name, l.names, l.hasGoSibling);
+    let goVendor = here.goVendor === true;
+    if (why?.reason === 'go-vendor') {
+      const modules = await this.limit(() => this.fs.stat(join(abs, 'modules.txt'))).catch(() => undefined);
+      if (modules?.kind !== 'file') return this.skipDir(rel, 'vendored', why.detail);
+      goVendor = true;
+      this.goVendorDirs.push(rel);
+    } else if (why) return this.skipDir(rel, why.reason, why.detail);
 
-  files.sort(byPath);
-  skipped.sort(byPath);
-  skippedDirs.sort(byPath);
-  onProgress?.({ phase: 'discover', done: files.length, total: files.length });
-  logger?.debug(
-    `discovery: ${files.length} files, ${skipped.length} skipped, ${skippedDirs.length} dirs skipped, ` +
-      `${unsupportedCount} unsupported in ${Date.now() - started} ms`,
-  );
-  listed.sort();
-  goVendorDirs.sort();
-  return { files, skipped, skippedDirs, unsupportedCount, unsupportedByExt, listed, goVendorDirs };
+    if (!isInside(this.realRoot, real)) return this.skipDir(rel, 'excluded', 'outside workspace');
+    // Entering a directory that contains (or is) one we are already inside would revisit it
+    // forever, whichever way it was reached; checking real-path prefixes also catches a link
+    // to an ancestor reached through an alias.
+    const within = real.endsWith(sep) ? real : real + sep;
+    if (here.realChain.some((c) => c === real || c.startsWith(within))) return this.skipDir(rel, 'symlink-loop', `links back to ${real}`);
+    await this.walkDir({ abs, rel, realChain: [...here.realChain, real], ignores: here.ignores, inGoModule: here.inGoModule, goVendor });
+  }
+}
+
+/** A directory being walked, as its entries see it. */
+interface DirListing {
+  dir: DirContext;
+  /** The names of its entries (a vendored folder is decided by what lies beside it). */
+  names: ReadonlySet<string>;
+  hasGoSibling: boolean;
+  /** Its real path. */
+  real: string;
 }
 
 /** The deny list compiled once per list: one matcher per pattern, to name the one that matched. */
