@@ -3,45 +3,27 @@
  * the VS Code view (dist/chat.js, its HTTP bridge), JSON requests under `/chat/api/`, and a
  * question as a Server-Sent Events stream.
  *
- * Authentication. The bearer token never appears in a URL (URLs end up in logs and browser
- * history). `vlt serve` prints a one-time link `/chat/login?code=…`: the code is random, valid
- * for ten minutes and for one use. Opening it starts a browser session with two secrets:
- *
- * - an `HttpOnly; SameSite=Strict` cookie, which lets the page and its assets load;
- * - a session key, written once into the login page (never into a URL) and kept by the page in
- *   `sessionStorage`, which every `/chat/api/*` request must send in {@link KEY_HEADER}.
- *
- * The cookie alone is not enough because browsers do not separate cookies by port: any page
- * served from another port of 127.0.0.1 receives it, and any local process can replay it.
- * `sessionStorage` is per origin, port included, so no other port can read the key. A session
- * ends after {@link SESSION_IDLE_MS} without a request, or when the page signs out.
+ * Signing in (a one-time link, then a cookie and a page-held key) is browser-sessions.ts.
  *
  * The HTTP server has already refused foreign `Host` and `Origin` headers (DNS rebinding,
  * cross-site pages) before these routes run. Every request body is parsed against a schema.
  */
-import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import type * as http from 'node:http';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { toVltError, VltError, type ErrorCode } from '../core/errors';
 import type { Logger } from '../core/ports';
+import { BrowserSessions, COOKIE, type BrowserSession } from './browser-sessions';
 import { ChatService, type ChatQuestion } from './chat';
 import { refuseOversizedBody } from './http-body';
 import type { WorkspaceServer } from './workspace';
 
 export const CHAT_PREFIX = '/chat/';
-const COOKIE = 'vlt_chat';
-/** The request header that carries the page's session key. */
-export const KEY_HEADER = 'x-vlt-chat-key';
-const CODE_TTL_MS = 10 * 60_000;
-/** A browser session ends after this long without a request. */
-export const SESSION_IDLE_MS = 8 * 60 * 60_000;
+export { KEY_HEADER, SESSION_IDLE_MS } from './browser-sessions';
 export const MAX_BODY = 256 * 1024;
 /** How long the page waits for the model list to name the model in its header. */
 const ABOUT_WAIT_MS = 1000;
-/** Browser sessions kept at once; the least recently used is forgotten past it. */
-const MAX_BROWSER_SESSIONS = 32;
 
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
@@ -145,12 +127,6 @@ export function parseRequest<N extends RequestName>(name: N, body: unknown): z.i
   throw new VltError('USAGE', `${name}: ${where}: ${issue?.message ?? 'invalid'}`.slice(0, 300));
 }
 
-interface BrowserSession {
-  cookie: string;
-  key: string;
-  lastUsed: number;
-}
-
 export interface WebChat {
   /** A fresh one-time login link path (`/chat/login?code=…`). */
   loginPath(): string;
@@ -159,79 +135,149 @@ export interface WebChat {
 }
 
 export function createWebChat(ws: WorkspaceServer, logger: Logger, opts: { now?: () => number; bearerOk?: (authorization: string | undefined) => boolean } = {}): WebChat {
-  const now = opts.now ?? Date.now;
-  const chat = new ChatService(ws, 'browser chat');
-  const codes = new Map<string, number>();
-  /** Least recently used first. */
-  const sessions: BrowserSession[] = [];
+  return new WebChatServer(ws, logger, opts.now ?? Date.now, opts.bearerOk);
+}
 
-  const sameSecret = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+type Res = http.ServerResponse;
 
-  /** The live session the request's cookie names; an idle one is ended here. */
-  const sessionOf = (req: http.IncomingMessage): BrowserSession | undefined => {
-    const m = new RegExp(`(?:^|;\\s*)${COOKIE}=([A-Za-z0-9_-]{20,100})`).exec(req.headers.cookie ?? '');
-    if (!m?.[1]) return undefined;
-    const given = m[1];
-    const i = sessions.findIndex((s) => sameSecret(s.cookie, given));
-    const s = sessions[i];
-    if (!s) return undefined;
-    if (now() - s.lastUsed > SESSION_IDLE_MS) {
-      sessions.splice(i, 1);
-      return undefined;
-    }
-    return s;
-  };
+function send(res: Res, status: number, type: string, body: string | Buffer, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'Content-Type': type, 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'no-referrer', ...headers });
+  res.end(body);
+}
 
-  /** Whether the request also carries the page's key of that session. */
-  const hasKey = (req: http.IncomingMessage, s: BrowserSession): boolean => {
-    const v = req.headers[KEY_HEADER];
-    const given = Array.isArray(v) ? v[0] : v;
-    return typeof given === 'string' && sameSecret(s.key, given);
-  };
+function sendJson(res: Res, status: number, v: unknown, headers: Record<string, string> = {}): void {
+  send(res, status, 'application/json', JSON.stringify(v), headers);
+}
 
-  const touch = (s: BrowserSession) => {
-    s.lastUsed = now();
-    const i = sessions.indexOf(s);
-    if (i >= 0 && i !== sessions.length - 1) sessions.push(...sessions.splice(i, 1));
-  };
-
-  const send = (res: http.ServerResponse, status: number, type: string, body: string | Buffer, headers: Record<string, string> = {}) => {
-    res.writeHead(status, { 'Content-Type': type, 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'no-referrer', ...headers });
-    res.end(body);
-  };
-  const sendJson = (res: http.ServerResponse, status: number, v: unknown, headers: Record<string, string> = {}) => send(res, status, 'application/json', JSON.stringify(v), headers);
-
-  /** Reads a JSON body; undefined when it was too large, after answering 413 (http-body.ts). */
-  const readJson = (req: http.IncomingMessage, res: http.ServerResponse): Promise<unknown> =>
-    new Promise((resolve, reject) => {
-      let size = 0;
-      const chunks: Buffer[] = [];
-      const declared = Number(req.headers['content-length']);
-      const tooLarge = () => {
-        refuseOversizedBody(req, res, JSON.stringify({ error: `USAGE: the request body is over ${MAX_BODY} bytes` }));
-        resolve(undefined);
-      };
-      if (Number.isFinite(declared) && declared > MAX_BODY) return tooLarge();
-      const onData = (c: Buffer) => {
-        size += c.length;
-        if (size > MAX_BODY) {
-          chunks.length = 0;
-          tooLarge();
-        } else chunks.push(c);
-      };
-      req.on('data', onData);
-      req.on('end', () => {
-        if (size > MAX_BODY) return;
-        try {
-          resolve(JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as unknown);
-        } catch {
-          reject(new VltError('USAGE', 'the request body is not JSON'));
-        }
-      });
-      req.on('error', reject);
+/** Reads a JSON body; undefined when it was too large, after answering 413 (http-body.ts). */
+function readJson(req: http.IncomingMessage, res: Res): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    let size = 0;
+    const chunks: Buffer[] = [];
+    const declared = Number(req.headers['content-length']);
+    const tooLarge = () => {
+      refuseOversizedBody(req, res, JSON.stringify({ error: `USAGE: the request body is over ${MAX_BODY} bytes` }));
+      resolve(undefined);
+    };
+    if (Number.isFinite(declared) && declared > MAX_BODY) return tooLarge();
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY) {
+        chunks.length = 0;
+        tooLarge();
+      } else chunks.push(c);
     });
+    req.on('end', () => {
+      if (size > MAX_BODY) return;
+      try {
+        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as unknown);
+      } catch {
+        reject(new VltError('USAGE', 'the request body is not JSON'));
+      }
+    });
+    req.on('error', reject);
+  });
+}
 
-  const api = async (method: RequestName, body: unknown): Promise<unknown> => {
+/** The chat's routes over one workspace server: sign-in, the page and its assets, and the API. */
+class WebChatServer implements WebChat {
+  private readonly chat: ChatService;
+  private readonly sessions: BrowserSessions;
+
+  constructor(
+    private readonly ws: WorkspaceServer,
+    private readonly logger: Logger,
+    now: () => number,
+    private readonly bearerOk: ((authorization: string | undefined) => boolean) | undefined,
+  ) {
+    this.chat = new ChatService(ws, 'browser chat');
+    this.sessions = new BrowserSessions(now);
+  }
+
+  loginPath(): string {
+    return `${CHAT_PREFIX}login?code=${this.sessions.newCode()}`;
+  }
+
+  async handle(req: http.IncomingMessage, res: Res, pathname: string): Promise<boolean> {
+    if (pathname === '/favicon.ico') {
+      // The page names its icon (/chat/icon.svg); a browser that asks here anyway gets nothing, not an error.
+      res.writeHead(204).end();
+      return true;
+    }
+    if (pathname !== '/chat' && !pathname.startsWith(CHAT_PREFIX)) return false;
+    const method = req.method ?? 'GET';
+    if (pathname === `${CHAT_PREFIX}login` && method === 'GET') {
+      await this.login(req, res);
+      return true;
+    }
+    // A new one-time link for whoever holds the MCP bearer token (`vlt mcp info --chat-link`):
+    // a browser session that ended needs no restart of the server.
+    if (pathname === `${CHAT_PREFIX}link` && method === 'POST') {
+      if (!this.bearerOk?.(req.headers.authorization)) sendJson(res, 401, { error: 'ACCESS_DENIED: send the MCP bearer token (`vlt mcp info`)' }, { 'WWW-Authenticate': 'Bearer realm="vlt-oracle"' });
+      else sendJson(res, 200, { result: { path: this.loginPath() } });
+      return true;
+    }
+    const session = this.sessions.of(req);
+    if (method === 'GET' && (await this.get(res, pathname, session))) return true;
+    const m = /^\/chat\/api\/([A-Za-z]+)$/.exec(pathname);
+    if (!m?.[1] || method !== 'POST') {
+      send(res, 404, 'text/plain; charset=utf-8', 'Not Found');
+      return true;
+    }
+    await this.apiRequest(req, res, m[1], session);
+    return true;
+  }
+
+  /** The page and its assets, for a signed-in browser; false for a GET of anything else. */
+  private async get(res: Res, pathname: string, session: BrowserSession | undefined): Promise<boolean> {
+    if (!session) {
+      send(res, 401, 'text/plain; charset=utf-8', NEED_LINK);
+      return true;
+    }
+    if (pathname === '/chat' || pathname === CHAT_PREFIX) {
+      send(res, 200, 'text/html; charset=utf-8', page(await this.about()), { 'Content-Security-Policy': CSP });
+      return true;
+    }
+    const name = pathname.slice(CHAT_PREFIX.length);
+    if (!isAsset(name)) return false;
+    const file = asset(name);
+    if (!file) send(res, 404, 'text/plain; charset=utf-8', `${name} is not installed next to the program; run npm run build`);
+    else send(res, 200, ASSET_TYPES[name], readFileSync(file));
+    return true;
+  }
+
+  /** One `/chat/api/<name>` request: the session and its key checked, the body parsed by its schema. */
+  private async apiRequest(req: http.IncomingMessage, res: Res, name: string, session: BrowserSession | undefined): Promise<void> {
+    // The cookie says which session; only the key the page holds proves the page is asking.
+    if (!session || !this.sessions.hasKey(req, session)) {
+      sendJson(res, 401, { error: `ACCESS_DENIED: ${session ? "this request lacks the page's session key" : 'no browser session (signed out, idle too long, or never opened)'}. ${NEED_LINK}` });
+      return;
+    }
+    this.sessions.touch(session);
+    if (!/^application\/json\b/i.test(req.headers['content-type'] ?? '')) {
+      sendJson(res, 415, { error: 'USAGE: send Content-Type: application/json' });
+      return;
+    }
+    try {
+      if (!Object.hasOwn(REQUESTS, name)) throw new VltError('USAGE', `no chat request ${name.slice(0, 50)}`);
+      const body = await readJson(req, res);
+      if (body === undefined) return;
+      if (name === 'ask') await this.ask(res, body);
+      else if (name === 'logout') {
+        parseRequest('logout', body);
+        this.sessions.end(session);
+        sendJson(res, 200, { result: { signedOut: true } }, { 'Set-Cookie': `${COOKIE}=; HttpOnly; SameSite=Strict; Path=/chat; Max-Age=0` });
+      } else sendJson(res, 200, { result: await this.api(name as RequestName, body) });
+    } catch (e) {
+      const err = toVltError(e);
+      const status = httpStatusOf(err.code);
+      if (status === 500) this.logger.warn(`chat: ${name}: ${err.code}: ${err.message}`);
+      if (!res.headersSent) sendJson(res, status, { error: `${err.code}: ${err.message}` });
+    }
+  }
+
+  private async api(method: RequestName, body: unknown): Promise<unknown> {
+    const chat = this.chat;
     switch (method) {
       case 'sessions':
         parseRequest(method, body);
@@ -255,9 +301,10 @@ export function createWebChat(ws: WorkspaceServer, logger: Logger, opts: { now?:
       default:
         throw new VltError('USAGE', `no chat request ${String(method).slice(0, 50)}`);
     }
-  };
+  }
 
-  const ask = async (res: http.ServerResponse, body: unknown): Promise<void> => {
+  /** A question, answered as a Server-Sent Events stream: its events, then the answer (or the error). */
+  private async ask(res: Res, body: unknown): Promise<void> {
     const input = parseRequest('ask', body);
     const q: ChatQuestion = { question: input.question };
     if (input.sources) q.sources = input.sources;
@@ -272,127 +319,43 @@ export function createWebChat(ws: WorkspaceServer, logger: Logger, opts: { now?:
       if (!res.writableEnded) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     };
     try {
-      const answer = await chat.ask(q, (e) => frame('event', e), abort.signal);
+      const answer = await this.chat.ask(q, (e) => frame('event', e), abort.signal);
       frame('answer', answer);
     } catch (e) {
       const err = toVltError(e);
-      if (!abort.signal.aborted) logger.warn(`chat: ${err.code}: ${err.message}`);
+      if (!abort.signal.aborted) this.logger.warn(`chat: ${err.code}: ${err.message}`);
       frame('error', { error: `${err.code}: ${err.message}` });
     }
     res.end();
-  };
+  }
 
   /**
    * What the page's header says: the workspace's folder name and the default model. The page
    * never waits long for it (the model list waits for the index to open, which a first build
    * delays): past {@link ABOUT_WAIT_MS} the header names no model.
    */
-  const about = async (): Promise<{ workspace: string; model: string }> => {
-    const workspace = typeof ws.root === 'string' ? path.basename(ws.root) : 'workspace';
+  private async about(): Promise<{ workspace: string; model: string }> {
+    const workspace = typeof this.ws.root === 'string' ? path.basename(this.ws.root) : 'workspace';
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const models = await Promise.race([chat.models().catch(() => undefined), new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => resolve(undefined), ABOUT_WAIT_MS);
-    })]);
+    const models = await Promise.race([
+      this.chat.models().catch(() => undefined),
+      new Promise<undefined>((resolve) => {
+        timer = setTimeout(() => resolve(undefined), ABOUT_WAIT_MS);
+      }),
+    ]);
     clearTimeout(timer);
     const active = models?.choices.find((c) => c.id === models.default);
     return { workspace, model: !models ? '' : active && active.id !== 'none' ? active.label : 'no model: evidence briefs' };
-  };
+  }
 
-  const login = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
+  private async login(req: http.IncomingMessage, res: Res): Promise<void> {
     const code = new URL(req.url ?? '/', 'http://localhost').searchParams.get('code') ?? '';
-    const expires = codes.get(code);
-    codes.delete(code);
-    if (expires === undefined || expires < now()) {
+    const s = this.sessions.redeem(code);
+    if (!s) {
       send(res, 403, 'text/plain; charset=utf-8', 'This link was used already or has expired. `vlt mcp info --chat-link` prints a new one.');
       return;
     }
-    const s: BrowserSession = { cookie: randomBytes(32).toString('base64url'), key: randomBytes(32).toString('base64url'), lastUsed: now() };
-    sessions.push(s);
-    if (sessions.length > MAX_BROWSER_SESSIONS) sessions.shift();
     // The page, not a redirect: the key travels in this one response body, never in a URL.
-    send(res, 200, 'text/html; charset=utf-8', page(await about(), s.key), { 'Content-Security-Policy': CSP, 'Set-Cookie': `${COOKIE}=${s.cookie}; HttpOnly; SameSite=Strict; Path=/chat` });
-  };
-
-  const loginPath = (): string => {
-    const code = randomBytes(24).toString('base64url');
-    codes.set(code, now() + CODE_TTL_MS);
-    for (const [c, t] of codes) if (t < now()) codes.delete(c);
-    return `${CHAT_PREFIX}login?code=${code}`;
-  };
-
-  return {
-    loginPath,
-
-    async handle(req, res, pathname) {
-      if (pathname === '/favicon.ico') {
-        // The page names its icon (/chat/icon.svg); a browser that asks here anyway gets nothing, not an error.
-        res.writeHead(204).end();
-        return true;
-      }
-      if (pathname !== '/chat' && !pathname.startsWith(CHAT_PREFIX)) return false;
-      const method = req.method ?? 'GET';
-      if (pathname === `${CHAT_PREFIX}login` && method === 'GET') {
-        await login(req, res);
-        return true;
-      }
-      // A new one-time link for whoever holds the MCP bearer token (`vlt mcp info --chat-link`):
-      // a browser session that ended needs no restart of the server.
-      if (pathname === `${CHAT_PREFIX}link` && method === 'POST') {
-        if (!opts.bearerOk?.(req.headers.authorization)) sendJson(res, 401, { error: 'ACCESS_DENIED: send the MCP bearer token (`vlt mcp info`)' }, { 'WWW-Authenticate': 'Bearer realm="vlt-oracle"' });
-        else sendJson(res, 200, { result: { path: loginPath() } });
-        return true;
-      }
-      const session = sessionOf(req);
-      if (method === 'GET') {
-        if (!session) {
-          send(res, 401, 'text/plain; charset=utf-8', NEED_LINK);
-          return true;
-        }
-        if (pathname === '/chat' || pathname === CHAT_PREFIX) {
-          send(res, 200, 'text/html; charset=utf-8', page(await about()), { 'Content-Security-Policy': CSP });
-          return true;
-        }
-        const name = pathname.slice(CHAT_PREFIX.length);
-        if (isAsset(name)) {
-          const file = asset(name);
-          if (!file) send(res, 404, 'text/plain; charset=utf-8', `${name} is not installed next to the program; run npm run build`);
-          else send(res, 200, ASSET_TYPES[name], readFileSync(file));
-          return true;
-        }
-      }
-      const m = /^\/chat\/api\/([A-Za-z]+)$/.exec(pathname);
-      if (!m?.[1] || method !== 'POST') {
-        send(res, 404, 'text/plain; charset=utf-8', 'Not Found');
-        return true;
-      }
-      // The cookie says which session; only the key the page holds proves the page is asking.
-      if (!session || !hasKey(req, session)) {
-        sendJson(res, 401, { error: `ACCESS_DENIED: ${session ? 'this request lacks the page\'s session key' : 'no browser session (signed out, idle too long, or never opened)'}. ${NEED_LINK}` });
-        return true;
-      }
-      touch(session);
-      if (!/^application\/json\b/i.test(req.headers['content-type'] ?? '')) {
-        sendJson(res, 415, { error: 'USAGE: send Content-Type: application/json' });
-        return true;
-      }
-      const name = m[1];
-      try {
-        if (!Object.hasOwn(REQUESTS, name)) throw new VltError('USAGE', `no chat request ${name.slice(0, 50)}`);
-        const body = await readJson(req, res);
-        if (body === undefined) return true;
-        if (name === 'ask') await ask(res, body);
-        else if (name === 'logout') {
-          parseRequest('logout', body);
-          sessions.splice(sessions.indexOf(session), 1);
-          sendJson(res, 200, { result: { signedOut: true } }, { 'Set-Cookie': `${COOKIE}=; HttpOnly; SameSite=Strict; Path=/chat; Max-Age=0` });
-        } else sendJson(res, 200, { result: await api(name as RequestName, body) });
-      } catch (e) {
-        const err = toVltError(e);
-        const status = httpStatusOf(err.code);
-        if (status === 500) logger.warn(`chat: ${name}: ${err.code}: ${err.message}`);
-        if (!res.headersSent) sendJson(res, status, { error: `${err.code}: ${err.message}` });
-      }
-      return true;
-    },
-  };
+    send(res, 200, 'text/html; charset=utf-8', page(await this.about(), s.key), { 'Content-Security-Policy': CSP, 'Set-Cookie': `${COOKIE}=${s.cookie}; HttpOnly; SameSite=Strict; Path=/chat` });
+  }
 }
