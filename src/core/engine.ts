@@ -9,7 +9,7 @@ import { VltError, errorMessage } from './errors';
 import { OpenAIEmbeddingProvider, embeddingCacheKey } from './embeddings';
 import { dryRun, GENERATED_META, goVendorDirsOf, inGoVendorDir, persistIndex, runIndex, type DryRunReport, type IndexReport } from './indexer';
 import { chunkDoc, chunkNames, enrichedText } from './parse/prepare';
-import { CodeGraph, loadResolverConfig, type GraphBuilder } from './intel/graph';
+import { CodeGraph, loadResolverConfig, type GraphBuilder } from './intel/code-graph';
 import type { LanguageServers } from './intel/lsp';
 import { Navigator, type TagsProvider } from './intel/navigate';
 import { TreeCache } from './intel/sources';

@@ -15,7 +15,7 @@ import type { Logger } from '../core/ports';
 import type { ToolContext } from '../core/tools/definitions';
 import { agentToolsFrom, allTools } from '../core/tools';
 import { nodeWorkspaceFs } from './fs';
-import { NodeGitHistory } from './git';
+import { NodeGitHistory } from './git-history';
 import { gitLocateHistory } from './locate-history';
 import { locatePromptsDir } from './memory';
 import { errorMessage } from '../core/errors';

@@ -17,7 +17,7 @@ import type { OracleEvent } from '../core/oracle/types';
 import { parseCitations } from '../core/oracle/citations';
 import type { AskOracleResult } from '../core/tools/oracle-tools';
 import type { ToolInput } from '../core/tools';
-import { NodeGitHistory } from '../node/git';
+import { NodeGitHistory } from '../node/git-history';
 import type { CitationTarget as WireCitationTarget, CitedLines, ModelChoice } from '../protocol/lsp';
 import type { WorkspaceServer } from './workspace';
 

@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { ContextOracle } from '../../src/core/context/context-oracle';
-import { ArchitectureGraph } from '../../src/core/context/graph';
+import { ArchitectureGraph } from '../../src/core/context/architecture-graph';
 import type { Engine } from '../../src/core/engine';
 import { NodeGitActivity } from '../../src/node/git-activity';
 import { latency, openCorpus, type Latency } from './oracle-bench';

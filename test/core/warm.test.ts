@@ -7,7 +7,7 @@ import { cpSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/core/engine';
-import { CodeGraph, loadResolverConfig } from '../../src/core/intel/graph';
+import { CodeGraph, loadResolverConfig } from '../../src/core/intel/code-graph';
 import { nodeWorkspaceFs } from '../../src/node/fs';
 import { tempDir } from '../helpers/cli';
 

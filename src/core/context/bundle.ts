@@ -7,8 +7,8 @@
  * complete), never visits a node twice, always includes the focus nodes, and stops hard at
  * `maxNodes`.
  */
-import type { ArchitectureGraph } from './graph';
-import { sectionOf } from './graph';
+import type { ArchitectureGraph } from './architecture-graph';
+import { sectionOf } from './architecture-graph';
 import { SECTION_PRIORITY, type ArchEdge, type ArchNode, type TextChunk } from './model';
 
 export interface Subgraph {

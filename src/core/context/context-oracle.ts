@@ -14,7 +14,7 @@ import type { Engine } from '../engine';
 import { VltError } from '../errors';
 import { lastChange, activityOf, type ActivitySource, type GitActivity } from './activity';
 import { bfsSubgraph, collectChunks } from './bundle';
-import { ArchitectureGraph } from './graph';
+import { ArchitectureGraph } from './architecture-graph';
 import { analyzeImpact, type WhyResult } from './impact';
 import type { FileRow } from '../store/store';
 import type { ArchNode, CodeSymbol, ContextBundle, FocusInfo, Route, StaleDoc, TestInfo } from './model';

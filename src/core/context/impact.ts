@@ -4,7 +4,7 @@
  * `depends_on`), with a summary: direct and transitive dependents, how many of them a note
  * describes, and how many of those notes are stale.
  */
-import type { ArchitectureGraph } from './graph';
+import type { ArchitectureGraph } from './architecture-graph';
 import type { ArchNode, EdgeKind, NodeKind } from './model';
 
 export interface TreeNode {

@@ -5,7 +5,7 @@
  *   code in it) and/or a test (a test file mapped to its code).
  */
 import type { RuleConfig } from '../config';
-import type { ArchitectureGraph } from './graph';
+import type { ArchitectureGraph } from './architecture-graph';
 import { componentId, type ConstraintInfo } from './model';
 import type { TestMap } from './test-map';
 

@@ -7,7 +7,7 @@
  */
 import { isTestPath } from '../oracle/paths';
 import type { FileRow } from '../store/store';
-import type { ArchitectureGraph } from './graph';
+import type { ArchitectureGraph } from './architecture-graph';
 import { moduleOf, type ArchNode, type Coverage, type TestInfo } from './model';
 
 /** Frameworks by what a test file imports (the first match wins), and the language default. */

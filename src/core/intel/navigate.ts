@@ -21,7 +21,7 @@ import type { CodeParser } from '../parse/parser';
 import { isTsFamily } from '../parse/languages';
 import type { IndexStore, SymbolRow } from '../store/store';
 import type { LanguageId } from '../types';
-import type { CodeGraph } from './graph';
+import type { CodeGraph } from './code-graph';
 import { goFileMatches, goFileNameMatches } from './go-build';
 import type { LanguageServers, SourceRange } from './lsp';
 import { KIND_RANK, packageQualified, qualifies, rankDefinitions, splitQualified, suggestNames, type QualifiedName } from './names';

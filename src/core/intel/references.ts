@@ -7,7 +7,7 @@ import { VltError } from '../errors';
 import { isTsFamily } from '../parse/languages';
 import type { IndexStore } from '../store/store';
 import type { ImportSpec, LanguageId } from '../types';
-import type { CodeGraph } from './graph';
+import type { CodeGraph } from './code-graph';
 import type { NavLocation } from './location';
 import { isTestFile, KIND_RANK } from './names';
 import type { IndexResolver } from './resolution';

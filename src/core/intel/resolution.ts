@@ -7,7 +7,7 @@
 import type { Node } from 'web-tree-sitter';
 import { isTsFamily } from '../parse/languages';
 import type { IndexStore, SymbolRow } from '../store/store';
-import type { CodeGraph } from './graph';
+import type { CodeGraph } from './code-graph';
 import { goFileMatches, goFileNameMatches } from './go-build';
 import { GoTypes } from './go-types';
 import { KIND_RANK } from './names';

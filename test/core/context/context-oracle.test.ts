@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ContextOracle } from '../../../src/core/context/context-oracle';
 import { bfsSubgraph } from '../../../src/core/context/bundle';
-import { ArchitectureGraph } from '../../../src/core/context/graph';
+import { ArchitectureGraph } from '../../../src/core/context/architecture-graph';
 import { renderWhyTree } from '../../../src/core/context/impact';
 import { Engine } from '../../../src/core/engine';
 import { VltError } from '../../../src/core/errors';

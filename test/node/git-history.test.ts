@@ -5,9 +5,9 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VltError } from '../../src/core/errors';
 import { analyzeQuestion } from '../../src/core/oracle/analyze';
-import { GitRetriever, grepTerms, type BlameLine, type GitCommit, type GitHistory, type GitLogOptions } from '../../src/core/oracle/git';
+import { GitRetriever, grepTerms, type BlameLine, type GitCommit, type GitHistory, type GitLogOptions } from '../../src/core/oracle/git-retriever';
 import type { RetrievalResult } from '../../src/core/oracle/types';
-import { NodeGitHistory, parseBlame, unquoteC } from '../../src/node/git';
+import { NodeGitHistory, parseBlame, unquoteC } from '../../src/node/git-history';
 
 /**
  * A real repository, built once: the workspace is its `app/` subdirectory, next to an

@@ -2,7 +2,7 @@
  * Git history as evidence for "why / when / who changed this" questions.
  *
  * The engine does not run programs: the host supplies the narrow {@link GitHistory} port
- * (`src/node/git.ts` runs the `git` program; tests may fake it). {@link GitRetriever} turns
+ * (`src/node/git-history.ts` runs the `git` program; tests may fake it). {@link GitRetriever} turns
  * what the port finds into commits as {@link RetrievalResult}s, by three methods run in
  * parallel:
  *

@@ -14,7 +14,7 @@ import picomatch from 'picomatch';
 import { distance } from 'fastest-levenshtein';
 import type { Engine } from '../engine';
 import { VltError, errorMessage } from '../errors';
-import type { CodeGraph } from '../intel/graph';
+import type { CodeGraph } from '../intel/code-graph';
 import { maskCode, parseNote } from '../notes/parse';
 import { checkPathGlob } from '../search/hybrid';
 import type { FileRow, SymbolRow } from '../store/store';

@@ -20,7 +20,7 @@ import { execFile, type ExecFileException } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { cancelledError, raceAbort } from '../core/abort';
 import { VltError, errorMessage } from '../core/errors';
-import { normalizeWorkspacePath, type BlameLine, type GitCommit, type GitHistory, type GitLogOptions } from '../core/oracle/git';
+import { normalizeWorkspacePath, type BlameLine, type GitCommit, type GitHistory, type GitLogOptions } from '../core/oracle/git-retriever';
 import { silentLogger, type Logger } from '../core/ports';
 
 /** Per-call upper bound; `git log` over a long history with a rare `--grep` is the slow case. */
