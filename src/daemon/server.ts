@@ -329,31 +329,11 @@ class Daemon {
    * `vlt mcp` through the daemon: the connection becomes an MCP stdio stream to a session of
    * the shared workspace server, until the client closes it.
    */
-  private async serveMcp(socket: net.Socket, rest: Buffer): Promise<void> {
-    this.sessions++;
-    try {
-      await this.ready;
-      const ws = this.ws;
-      if (!ws || socket.destroyed) return;
-      const closed = new Promise<void>((resolve) => {
-        socket.once('close', () => resolve());
-        // The client closed its stdin: the session ends (the SDK's transport does not watch for it).
-        socket.once('end', () => resolve());
-      });
-      if (rest.length) socket.unshift(rest);
+  private serveMcp(socket: net.Socket, rest: Buffer): Promise<void> {
+    return this.serveSession(socket, rest, 'an MCP session', async (ws, closed) => {
       this.attached.add(socket);
-      this.logger.info('daemon: an MCP session began');
       await this.host.serveMcp(ws, socket, closed);
-      socket.end();
-      this.logger.info('daemon: an MCP session ended');
-    } catch (e) {
-      this.logger.warn(`daemon: MCP session failed: ${errorMessage(e)}`);
-      socket.destroy();
-    } finally {
-      this.attached.delete(socket);
-      this.sessions--;
-      this.finished();
-    }
+    });
   }
 
   /**
@@ -363,39 +343,50 @@ class Daemon {
    * The LSP library's own process watch is not used: an `exit` ends the connection, not the daemon.
    */
   private async serveLsp(socket: net.Socket, rest: Buffer): Promise<void> {
-    this.sessions++;
     this.editors++;
     let shared = false;
+    try {
+      await this.serveSession(socket, rest, 'an editor session', (ws, closed) =>
+        this.host.serveLsp(socket, closed, async (init, root) => {
+          const why = await this.shareable(ws, init, root);
+          if (why !== undefined) {
+            this.logger.info(`daemon: the editor gets an index of its own: ${why}`);
+            return undefined;
+          }
+          shared = true;
+          this.editorsShared++;
+          this.attached.add(socket);
+          return ws;
+        }),
+      );
+    } finally {
+      if (shared) this.editorsShared--;
+      this.editors--;
+    }
+  }
+
+  /**
+   * One forwarded session on `socket`, counted while it lasts: once the workspace server is
+   * open, the stream (with the bytes already read past the hello) goes to `run` until the client
+   * ends it; a failure ends the connection, never the daemon.
+   */
+  private async serveSession(socket: net.Socket, rest: Buffer, what: string, run: (ws: WorkspaceServer, closed: Promise<void>) => Promise<void>): Promise<void> {
+    this.sessions++;
     try {
       await this.ready;
       const ws = this.ws;
       if (!ws || socket.destroyed) return;
-      const closed = new Promise<void>((resolve) => {
-        socket.once('close', () => resolve());
-        socket.once('end', () => resolve());
-      });
+      const closed = ended(socket);
       if (rest.length) socket.unshift(rest);
-      this.logger.info('daemon: an editor connected');
-      await this.host.serveLsp(socket, closed, async (init, root) => {
-        const why = await this.shareable(ws, init, root);
-        if (why !== undefined) {
-          this.logger.info(`daemon: the editor gets an index of its own: ${why}`);
-          return undefined;
-        }
-        shared = true;
-        this.editorsShared++;
-        this.attached.add(socket);
-        return ws;
-      });
+      this.logger.info(`daemon: ${what} began`);
+      await run(ws, closed);
       socket.end();
-      this.logger.info('daemon: an editor disconnected');
+      this.logger.info(`daemon: ${what} ended`);
     } catch (e) {
-      this.logger.warn(`daemon: editor session failed: ${errorMessage(e)}`);
+      this.logger.warn(`daemon: ${what} failed: ${errorMessage(e)}`);
       socket.destroy();
     } finally {
       this.attached.delete(socket);
-      if (shared) this.editorsShared--;
-      this.editors--;
       this.sessions--;
       this.finished();
     }
@@ -558,6 +549,17 @@ class Daemon {
     await this.closeServer().catch((e: unknown) => this.logger.warn(`daemon: closing: ${errorMessage(e)}`));
     this.stopped();
   }
+}
+
+/**
+ * Settles when a session's connection ends: closed, or the client closed its side (for MCP, its
+ * stdin; the SDK's transport does not watch for that).
+ */
+function ended(socket: net.Socket): Promise<void> {
+  return new Promise<void>((resolve) => {
+    socket.once('close', () => resolve());
+    socket.once('end', () => resolve());
+  });
 }
 
 /** Listens on the socket path with mode 0600; undefined when a live daemon listens there already. */

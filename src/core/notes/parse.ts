@@ -198,6 +198,11 @@ function lineAt(lineStarts: number[], offset: number): number {
 const WIKILINK = /(!?)\[\[([^[\]\n]+?)\]\]/g;
 const MDLINK = /(!?)\[((?:[^[\]\n]|\[[^\]\n]*\])*)\]\(\s*(<[^>\n]+>|[^\s)]+)(?:\s+(?:"[^"\n]*"|'[^'\n]*'|\([^)\n]*\)))?\s*\)/g;
 
+/** A link found by `m` (whose group 1 is `!` for an embed) at `start`, its target at `targetStart`. */
+function linkAt(lineStarts: number[], kind: NoteLink['kind'], m: RegExpMatchArray, at: Pick<NoteLink, 'target' | 'heading' | 'label' | 'start' | 'targetStart' | 'targetEnd'>): NoteLink {
+  return { kind, embed: m[1] === '!', ...at, line: lineAt(lineStarts, at.start), end: at.start + m[0].length };
+}
+
 function findLinks(text: string, masked: string, from: number, lineStarts: number[]): NoteLink[] {
   const links: NoteLink[] = [];
   const scan = masked.slice(from);
@@ -215,18 +220,7 @@ function findLinks(text: string, masked: string, from: number, lineStarts: numbe
     const start = from + (m.index ?? 0);
     const innerStart = start + (m[1] ?? '').length + 2;
     const targetStart = innerStart + (rawTarget.length - rawTarget.trimStart().length);
-    links.push({
-      kind: 'wiki',
-      embed: m[1] === '!',
-      target,
-      heading,
-      label,
-      line: lineAt(lineStarts, start),
-      start,
-      end: start + m[0].length,
-      targetStart,
-      targetEnd: targetStart + target.length,
-    });
+    links.push(linkAt(lineStarts, 'wiki', m, { target, heading, label, start, targetStart, targetEnd: targetStart + target.length }));
   }
   for (const m of scan.matchAll(MDLINK)) {
     const rawHref = m[3] ?? '';
@@ -249,18 +243,7 @@ function findLinks(text: string, masked: string, from: number, lineStarts: numbe
     // The destination is the first occurrence of its raw text after the label's `](`.
     const labelEnd = start + (m[1] ?? '').length + 1 + (m[2] ?? '').length + 2;
     const targetStart = text.indexOf(rawHref, labelEnd);
-    links.push({
-      kind: 'markdown',
-      embed: m[1] === '!',
-      target,
-      heading,
-      label,
-      line: lineAt(lineStarts, start),
-      start,
-      end: start + m[0].length,
-      targetStart,
-      targetEnd: targetStart + rawHref.length,
-    });
+    links.push(linkAt(lineStarts, 'markdown', m, { target, heading, label, start, targetStart, targetEnd: targetStart + rawHref.length }));
   }
   return links.sort((a, b) => a.start - b.start);
 }

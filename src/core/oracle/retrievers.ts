@@ -238,10 +238,10 @@ function hasSearchTerms(q: AnalyzedQuestion): true | string {
   return q.terms.length > 0 || q.symbols.length > 0 ? true : 'no search terms';
 }
 
-/** The notes vault: each hit is a note with its best snippet. */
-export class NotesRetriever implements Retriever {
-  readonly name = 'notes';
-  readonly family = 'notes';
+/** A retriever over the workspace's memory, searched by the question's words; nothing when memory is unavailable. */
+abstract class MemoryRetriever implements Retriever {
+  abstract readonly name: string;
+  abstract readonly family: Retriever['family'];
   constructor(private readonly memory: () => Promise<Memory | undefined>) {}
 
   applies(q: AnalyzedQuestion): true | string {
@@ -250,7 +250,18 @@ export class NotesRetriever implements Retriever {
 
   async retrieve(req: RetrievalRequest): Promise<RetrievalResult[]> {
     const memory = await this.memory();
-    if (!memory) return [];
+    return memory ? this.search(memory, req) : [];
+  }
+
+  protected abstract search(memory: Memory, req: RetrievalRequest): Promise<RetrievalResult[]>;
+}
+
+/** The notes vault: each hit is a note with its best snippet. */
+export class NotesRetriever extends MemoryRetriever {
+  readonly name = 'notes';
+  readonly family = 'notes';
+
+  protected async search(memory: Memory, req: RetrievalRequest): Promise<RetrievalResult[]> {
     const hits = await memory.vault.search(req.question.text, { k: req.limit });
     return hits.map((h) => ({
       key: `note:${h.path}`,
@@ -268,18 +279,11 @@ export class NotesRetriever implements Retriever {
 }
 
 /** Development threads: entries that match the question. */
-export class ThreadsRetriever implements Retriever {
+export class ThreadsRetriever extends MemoryRetriever {
   readonly name = 'threads';
   readonly family = 'threads';
-  constructor(private readonly memory: () => Promise<Memory | undefined>) {}
 
-  applies(q: AnalyzedQuestion): true | string {
-    return hasSearchTerms(q);
-  }
-
-  async retrieve(req: RetrievalRequest): Promise<RetrievalResult[]> {
-    const memory = await this.memory();
-    if (!memory) return [];
+  protected async search(memory: Memory, req: RetrievalRequest): Promise<RetrievalResult[]> {
     const hits = await memory.threads.seek(req.question.text, { k: req.limit, signal: req.signal });
     // The oracle's own logged answers would cite themselves back: they are not evidence.
     return hits

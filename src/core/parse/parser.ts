@@ -671,17 +671,11 @@ class TreeSitterCodeParser implements CodeParser {
   }
 
   withTree<T>(language: LanguageId, source: string, fn: (root: Node, locals: Query | undefined) => T): T {
-    if (language === 'markdown') throw new VltError('PARSER_UNAVAILABLE', 'markdown has no syntax tree for navigation', { language });
-    const rt = this.runtime(language);
-    const locals = this.localsQuery(language, rt);
-    this.parser ??= new TreeSitter.Parser();
-    this.parser.setLanguage(rt.language);
-    const tree = this.parser.parse(source);
-    if (!tree) throw new VltError('INTERNAL', `tree-sitter returned no tree for a ${language} file`);
+    const t = this.openTree(language, source);
     try {
-      return fn(tree.rootNode, locals);
+      return fn(t.root, t.locals);
     } finally {
-      tree.delete();
+      t.dispose();
     }
   }
 

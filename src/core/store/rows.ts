@@ -24,20 +24,12 @@ export interface FileRow extends FileInfo {
   generated: boolean;
 }
 
-export interface ChunkRow {
+/** A stored chunk: the parsed {@link Chunk} plus where it lives. */
+export interface ChunkRow extends Chunk {
   id: number;
   fileId: number;
   path: string;
   language: LanguageId;
-  startLine: number;
-  endLine: number;
-  kind: Chunk['kind'];
-  symbol?: string;
-  signature?: string;
-  container?: string;
-  decorators?: string[];
-  docstring?: string;
-  text: string;
   /** Content hash of the enriched chunk text (the embedding cache key). */
   hash: string;
 }

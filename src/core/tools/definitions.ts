@@ -180,6 +180,20 @@ export function strictArgs<S extends z.ZodRawShape>(shape: S) {
   });
 }
 
+/**
+ * The `max_tokens` argument of a paged tool: at least 100, at most MAX_ANSWER_TOKENS, `what`
+ * saying what moves to the next page when the answer is full.
+ */
+export function maxTokensArg(what: string, fallback = 4000) {
+  return z
+    .number()
+    .int()
+    .min(100)
+    .max(MAX_ANSWER_TOKENS)
+    .default(fallback)
+    .describe(`Upper bound on the size of this answer, in tokens (estimated as characters / 4).${what ? ` ${what}` : ''}`);
+}
+
 // ---------------------------------------------------------------------------------------
 // search_code
 // ---------------------------------------------------------------------------------------
@@ -215,13 +229,7 @@ const searchCodeInput = strictArgs({
     .describe(
       "Return only path, line range, symbol, kind and the first line of each hit's snippet (snippet_line is its line), without snippets: a cheap way to scan many hits before reading a few.",
     ),
-  max_tokens: z
-    .number()
-    .int()
-    .min(100)
-    .max(MAX_ANSWER_TOKENS)
-    .default(4000)
-    .describe('Upper bound on the size of this answer, in tokens (estimated as characters / 4). Hits that do not fit move to the next page.'),
+  max_tokens: maxTokensArg('Hits that do not fit move to the next page.'),
   cursor: z
     .string()
     .max(200)

@@ -13,19 +13,12 @@ import { NOTE_MAX_BYTES } from '../notes/vault';
 import { charsForTokens } from '../tokens';
 import { MAX_ANSWER_TOKENS, decodeCursor, encodeCursor, requestFingerprint } from './budget';
 import { VltError } from '../errors';
-import { defineTool, strictArgs, type ToolContext } from './definitions';
+import { defineTool, maxTokensArg, strictArgs, type ToolContext } from './definitions';
 import { backlinksOutput, createIndexOutput, deleteNoteOutput, listNotesOutput, moveNoteOutput, readNoteOutput, searchNotesOutput, tagsOutput, threadListOutput, threadPushOutput, threadReadOutput, threadSeekOutput, writeNoteOutput } from './outputs';
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
 
 const notePathArg = z.string().min(1).max(1000);
-const maxTokensArg = z
-  .number()
-  .int()
-  .min(100)
-  .max(MAX_ANSWER_TOKENS)
-  .default(4000)
-  .describe('Upper bound on the size of this answer, in tokens (estimated as characters / 4).');
 const threadArg = z
   .string()
   .min(1)
@@ -51,7 +44,7 @@ const listNotesInput = strictArgs({
 }).meta({ examples: [{"folder": "decisions"}] });
 const readNoteInput = strictArgs({
   path: notePathArg.describe('Note path relative to the vault, e.g. "architecture/cache.md" (".md" optional), or a note name such as "cache".'),
-  max_tokens: maxTokensArg,
+  max_tokens: maxTokensArg(''),
 }).meta({ examples: [{"path": "decisions/caching.md"}] });
 const writeNoteInput = strictArgs({
   path: notePathArg.describe('Note path relative to the vault, e.g. "decisions/caching.md"; ".md" is added when missing. Folders are created.'),
@@ -81,7 +74,7 @@ const pushInput = strictArgs({
 const readInput = strictArgs({
   thread: threadArg,
   entries: z.number().int().min(0).max(200).default(20).describe('How many of the latest entries to include besides the summary (0-200).'),
-  max_tokens: maxTokensArg,
+  max_tokens: maxTokensArg(''),
 }).meta({ examples: [{"thread": "auth-refactor"}] });
 const seekInput = strictArgs({
   query: z.string().min(1).max(2000).describe('What to look for across thread entries: words, names, identifiers.'),

@@ -10,7 +10,7 @@ import { VltError } from '../errors';
 import type { NavAnswer, NavLocation } from '../intel/navigate';
 import { charsForTokens } from '../tokens';
 import { MAX_ANSWER_TOKENS, decodeCursor, encodeCursor, requestFingerprint } from './budget';
-import { strictArgs, type ToolContext, defineTool } from './definitions';
+import { defineTool, maxTokensArg, strictArgs, type ToolContext } from './definitions';
 import { diagnosticsOutput, navOutput } from './outputs';
 
 const LINE_CHARS = 200;
@@ -102,13 +102,7 @@ export const findDefinitionTool = defineTool({
 const findReferencesInput = strictArgs({
   ...target,
   limit: z.number().int().min(1).max(5000).default(200).describe('How many references to list in all, across pages (total still counts every one).'),
-  max_tokens: z
-    .number()
-    .int()
-    .min(100)
-    .max(MAX_ANSWER_TOKENS)
-    .default(4000)
-    .describe('Upper bound on the size of this answer, in tokens (characters / 4). References that do not fit move to the next page.'),
+  max_tokens: maxTokensArg('References that do not fit move to the next page.'),
   cursor: z.string().max(200).optional().describe('The next_cursor of a previous answer, with exactly the same other arguments, for the next page.'),
   budget_ms: z
     .number()
