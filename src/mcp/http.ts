@@ -242,25 +242,200 @@ interface Session {
 
 /** Starts listening; resolves once the port is bound. Listen failures are VltErrors. */
 export async function startMcpHttpServer(opts: McpHttpServerOptions): Promise<McpHttpServer> {
-  const { logger } = opts;
-  const limits: McpHttpLimits = { ...DEFAULT_LIMITS, ...opts.limits };
-  const warn = rateLimitedWarn(logger);
-  const sessions = new Map<string, Session>();
-  const tokenDigest = createHash('sha256').update(opts.token).digest();
-  let hosts = new Set<string>();
-  let origins = new Set<string>();
-  let closing = false;
+  const endpoint = new McpHttpEndpoint(opts);
+  const port = await endpoint.listen();
+  return {
+    url: `http://${urlHost(opts.host)}:${port}${MCP_PATH}`,
+    host: opts.host,
+    port,
+    sessionCount: () => endpoint.sessionCount,
+    close: () => endpoint.close(),
+  };
+}
 
-  const authorized = (header: string | undefined): boolean => bearerMatches(header, opts.token, tokenDigest);
+/**
+ * The endpoint: every request passes the checks in order (Host, Origin, the health path, the
+ * host's own routes, the token, the path, the session, the method, the body) before a session's
+ * transport sees it; sessions are created on initialize, capped, and swept when idle.
+ */
+class McpHttpEndpoint {
+  private readonly limits: McpHttpLimits;
+  private readonly warn: (kind: string, msg: string) => void;
+  private readonly sessions = new Map<string, Session>();
+  private readonly tokenDigest: Buffer;
+  private readonly server: http.Server;
+  private hosts = new Set<string>();
+  private origins = new Set<string>();
+  private closing = false;
+  private sweep: NodeJS.Timeout | undefined;
 
-  const closeSession = async (s: Session, why: string): Promise<void> => {
-    sessions.delete(s.id);
+  constructor(private readonly opts: McpHttpServerOptions) {
+    this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
+    this.warn = rateLimitedWarn(opts.logger);
+    this.tokenDigest = createHash('sha256').update(opts.token).digest();
+    const { logger } = opts;
+    this.server = http.createServer((req, res) => {
+      this.handle(req, res).catch((e: unknown) => {
+        logger.error(`mcp: ${req.method} ${pathOnly(req.url)} failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+        sendError(res, 500, SERVER_ERROR, 'Internal error');
+      });
+    });
+    // A client that opens connections and sends nothing, or trickles a body, is cut off; a
+    // long-running tool call is not affected (these bound receiving the request only).
+    this.server.headersTimeout = 20_000;
+    this.server.requestTimeout = 60_000;
+    this.server.maxHeadersCount = 100;
+    this.server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+      logger.debug(`mcp: client error: ${err.code ?? err.message}`);
+      if (socket.writable && !socket.destroyed) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+      else socket.destroy();
+    });
+  }
+
+  get sessionCount(): number {
+    return this.sessions.size;
+  }
+
+  /** Binds the port (a failure is a VltError saying what to do), then accepts only its own names as Host and Origin. */
+  async listen(): Promise<number> {
+    const { opts, server } = this;
+    await new Promise<void>((resolve, reject) => {
+      const onError = (e: NodeJS.ErrnoException) => {
+        const where = `${urlHost(opts.host)}:${opts.port}`;
+        if (e.code === 'EADDRINUSE') reject(new VltError('USAGE', `${where} is in use (another \`vlt serve\`? \`vlt mcp info\` tells); choose another port with --mcp-port, or 0 for any free one`));
+        else if (e.code === 'EACCES') reject(new VltError('USAGE', `not allowed to listen on ${where}; choose a port above 1023 with --mcp-port`));
+        else if (e.code === 'EADDRNOTAVAIL') reject(new VltError('USAGE', `${opts.host} is not an address of this machine`));
+        else reject(new VltError('IO', `could not listen on ${where}: ${e.message}`, undefined, { cause: e }));
+      };
+      server.once('error', onError);
+      server.listen({ host: opts.host, port: opts.port, exclusive: true }, () => {
+        server.off('error', onError);
+        resolve();
+      });
+    });
+    server.on('error', (e) => opts.logger.error(`mcp: HTTP server error: ${e.message}`));
+    const port = (server.address() as AddressInfo).port;
+    this.hosts = allowedHosts(opts.host, port, opts.allowRemote);
+    this.origins = new Set([...this.hosts].map((h) => `http://${h}`).concat([`http://127.0.0.1:${port}`, `http://localhost:${port}`, `http://[::1]:${port}`]));
+    const idleMs = this.limits.sessionIdleMs;
+    this.sweep = setInterval(
+      () => {
+        const cutoff = Date.now() - idleMs;
+        for (const s of [...this.sessions.values()]) if (s.inFlight === 0 && s.lastSeen < cutoff) void this.closeSession(s, 'idle');
+      },
+      Math.max(1000, Math.min(60_000, idleMs / 4)),
+    );
+    this.sweep.unref();
+    return port;
+  }
+
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    clearInterval(this.sweep);
+    const stopped = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await Promise.all([...this.sessions.values()].map((s) => this.closeSession(s, 'server stopping')));
+    // Open SSE streams and idle keep-alive connections would hold close() forever.
+    this.server.closeAllConnections();
+    await stopped;
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const t0 = performance.now();
+    res.once('finish', () => this.opts.logger.debug(`mcp: ${req.method} ${pathOnly(req.url)} ${res.statusCode} in ${(performance.now() - t0).toFixed(1)} ms`));
+    if (this.closing) return sendError(res, 503, SERVER_ERROR, 'the server is shutting down', { Connection: 'close' });
+    const pathname = this.admit(req, res);
+    if (pathname === undefined) return;
+    if (pathname === HEALTH_PATH && req.method === 'GET') {
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' });
+      res.end('{"ok":true}');
+      return;
+    }
+    if (this.opts.routes && (await this.opts.routes(req, res, pathname))) return;
+    // 3. The token.
+    if (!bearerMatches(req.headers.authorization, this.opts.token, this.tokenDigest)) {
+      this.warn('auth', `refused a request ${req.headers.authorization ? 'with a wrong' : 'without a'} bearer token (see \`vlt mcp info\`)`);
+      return sendError(res, 401, SERVER_ERROR, 'Unauthorized: send "Authorization: Bearer <token>"; `vlt mcp info` prints the token', { 'WWW-Authenticate': 'Bearer realm="vlt-oracle"' });
+    }
+    if (pathname !== MCP_PATH) return sendError(res, 404, SERVER_ERROR, `Not Found: the MCP endpoint is ${MCP_PATH}`);
+    return this.mcpRequest(req, res);
+  }
+
+  /**
+   * 1-2. DNS rebinding and cross-site requests: only this server's own names as Host, only its
+   * own pages as Origin. The request's path, or undefined once it has been answered.
+   */
+  private admit(req: http.IncomingMessage, res: http.ServerResponse): string | undefined {
+    const host = (req.headers.host ?? '').toLowerCase();
+    if (!this.hosts.has(host)) {
+      this.warn('host', `refused a request with Host ${quote(host)} (expected one of ${[...this.hosts].join(', ')}): possibly DNS rebinding`);
+      sendError(res, 403, SERVER_ERROR, `Forbidden: Host header ${quote(host)} is not this server`);
+      return undefined;
+    }
+    const origin = req.headers.origin;
+    if (origin !== undefined && !this.origins.has(origin.toLowerCase())) {
+      this.warn('origin', `refused a request from Origin ${quote(origin)}`);
+      sendError(res, 403, SERVER_ERROR, `Forbidden: Origin ${quote(origin)} may not use this server`);
+      return undefined;
+    }
+    try {
+      return new URL(req.url ?? '/', 'http://localhost').pathname;
+    } catch {
+      sendError(res, 400, SERVER_ERROR, 'Bad Request: malformed URL');
+      return undefined;
+    }
+  }
+
+  /** A request to the MCP path with a valid token: to its session, or a new session for an initialize. */
+  private async mcpRequest(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const sessionHeader = req.headers['mcp-session-id'];
+    const sessionId = Array.isArray(sessionHeader) ? sessionHeader[0] : sessionHeader;
+    const existing = sessionId !== undefined ? this.sessions.get(sessionId) : undefined;
+    if (sessionId !== undefined && !existing) return sendError(res, 404, SESSION_NOT_FOUND, 'Session not found: it ended or expired; start a new one with initialize');
+    switch (req.method) {
+      case 'POST':
+        break;
+      case 'GET':
+      case 'DELETE':
+        if (!existing) return sendError(res, 400, SERVER_ERROR, 'Bad Request: Mcp-Session-Id header is required');
+        return this.dispatch(existing, req, res);
+      default:
+        return sendError(res, 405, SERVER_ERROR, 'Method Not Allowed', { Allow: 'GET, POST, DELETE' });
+    }
+    // 4. The body.
+    const limit = this.limits.maxBodyBytes;
+    const body = await readBody(req, limit);
+    if (body.kind === 'aborted') return;
+    if (body.kind === 'too-large') {
+      this.warn('size', `refused a request body over ${limit} bytes`);
+      return refuseBody(req, res, `Payload Too Large: a request body may hold at most ${limit} bytes`);
+    }
+    let message: unknown;
+    try {
+      message = JSON.parse(body.text);
+    } catch (e) {
+      return sendError(res, 400, PARSE_ERROR, `Parse error: ${(e as Error).message.slice(0, 200)}`);
+    }
+    if (existing) return this.dispatch(existing, req, res, message);
+    const initializing = Array.isArray(message) ? message.some((m) => isInitializeRequest(m)) : isInitializeRequest(message);
+    if (!initializing) return sendError(res, 400, SERVER_ERROR, 'Bad Request: Mcp-Session-Id header is required (or send initialize to start a session)');
+    const session = await this.newSession();
+    if (!session) return sendError(res, 503, SERVER_ERROR, `Service Unavailable: all ${this.limits.maxSessions} sessions are busy; try again shortly`, { 'Retry-After': '5' });
+    await this.dispatch(session, req, res, message);
+    // The transport refused the initialize (a wrong Accept header, say): nothing refers to
+    // this server any more, and it holds nothing worth keeping.
+    if (!session.id) await session.server.close().catch(() => undefined);
+  }
+
+  private async closeSession(s: Session, why: string): Promise<void> {
+    const { logger } = this.opts;
+    this.sessions.delete(s.id);
     logger.debug(`mcp: session ${s.id} closed (${why})`);
     await s.server.close().catch((e: unknown) => logger.warn(`mcp: closing session ${s.id} failed: ${String(e)}`));
-  };
+  }
 
   /** Hands a checked request to a session's transport, counting it as activity while it is open. */
-  const dispatch = async (s: Session, req: http.IncomingMessage, res: http.ServerResponse, body?: unknown): Promise<void> => {
+  private async dispatch(s: Session, req: http.IncomingMessage, res: http.ServerResponse, body?: unknown): Promise<void> {
     s.inFlight++;
     s.lastSeen = Date.now();
     res.once('close', () => {
@@ -268,25 +443,26 @@ export async function startMcpHttpServer(opts: McpHttpServerOptions): Promise<Mc
       s.lastSeen = Date.now();
     });
     await s.transport.handleRequest(req, res, body);
-  };
+  }
 
   /** A new session for an initialize request; undefined when the cap is reached and every session is busy. */
-  const newSession = async (): Promise<Session | undefined> => {
+  private async newSession(): Promise<Session | undefined> {
+    const { sessions, limits } = this;
     if (sessions.size >= limits.maxSessions) {
       // Clients that never say goodbye (DELETE) would otherwise lock everyone out until their
       // sessions expire; the least recently used idle one makes room, and its client, if still
       // there, gets 404 and starts a new session, as the spec prescribes.
       const victim = [...sessions.values()].filter((x) => x.inFlight === 0).sort((a, b) => a.lastSeen - b.lastSeen)[0];
       if (!victim) return undefined;
-      await closeSession(victim, `session limit of ${limits.maxSessions} reached`);
+      await this.closeSession(victim, `session limit of ${limits.maxSessions} reached`);
     }
-    const server = opts.newSession();
+    const server = this.opts.newSession();
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
         session.id = id;
         sessions.set(id, session);
-        logger.debug(`mcp: session ${id} opened (${sessions.size} open)`);
+        this.opts.logger.debug(`mcp: session ${id} opened (${sessions.size} open)`);
       },
     });
     const session: Session = { id: '', server, transport, lastSeen: Date.now(), inFlight: 0 };
@@ -297,149 +473,5 @@ export async function startMcpHttpServer(opts: McpHttpServerOptions): Promise<Mc
     };
     await server.connect(transport);
     return session;
-  };
-
-  const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
-    const t0 = performance.now();
-    res.once('finish', () => logger.debug(`mcp: ${req.method} ${pathOnly(req.url)} ${res.statusCode} in ${(performance.now() - t0).toFixed(1)} ms`));
-    if (closing) return sendError(res, 503, SERVER_ERROR, 'the server is shutting down', { Connection: 'close' });
-
-    // 1-2. DNS rebinding and cross-site requests.
-    const host = (req.headers.host ?? '').toLowerCase();
-    if (!hosts.has(host)) {
-      warn('host', `refused a request with Host ${quote(host)} (expected one of ${[...hosts].join(', ')}): possibly DNS rebinding`);
-      return sendError(res, 403, SERVER_ERROR, `Forbidden: Host header ${quote(host)} is not this server`);
-    }
-    const origin = req.headers.origin;
-    if (origin !== undefined && !origins.has(origin.toLowerCase())) {
-      warn('origin', `refused a request from Origin ${quote(origin)}`);
-      return sendError(res, 403, SERVER_ERROR, `Forbidden: Origin ${quote(origin)} may not use this server`);
-    }
-    let pathname: string;
-    try {
-      pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
-    } catch {
-      return sendError(res, 400, SERVER_ERROR, 'Bad Request: malformed URL');
-    }
-    if (pathname === HEALTH_PATH && req.method === 'GET') {
-      res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' });
-      res.end('{"ok":true}');
-      return;
-    }
-
-    if (opts.routes && (await opts.routes(req, res, pathname))) return;
-
-    // 3. The token.
-    if (!authorized(req.headers.authorization)) {
-      warn('auth', `refused a request ${req.headers.authorization ? 'with a wrong' : 'without a'} bearer token (see \`vlt mcp info\`)`);
-      return sendError(res, 401, SERVER_ERROR, 'Unauthorized: send "Authorization: Bearer <token>"; `vlt mcp info` prints the token', {
-        'WWW-Authenticate': 'Bearer realm="vlt-oracle"',
-      });
-    }
-    if (pathname !== MCP_PATH) return sendError(res, 404, SERVER_ERROR, `Not Found: the MCP endpoint is ${MCP_PATH}`);
-
-    const sessionHeader = req.headers['mcp-session-id'];
-    const sessionId = Array.isArray(sessionHeader) ? sessionHeader[0] : sessionHeader;
-    const existing = sessionId !== undefined ? sessions.get(sessionId) : undefined;
-    if (sessionId !== undefined && !existing) return sendError(res, 404, SESSION_NOT_FOUND, 'Session not found: it ended or expired; start a new one with initialize');
-
-    switch (req.method) {
-      case 'POST':
-        break;
-      case 'GET':
-      case 'DELETE':
-        if (!existing) return sendError(res, 400, SERVER_ERROR, 'Bad Request: Mcp-Session-Id header is required');
-        return dispatch(existing, req, res);
-      default:
-        return sendError(res, 405, SERVER_ERROR, 'Method Not Allowed', { Allow: 'GET, POST, DELETE' });
-    }
-
-    // 4. The body.
-    const body = await readBody(req, limits.maxBodyBytes);
-    if (body.kind === 'aborted') return;
-    if (body.kind === 'too-large') {
-      warn('size', `refused a request body over ${limits.maxBodyBytes} bytes`);
-      return refuseBody(req, res, `Payload Too Large: a request body may hold at most ${limits.maxBodyBytes} bytes`);
-    }
-    let message: unknown;
-    try {
-      message = JSON.parse(body.text);
-    } catch (e) {
-      return sendError(res, 400, PARSE_ERROR, `Parse error: ${(e as Error).message.slice(0, 200)}`);
-    }
-    if (existing) return dispatch(existing, req, res, message);
-    const initializing = Array.isArray(message) ? message.some((m) => isInitializeRequest(m)) : isInitializeRequest(message);
-    if (!initializing) return sendError(res, 400, SERVER_ERROR, 'Bad Request: Mcp-Session-Id header is required (or send initialize to start a session)');
-    const session = await newSession();
-    if (!session) return sendError(res, 503, SERVER_ERROR, `Service Unavailable: all ${limits.maxSessions} sessions are busy; try again shortly`, { 'Retry-After': '5' });
-    await dispatch(session, req, res, message);
-    // The transport refused the initialize (a wrong Accept header, say): nothing refers to
-    // this server any more, and it holds nothing worth keeping.
-    if (!session.id) await session.server.close().catch(() => undefined);
-  };
-
-  const server = http.createServer((req, res) => {
-    handle(req, res).catch((e: unknown) => {
-      logger.error(`mcp: ${req.method} ${pathOnly(req.url)} failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
-      sendError(res, 500, SERVER_ERROR, 'Internal error');
-    });
-  });
-  // A client that opens connections and sends nothing, or trickles a body, is cut off; a
-  // long-running tool call is not affected (these bound receiving the request only).
-  server.headersTimeout = 20_000;
-  server.requestTimeout = 60_000;
-  server.maxHeadersCount = 100;
-  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
-    logger.debug(`mcp: client error: ${err.code ?? err.message}`);
-    if (socket.writable && !socket.destroyed) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
-    else socket.destroy();
-  });
-
-  await new Promise<void>((resolve, reject) => {
-    const onError = (e: NodeJS.ErrnoException) => {
-      const where = `${urlHost(opts.host)}:${opts.port}`;
-      if (e.code === 'EADDRINUSE') reject(new VltError('USAGE', `${where} is in use (another \`vlt serve\`? \`vlt mcp info\` tells); choose another port with --mcp-port, or 0 for any free one`));
-      else if (e.code === 'EACCES') reject(new VltError('USAGE', `not allowed to listen on ${where}; choose a port above 1023 with --mcp-port`));
-      else if (e.code === 'EADDRNOTAVAIL') reject(new VltError('USAGE', `${opts.host} is not an address of this machine`));
-      else reject(new VltError('IO', `could not listen on ${where}: ${e.message}`, undefined, { cause: e }));
-    };
-    server.once('error', onError);
-    server.listen({ host: opts.host, port: opts.port, exclusive: true }, () => {
-      server.off('error', onError);
-      resolve();
-    });
-  });
-  server.on('error', (e) => logger.error(`mcp: HTTP server error: ${e.message}`));
-  const port = (server.address() as AddressInfo).port;
-  hosts = allowedHosts(opts.host, port, opts.allowRemote);
-  origins = new Set([...hosts].map((h) => `http://${h}`).concat([`http://127.0.0.1:${port}`, `http://localhost:${port}`, `http://[::1]:${port}`]));
-
-  const sweep = setInterval(
-    () => {
-      const cutoff = Date.now() - limits.sessionIdleMs;
-      for (const s of [...sessions.values()]) {
-        if (s.inFlight === 0 && s.lastSeen < cutoff) void closeSession(s, 'idle');
-      }
-    },
-    Math.max(1000, Math.min(60_000, limits.sessionIdleMs / 4)),
-  );
-  sweep.unref();
-
-  const url = `http://${urlHost(opts.host)}:${port}${MCP_PATH}`;
-  return {
-    url,
-    host: opts.host,
-    port,
-    sessionCount: () => sessions.size,
-    async close() {
-      if (closing) return;
-      closing = true;
-      clearInterval(sweep);
-      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-      await Promise.all([...sessions.values()].map((s) => closeSession(s, 'server stopping')));
-      // Open SSE streams and idle keep-alive connections would hold close() forever.
-      server.closeAllConnections();
-      await stopped;
-    },
-  };
+  }
 }
