@@ -144,6 +144,7 @@ function registerThreadCommands(program: Command, { out, readStdin, run }: Memor
 }
 
 /** `vlt notes`: the notes vault. */
+// eslint-disable-next-line max-lines-per-function -- a table of nine commands, one chained declaration each: long, not deep
 function registerNotesCommands(program: Command, { out, warn, readStdin, run }: MemoryCli): void {
   const notes = program.command('notes').description('the notes vault: README and docs/ (read-only) plus .vlt/notes/, or [vault] root').exitOverride();
 

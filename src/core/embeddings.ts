@@ -271,6 +271,7 @@ export class EmbeddingService {
    * `EMBEDDING_FAILED` from the provider, `CANCELLED` on abort, or `INTERNAL` when the
    * cache cannot store a batch.
    */
+  // eslint-disable-next-line max-lines-per-function -- one bounded-concurrency loop whose batches share the cache, the first error and the abort; split, that state would pass through every piece
   async embedAll(items: EmbedItem[], signal?: AbortSignal): Promise<Map<string, Float32Array>> {
     if (signal?.aborted) throw cancelled();
     const texts = new Map<string, string>();

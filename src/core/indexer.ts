@@ -267,6 +267,7 @@ const REGENERATE_META = 'regenerate_after';
 /** A checkpoint waits at least this many times the previous one's duration: commits take at most a fifth of a run. */
 const CHECKPOINT_COST_FACTOR = 4;
 
+// eslint-disable-next-line max-lines-per-function -- the pipeline's stages in order (plan, parse and store, checkpoints, finish), each marked by a comment, sharing the run's counters and the checkpoint clock; a run object like discovery's Walker would be the next step
 export async function runIndex(ctx: IndexContext): Promise<IndexReport> {
   const { store, logger, onProgress, signal } = ctx;
   // Read through ctx each time: the host may load its search index only when a run needs it

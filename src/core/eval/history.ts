@@ -240,6 +240,7 @@ function filesOfHits(hits: ReadonlyArray<{ path: string }>): string[] {
   return out;
 }
 
+// eslint-disable-next-line max-lines-per-function -- the eval's steps in order over one scratch tree (check out, index, locate, score), each commented; they share the tree and the running metrics
 export async function runHistoryEval(repo: HistoryRepo, opts: HistoryEvalOptions): Promise<HistoryEvalReport> {
   const t0 = performance.now();
   const methods = opts.methods ?? EVAL_METHODS;

@@ -49,6 +49,7 @@ export interface GatheredReferences {
  * Files nearest the definition are resolved first, so that a budget keeps the likeliest uses.
  * The resolution on trees stops after `limit` uses; the cheap one always counts every use.
  */
+// eslint-disable-next-line max-lines-per-function -- one pass over the candidate files, nearest the definition first, with the budget, the cheap count and the tree resolution interleaved per file
 export async function gatherReferences(
   ctx: ReferenceContext,
   name: string,

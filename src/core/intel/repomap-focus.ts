@@ -143,6 +143,7 @@ export const FOCUS_ITEM_MAX_CHARS = 2000;
  * heavier groups for the identifiers it mentions, and the focus symbols' entries pinned first.
  * What matched nothing is said in `notes`. Undefined when nothing matched.
  */
+// eslint-disable-next-line max-lines-per-function -- one case per kind of focus item (file, folder, symbol, words), a few lines each, all adding to the vector being built
 export function resolveFocus(state: MapState, root: string, opts: FocusRequest, notes: string[]): Personalization | undefined {
   const personal = new Map<number, number>();
   const groupMul = new Map<number, number>();

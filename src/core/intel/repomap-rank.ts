@@ -327,6 +327,7 @@ function splitBy<T>(items: readonly T[], key: (item: T) => number): number[][] {
  * not to `private` members of another file, not from code outside the tests into test files;
  * and a use of a name defined k times weighs 1/k per definition.
  */
+// eslint-disable-next-line max-lines-per-function -- stages 1 and 2 in one pass over the definitions, each linking rule commented where it applies; the rules share the per-name tables the pass builds
 export function buildState(source: RepoMapSource, key: string, extraEdges: ((files: ReadonlyArray<{ id: number; path: string }>) => Iterable<ExtraEdge>) | undefined): MapState {
   const t0 = performance.now();
   const store = source.store;

@@ -173,6 +173,7 @@ export class RepoMapper {
   ) {}
 
   /** Renders the map; see {@link RepoMapOptions}. Bad input (budget, scope, cursor) is a USAGE error. */
+  // eslint-disable-next-line max-lines-per-function -- the map's steps over one request (check, rank, page, render within the budget), sharing the budget and the cursor
   async render(opts: RepoMapOptions = {}): Promise<RepoMapResult> {
     const maxTokens = opts.maxTokens ?? DEFAULT_MAP_TOKENS;
     if (!Number.isInteger(maxTokens) || maxTokens < 1) throw new VltError('USAGE', `max tokens must be a positive integer, not ${String(maxTokens)}`);

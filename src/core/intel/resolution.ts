@@ -368,6 +368,7 @@ export class IndexResolver {
     return this.resolveTarget(file, t, a, facts, depth);
   }
 
+  // eslint-disable-next-line max-lines-per-function -- one case per kind of target (local, import, member, qualified), in the order a name resolves
   private async resolveTarget(file: string, t: Target, a: { line: number; col: number; call?: CallShape }, facts: FileFacts, depth: number): Promise<Resolution> {
     const receiverName = t.kind === 'member' && t.receiver.kind === 'name' ? t.receiver.name : t.kind === 'member' && t.receiver.kind === 'typed' ? t.receiver.typeName : undefined;
     const none = (how: string): Resolution => ({

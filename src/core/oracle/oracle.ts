@@ -206,6 +206,7 @@ export class Oracle {
     return this.deps.chat && this.deps.prompts ? this.deps.chat.model : undefined;
   }
 
+  // eslint-disable-next-line max-lines-per-function -- the oracle's pipeline in order (analyze, retrieve, fuse, rerank, decide, answer), each step a call; what stays inline is the explain record they all add to
   async ask(question: string, opts: AskOptions = {}): Promise<OracleAnswer> {
     const raw = question.trim();
     if (!raw) throw new VltError('USAGE', 'the question is empty');

@@ -230,6 +230,7 @@ export function subjectWords(q: AnalyzedQuestion): string[] {
  * analysis of the question as the user wrote it, when a follow-up was rewritten with the
  * conversation's subjects: absence is also weighed over the user's own words.
  */
+// eslint-disable-next-line max-lines-per-function -- one decision over the question's concepts, its steps commented, sharing the weights it computes
 export function assessRelevance(engine: Engine, q: AnalyzedQuestion, ranked: readonly RankedEvidence[], own: AnalyzedQuestion = q): Relevance {
   // Each word: its whole token and plural stem (one group), or for a compound name the whole
   // name (one group) or all of its parts (a group each), every group with its inflections.

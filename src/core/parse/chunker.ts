@@ -174,6 +174,7 @@ function bodyStartRow(cursor: TreeCursor): number {
   return cursor.currentNode.childForFieldName('body')?.startPosition.row ?? -1;
 }
 
+// eslint-disable-next-line max-lines-per-function -- one walk of the syntax tree with a cursor; its cases share the walk's position
 function collectSpans(root: Node, L: LineIndex, o: ChunkOptions): Span[] {
   const out: Span[] = [];
   const fits = (s: number, e: number): boolean => e - s + 1 <= o.maxLines && L.size(s, e) <= o.maxChars;

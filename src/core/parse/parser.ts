@@ -437,6 +437,7 @@ class TreeSitterCodeParser implements CodeParser {
     return { language, imports: [], importSpecs: [], chunks, symbols: [], refs: [] };
   }
 
+  // eslint-disable-next-line max-lines-per-function -- one pass over the query's captures; the capture kinds share the file's tables (symbols, references, imports, chunks)
   private extract(rt: LanguageRuntime, tree: Tree, language: LanguageId, L: LineIndex): ParsedFile {
     const source = L.source;
     const root = tree.rootNode;

@@ -203,6 +203,7 @@ function toSymbols(defs: readonly TextDef[]): SymbolDef[] {
  * Chunks a text whose language has line rules (`rules`) or none (blank-line paragraphs and
  * line windows only). Chunks never split a line and never leave a non-blank line out.
  */
+// eslint-disable-next-line max-lines-per-function -- one pass over the lines; the rule, paragraph and window cases share the pass's position
 export function chunkText(source: string, rules: TextLanguageRules | undefined, o: ChunkOptions): { symbols: SymbolDef[]; chunks: Chunk[] } {
   const L = new LineIndex(source);
   if (L.rowCount === 0) return { symbols: [], chunks: [] };
