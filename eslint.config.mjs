@@ -1,5 +1,6 @@
 // @ts-check
 import tseslint from 'typescript-eslint';
+import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'test/fixtures/**', '.vlt/**', '.bench/**', '**/*.mjs', '**/*.js', '**/*.cjs'] },
@@ -15,6 +16,19 @@ export default tseslint.config(
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
+  },
+  {
+    // No module imports itself through others (type-only imports included): a circle makes load
+    // order matter and hides which module is the lower layer. A lazy `import()` is how a bundle
+    // defers loading a part, so it does not count.
+    files: ['src/**/*.ts', 'webview/**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js', '.json'] })],
+      'import-x/extensions': ['.ts'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+    },
+    rules: { 'import-x/no-cycle': ['error', { allowUnsafeDynamicCyclicDependency: true }] },
   },
   {
     // A function a newcomer can read in one screen; a longer one says why where it starts
