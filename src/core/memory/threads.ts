@@ -104,10 +104,13 @@ const KEEP_DECISIONS = 15;
 const RRF_K = 60;
 const EMBED_BATCH = 64;
 
+/** The prefix of the dated threads oracle questions and answers are logged to. */
+export const ORACLE_LOG_PREFIX = 'oracle-session-';
+
 /** The dated thread oracle questions and answers are logged to: `oracle-session-YYYY-MM-DD` (local date). */
 export function oracleSessionThread(at: Date): string {
   const pad = (n: number) => String(n).padStart(2, '0');
-  return `oracle-session-${at.getFullYear()}-${pad(at.getMonth() + 1)}-${pad(at.getDate())}`;
+  return `${ORACLE_LOG_PREFIX}${at.getFullYear()}-${pad(at.getMonth() + 1)}-${pad(at.getDate())}`;
 }
 
 export function checkThreadName(name: string): string {
@@ -215,7 +218,12 @@ export class ThreadStore {
   }
 
   /** Entries that match `query`, best first, across threads (or in one `thread`). */
-  async seek(query: string, opts: { k?: number; thread?: string; signal?: AbortSignal } = {}): Promise<ThreadSeekHit[]> {
+  /**
+   * Entries like `query`, best first. `thread`: only that thread's; `skipPrefix`: none of the
+   * threads whose name starts with it, left out before ranking (so that they cannot fill the
+   * first places and leave nothing once dropped).
+   */
+  async seek(query: string, opts: { k?: number; thread?: string; skipPrefix?: string; signal?: AbortSignal } = {}): Promise<ThreadSeekHit[]> {
     if (!query.trim()) throw new VltError('USAGE', 'the seek query is empty');
     if (opts.thread !== undefined) checkThreadName(opts.thread);
     const k = Math.max(1, Math.min(opts.k ?? 10, 100));
@@ -223,9 +231,10 @@ export class ThreadStore {
     // Only the rows a seek returns are read: every oracle answer adds an entry, and reading all
     // of them at each seek made the oracle slower with every answer it had given (a soak of
     // 1,000 questions through the daemon: p95 from 277 to 510 ms).
-    const thread = opts.thread;
+    const { thread, skipPrefix } = opts;
     const ofThread = thread === undefined ? undefined : await this.db.read((tx) => new Set(tx.all('SELECT id FROM entries WHERE thread = ?', [thread]).map((r) => num(r.id))));
-    const inThread = ofThread === undefined ? undefined : (id: number) => ofThread.has(id);
+    const skipped = skipPrefix === undefined ? undefined : await this.db.read((tx) => new Set(tx.all("SELECT id FROM entries WHERE substr(thread, 1, ?) = ?", [skipPrefix.length, skipPrefix]).map((r) => num(r.id))));
+    const inThread = ofThread === undefined && skipped === undefined ? undefined : (id: number) => (ofThread === undefined || ofThread.has(id)) && !skipped?.has(id);
     const lexical = index.search(query, k * 3, inThread);
     const ranked = new Map<number, { score: number; retrievers: string[] }>();
     lexical.forEach((h, rank) => ranked.set(h.key, { score: 1 / (RRF_K + rank + 1), retrievers: ['bm25'] }));

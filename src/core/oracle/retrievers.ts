@@ -16,6 +16,7 @@ import type { Engine, SearchHit } from '../engine';
 import type { LanguageServers } from '../intel/lsp';
 import type { NavLocation, TagsProvider } from '../intel/navigate';
 import type { Memory } from '../memory';
+import { ORACLE_LOG_PREFIX } from '../memory/threads';
 import { inNamedDir, isTestPath } from './paths';
 export { isTestPath } from './paths';
 import type { AnalyzedQuestion, RetrievalRequest, RetrievalResult, Retriever, SourceType } from './types';
@@ -284,20 +285,19 @@ export class ThreadsRetriever extends MemoryRetriever {
   readonly family = 'threads';
 
   protected async search(memory: Memory, req: RetrievalRequest): Promise<RetrievalResult[]> {
-    const hits = await memory.threads.seek(req.question.text, { k: req.limit, signal: req.signal });
-    // The oracle's own logged answers would cite themselves back: they are not evidence.
-    return hits
-      .filter((h) => !h.thread.startsWith('oracle-session-'))
-      .map((h) => ({
-        key: `thread:${h.thread}#${h.seq}`,
-        source: 'thread' as const,
-        path: h.thread,
-        content: h.text,
-        score: h.score,
-        method: `thread-${h.retrievers.join('+')}`,
-        citation: `[thread:${h.thread}#${h.seq}]`,
-        metadata: { author: h.author, date: h.created_at, seq: h.seq },
-      }));
+    // The oracle's own logged answers would cite themselves back: they are not evidence, and
+    // are left out before ranking, so that they never fill the places of the threads that are.
+    const hits = await memory.threads.seek(req.question.text, { k: req.limit, skipPrefix: ORACLE_LOG_PREFIX, signal: req.signal });
+    return hits.map((h) => ({
+      key: `thread:${h.thread}#${h.seq}`,
+      source: 'thread' as const,
+      path: h.thread,
+      content: h.text,
+      score: h.score,
+      method: `thread-${h.retrievers.join('+')}`,
+      citation: `[thread:${h.thread}#${h.seq}]`,
+      metadata: { author: h.author, date: h.created_at, seq: h.seq },
+    }));
   }
 }
 

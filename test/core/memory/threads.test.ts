@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { VltError } from '../../../src/core/errors';
 import { agentIdFromClientInfo, oracleSessionThread } from '../../../src/core/memory';
+import { ORACLE_LOG_PREFIX } from '../../../src/core/memory/threads';
 import { startFakeOpenAI, type FakeOpenAI } from '../../helpers/fake-openai';
 import { chatPrompts, openMemory, tempWorkspace } from './setup';
 
@@ -166,6 +167,18 @@ describe('threads: seek, list, validation', () => {
     expect(rowsRead.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(5);
     const odd = await memory.threads.seek('topic7', { k: 3, thread: 'odd' });
     expect(odd.map((h) => h.thread)).toEqual(['odd', 'odd', 'odd']);
+    await memory.close();
+  });
+
+  it('leaves the threads a prefix names out before ranking, so that they cannot crowd out the rest', async () => {
+    const memory = await openMemory(ws.dir);
+    // Forty logged oracle answers that match the words better than the one real decision.
+    for (let i = 0; i < 40; i++) await memory.threads.push(oracleSessionThread(new Date(2026, 0, 1 + (i % 28))), `cache eviction cache eviction cache eviction answer ${i}`, { author: 'oracle' });
+    await memory.threads.push('storage', 'Decided an LRU for cache eviction, bounded by bytes.', { author: 'dev' });
+    const all = await memory.threads.seek('cache eviction', { k: 3 });
+    expect(all.every((h) => h.thread.startsWith(ORACLE_LOG_PREFIX))).toBe(true);
+    const real = await memory.threads.seek('cache eviction', { k: 3, skipPrefix: ORACLE_LOG_PREFIX });
+    expect(real.map((h) => h.thread)).toEqual(['storage']);
     await memory.close();
   });
 
