@@ -14,7 +14,7 @@ import { VltError, toVltError } from '../core/errors';
 import type { ChatModel } from '../core/llm/chat';
 import type { SessionSummary } from '../core/memory';
 import type { OracleEvent } from '../core/oracle/types';
-import { parseCitations } from '../core/oracle/citations';
+import { parseCitations } from '../protocol/citations';
 import type { AskOracleResult } from '../core/tools/oracle-tools';
 import type { ToolInput } from '../core/tools';
 import { NodeGitHistory } from '../node/git-history';
@@ -127,7 +127,7 @@ export class ChatService {
   async target(citation: string): Promise<CitationTarget> {
     const c = parseCitations(citation)[0];
     if (!c) throw new VltError('USAGE', `not a citation: ${citation.slice(0, 200)}`);
-    if (c.source === 'code' || c.source === 'test' || c.source === 'lsp') {
+    if (c.source === 'code') {
       const span = spanOf(c.citation, c.path, c.line ?? 1);
       await this.ws.call('read_file_range', { path: c.path, start_line: span.start, end_line: span.start }, { author: this.author, record: false });
       return { kind: 'file', path: c.path, start: span.start, end: /-\d+\]$/.test(c.citation) ? span.end : span.start };

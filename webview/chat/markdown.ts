@@ -17,7 +17,7 @@ import python from 'highlight.js/lib/languages/python';
 import rust from 'highlight.js/lib/languages/rust';
 import typescript from 'highlight.js/lib/languages/typescript';
 import { Marked, type Tokens } from 'marked';
-import { parseCitations } from '../../src/core/oracle/citations';
+import { parseCitations } from '../../src/protocol/citations';
 
 hljs.registerLanguage('go', go);
 hljs.registerLanguage('json', json);
