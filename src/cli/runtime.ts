@@ -20,7 +20,7 @@ import { nodeWorkspaceFs } from '../node/fs';
 import { gitActivity } from '../node/git-activity';
 import { gitLocateHistory } from '../node/locate-history';
 import { openMemory } from '../node/memory';
-import { createNodeOracle } from '../node/oracle';
+import { createNodeModel, createNodeOracle } from '../node/oracle';
 import { formatSeconds, type ProgressReporter } from './progress';
 import { readQueue, requestCommit } from '../server/queue-state';
 
@@ -212,6 +212,7 @@ class ProcessWorkspace implements CliWorkspace {
       // What the workspace server's tools read too, so that an answer is the same from either.
       locateHistory: (e, s) => gitLocateHistory(e.root, logger).get(s),
       gitActivity: (e, s) => gitActivity(e.root, logger).read(s),
+      getModel: async () => createNodeModel((await ctx.getEngine()).config, logger),
     };
     try {
       if (opts.lsp) {

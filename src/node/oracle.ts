@@ -3,9 +3,11 @@
  * workspace memory, the configured language model and the prompt templates shipped with the
  * package, git history through the `git` program, and the host's language servers and ctags.
  */
+import type { VltConfig } from '../core/config';
 import type { Engine } from '../core/engine';
 import type { LanguageServers } from '../core/intel/lsp';
 import type { TagsProvider } from '../core/intel/navigate';
+import type { ChatModel } from '../core/llm/chat';
 import { createChatModel } from '../core/llm/openai-chat';
 import { PromptLibrary } from '../core/llm/prompts';
 import type { Memory } from '../core/memory';
@@ -70,4 +72,15 @@ export function createNodeOracle(opts: NodeOracleOptions): Oracle {
     llmRerank: engine.config.oracle.llmRerank,
     ...(ctx ? { agentTools: () => agentToolsFrom(allTools({ memory: getMemory !== undefined }), { ...ctx, ...(getMemory ? { getMemory } : {}) }) } : {}),
   });
+}
+
+/**
+ * The configured language model with the prompt templates next to the program, for the tools
+ * that need a model whatever the question (the Librarian); undefined when none is configured or
+ * the templates are missing.
+ */
+export function createNodeModel(config: VltConfig, logger: Logger): { chat: ChatModel; prompts: PromptLibrary } | undefined {
+  const chat = createChatModel(config, logger);
+  const dir = locatePromptsDir();
+  return chat && dir ? { chat, prompts: new PromptLibrary(dir) } : undefined;
 }

@@ -36,7 +36,7 @@ import { createLanguageServers } from '../node/lsp';
 import { gitLocateHistory } from '../node/locate-history';
 import { gitActivity } from '../node/git-activity';
 import { openMemory } from '../node/memory';
-import { createNodeOracle } from '../node/oracle';
+import { createNodeModel, createNodeOracle } from '../node/oracle';
 import { StateGate } from './gate';
 import { publishQueue, takeCommitRequest, unpublishQueue } from './queue-state';
 
@@ -211,6 +211,8 @@ export class WorkspaceServer {
         : {
             locateHistory: (e: Engine, signal?: AbortSignal) => gitLocateHistory(e.root, this.logger).get(signal),
             gitActivity: (e: Engine, signal?: AbortSignal) => gitActivity(e.root, this.logger).read(signal),
+            // No model is called for an untrusted workspace.
+            getModel: async () => createNodeModel((await this.getEngine()).config, this.logger),
           }),
     };
   }

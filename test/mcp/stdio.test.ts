@@ -43,16 +43,16 @@ describe('vlt mcp over stdio', () => {
 
   it('lists every tool with titles, descriptions, annotations and described input schemas', async () => {
     const { tools } = await s.client.listTools();
-    const code = ['ask_oracle', 'find_definition', 'find_references', 'get_context', 'get_diagnostics', 'get_repo_map', 'impact_analysis', 'index_status', 'list_routes', 'locate_files', 'read_file_range', 'search_code'];
+    const code = ['ask_oracle', 'find_definition', 'find_references', 'get_context', 'get_diagnostics', 'get_repo_map', 'impact_analysis', 'index_status', 'list_routes', 'locate_files', 'read_file_range', 'search_code', 'delegate_librarian'];
     expect(tools.map((t) => t.name).sort()).toEqual([...code, ...MEMORY_TOOL_NAMES_EXPECTED].sort());
     // ask_oracle logs each question and answer to the dated oracle thread.
-    const writers = new Set(['write_note', 'delete_note', 'move_note', 'create_index', 'thread_push', 'ask_oracle']);
+    const writers = new Set(['write_note', 'delete_note', 'move_note', 'create_index', 'thread_push', 'ask_oracle', 'delegate_librarian']);
     for (const t of tools) {
       expect(t.title).toBeTruthy();
       expect(t.description!.length).toBeGreaterThan(60);
       if (writers.has(t.name)) expect(t.annotations, t.name).toMatchObject({ readOnlyHint: false, openWorldHint: false });
       else expect(t.annotations, t.name).toMatchObject({ readOnlyHint: true, destructiveHint: false, openWorldHint: false });
-      if (t.name === 'delete_note') expect(t.annotations?.destructiveHint).toBe(true);
+      if (t.name === 'delete_note' || t.name === 'delegate_librarian') expect(t.annotations?.destructiveHint).toBe(true);
       expect(t.inputSchema.type).toBe('object');
       expect(t.inputSchema.additionalProperties).toBe(false);
       for (const [name, prop] of Object.entries(t.inputSchema.properties ?? {})) {

@@ -187,7 +187,11 @@ describe('code intelligence and memory tools over MCP', () => {
       expect(r.isError, `${name}: ${textOf(r)}`).toBeFalsy();
       expect(r.structuredContent, name).toBeTruthy();
     }
-    // Every tool but get_diagnostics (it needs a language server) was answered above.
-    expect(new Set(calls.map(([n]) => n))).toEqual(new Set(tools.map((t) => t.name).filter((n) => n !== 'get_diagnostics')));
+    // Every tool but get_diagnostics (it needs a language server) and delegate_librarian (a
+    // language model) was answered above; without a model the Librarian says so as an error.
+    expect(new Set(calls.map(([n]) => n))).toEqual(new Set(tools.map((t) => t.name).filter((n) => n !== 'get_diagnostics' && n !== 'delegate_librarian')));
+    const librarian = await call(s, 'delegate_librarian', { task: 'Index the contract folder.' });
+    expect(librarian.isError).toBe(true);
+    expect(textOf(librarian)).toMatch(/^LLM_NOT_CONFIGURED: /);
   }, 120_000);
 });

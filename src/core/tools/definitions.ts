@@ -10,6 +10,7 @@ import type { Engine, SearchHit, StatusReport } from '../engine';
 import { VltError, toVltError } from '../errors';
 import type { LanguageServers } from '../intel/lsp';
 import type { ChatModel } from '../llm/chat';
+import type { PromptLibrary } from '../llm/prompts';
 import type { TagsProvider } from '../intel/navigate';
 import type { OracleEvent } from '../oracle/types';
 import type { LocateHistory } from '../locate/locate';
@@ -76,6 +77,12 @@ export interface ToolContext {
   onEvent?: (e: OracleEvent) => void;
   /** The model ask_oracle answers with instead of the configured one, set per call (the chat's picker). */
   chat?: ChatModel;
+  /**
+   * The configured language model and the prompt templates, for the tools that need a model
+   * whatever the question (delegate_librarian). Absent or undefined: none is configured, or the
+   * workspace is untrusted.
+   */
+  getModel?: () => Promise<{ chat: ChatModel; prompts: PromptLibrary } | undefined>;
 }
 
 /**

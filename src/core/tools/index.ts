@@ -10,6 +10,7 @@ import type { AgentTool } from '../oracle/agent';
 import { jsonSchemaOf } from '../llm/tool-schema';
 import { indexStatusTool, invokeTool, searchCodeTool, type ToolContext, type ToolDefinition } from './definitions';
 import { MEMORY_TOOLS } from './memory-tools';
+import { delegateLibrarianTool } from './librarian';
 import { locateFilesTool } from './locate-tool';
 import { getContextTool, impactAnalysisTool, listRoutesTool } from './context-tools';
 import { findDefinitionTool, findReferencesTool, getDiagnosticsTool } from './nav-tools';
@@ -20,7 +21,7 @@ import { repoMapTool } from './repomap-tool';
 export const CODE_TOOLS = [askOracleTool, searchCodeTool, locateFilesTool, findDefinitionTool, findReferencesTool, getDiagnosticsTool, getContextTool, impactAnalysisTool, listRoutesTool, repoMapTool, readFileRangeTool, indexStatusTool] as const;
 
 /** Every tool the registry defines, as its own type. */
-export type AnyTool = (typeof CODE_TOOLS)[number] | (typeof MEMORY_TOOLS)[number];
+export type AnyTool = (typeof CODE_TOOLS)[number] | (typeof MEMORY_TOOLS)[number] | typeof delegateLibrarianTool;
 export type ToolName = AnyTool['name'];
 type ToolNamed<N extends ToolName> = Extract<AnyTool, { name: N }>;
 /** The arguments of tool `N`, as a caller writes them (defaults optional). */
@@ -29,7 +30,7 @@ export type ToolInput<N extends ToolName> = z.input<ToolNamed<N>['inputSchema']>
 export type ToolOutput<N extends ToolName> = Awaited<ReturnType<ToolNamed<N>['handler']>>;
 
 /** Every tool, code and memory, in the order hosts list them. */
-export const ALL_TOOLS: readonly AnyTool[] = [...CODE_TOOLS, ...MEMORY_TOOLS];
+export const ALL_TOOLS: readonly AnyTool[] = [...CODE_TOOLS, ...MEMORY_TOOLS, delegateLibrarianTool];
 
 /**
  * The tools a host offers: every one when it serves memory (its ToolContext has `getMemory`),

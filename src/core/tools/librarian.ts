@@ -15,8 +15,10 @@ import { jsonSchemaOf } from '../llm/tool-schema';
 import { runToolLoop, type LoopTool } from '../llm/tool-loop';
 import type { Memory } from '../memory';
 import { silentLogger, type Logger } from '../ports';
-import { invokeTool, type ToolContext, type ToolDefinition } from './definitions';
+import { z } from 'zod';
+import { defineTool, invokeTool, strictArgs, type ToolContext, type ToolDefinition } from './definitions';
 import { MEMORY_TOOLS } from './memory-tools';
+import { librarianOutput } from './outputs';
 
 export const LIBRARIAN_MAX_TURNS = 10;
 
@@ -115,3 +117,25 @@ function modifiedBy(calls: ReadonlyArray<{ name: string; ok: boolean; output?: s
   }
   return [...paths];
 }
+
+const delegateInput = strictArgs({
+  task: z.string().min(1).max(4000).describe('What to do in the notes vault, in a sentence or two: "file the design notes in inbox/ under architecture/ and index the folder", "merge the two caching notes into one".'),
+}).meta({ examples: [{ task: 'File the design notes in inbox/ under architecture/ and give the folder an index.' }] });
+
+export const delegateLibrarianTool = defineTool({
+  name: 'delegate_librarian',
+  title: 'Delegate to the Librarian',
+  description: [
+    'Hand a task of organising the notes vault to the Librarian, a subagent with five note tools (list, read, write, move with link rewriting, folder index) and at most ten turns: filing notes into folders, merging duplicates, renaming, indexing.',
+    'It never deletes a note and never changes the read-only workspace docs. Returns whether it finished, the vault paths it changed, and its own report.',
+    'Needs a configured language model (LLM_NOT_CONFIGURED otherwise). For one note, write_note or move_note directly is cheaper.',
+  ].join(' '),
+  inputSchema: delegateInput,
+  outputSchema: librarianOutput,
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+  async handler(ctx, input): Promise<LibrarianResult> {
+    const model = await ctx.getModel?.();
+    if (!model) throw new VltError('LLM_NOT_CONFIGURED', 'the Librarian needs a language model; set [llm] in vlt.toml and an API key (VLT_LLM_API_KEY or OPENROUTER_API_KEY), in a trusted workspace');
+    return runLibrarian(input.task, { chat: ctx.chat ?? model.chat, prompts: model.prompts, ctx, logger: ctx.logger, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+  },
+});

@@ -216,3 +216,10 @@ export const threadListOutput = z.looseObject({
   total: z.number().int(),
   truncated: z.boolean().optional(),
 });
+
+export const librarianOutput = z.looseObject({
+  success: z.boolean().describe('It finished within its turns without a failure of the model.'),
+  files_modified: z.array(z.string()).describe('Vault paths written, moved (both ends), rewritten or indexed, sorted.'),
+  summary: z.string().describe("The Librarian's own report, or why it stopped."),
+  turns: z.number().int(),
+});

@@ -5,7 +5,8 @@ import type { Memory } from '../../../src/core/memory';
 import { OpenAIChatModel } from '../../../src/core/llm/openai-chat';
 import { PromptLibrary } from '../../../src/core/llm/prompts';
 import { silentLogger } from '../../../src/core/ports';
-import { LIBRARIAN_MAX_TURNS, librarianTools, runLibrarian } from '../../../src/core/tools/librarian';
+import { LIBRARIAN_MAX_TURNS, delegateLibrarianTool, librarianTools, runLibrarian } from '../../../src/core/tools/librarian';
+import { invokeTool } from '../../../src/core/tools/definitions';
 import type { ToolContext } from '../../../src/core/tools/definitions';
 import { nodeWorkspaceFs } from '../../../src/node/fs';
 import { startFakeOpenAI, type FakeChatRequest, type FakeOpenAI } from '../../helpers/fake-openai';
@@ -152,5 +153,16 @@ describe('Librarian', () => {
       required: ['from', 'to'],
       additionalProperties: false,
     });
+  });
+
+  it('is the delegate_librarian tool: the configured model organises the vault; without one, LLM_NOT_CONFIGURED', async () => {
+    const memory = await openMemory(ws.dir, { fake, vaultRoot: 'notes' });
+    fake.script.chat.push(call('write_note', { path: 'decisions/cache.md', content: '# Cache\n\nAn LRU.' }), { content: 'Wrote decisions/cache.md.' });
+    const model = { chat: new OpenAIChatModel({ baseUrl: fake.baseURL, model: 'fake-chat', maxRetries: 0 }), prompts: new PromptLibrary(PROMPTS_DIR) };
+    const done = await invokeTool(delegateLibrarianTool, { ...toolContext(memory), getModel: () => Promise.resolve(model) }, { task: 'Record the cache decision.' });
+    expect(done).toMatchObject({ ok: true, value: { success: true, files_modified: ['decisions/cache.md'], summary: 'Wrote decisions/cache.md.' } });
+    const none = await invokeTool(delegateLibrarianTool, toolContext(memory), { task: 'Anything.' });
+    expect(none.ok ? undefined : none.error.code).toBe('LLM_NOT_CONFIGURED');
+    await memory.close();
   });
 });
