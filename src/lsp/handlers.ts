@@ -7,6 +7,8 @@
 import { SymbolKind, type Connection, type Hover, type Location, type SymbolInformation } from 'vscode-languageserver/node';
 import { DEFAULT_MAP_TOKENS, repoMapperFor } from '../core/intel/repomap';
 import type { NavToolLocation, NavToolResult } from '../core/tools/nav-tools';
+import type { ToolInput } from '../core/tools';
+import { MAX_ANSWER_TOKENS } from '../core/tools/budget';
 import {
   askEventNotification,
   askRequest,
@@ -59,9 +61,9 @@ const KINDS: Record<string, SymbolKind> = {
 /** Every handler of `vlt lsp`, after `initialize` and `initialized` (the session's own). */
 export const HANDLERS: readonly Registration[] = [
   // vlt/* requests of the extension and the chat.
-  (c, s) => c.onRequest(searchRequest, s.handle((p) => search(s, p))),
-  (c, s) => c.onRequest(whereUsedRequest, s.handle(async (p, signal) => toNavResult(s, await s.callTool('find_references', { ...navInput(s, p), limit: p.limit ?? 500, max_tokens: 20_000, ...(p.budgetMs ? { budget_ms: p.budgetMs } : {}) }, s.clientName, signal)))),
-  (c, s) => c.onRequest(whereDefinedRequest, s.handle(async (p, signal) => toNavResult(s, await s.callTool('find_definition', navInput(s, p), s.clientName, signal)))),
+  (c, s) => c.onRequest(searchRequest, s.handle((p, signal) => search(s, p, signal))),
+  (c, s) => c.onRequest(whereUsedRequest, s.handle(async (p, signal) => toNavResult(s, await s.callTool('find_references', { ...navInput(s, p), limit: p.limit ?? 500, max_tokens: 20_000, ...(p.budgetMs ? { budget_ms: p.budgetMs } : {}) }, { signal })))),
+  (c, s) => c.onRequest(whereDefinedRequest, s.handle(async (p, signal) => toNavResult(s, await s.callTool('find_definition', navInput(s, p), { signal })))),
   (c, s) => c.onRequest(repoMapRequest, s.handle((p) => repoMap(s, p))),
   (c, s) => c.onRequest(statusRequest, s.handle(() => Promise.resolve(s.status()))),
   (c, s) =>
@@ -111,7 +113,7 @@ export const HANDLERS: readonly Registration[] = [
   (c, s) =>
     c.onReferences(s.handle(async (p, signal): Promise<Location[]> => {
       if (!s.servesDocument(p.textDocument.uri)) return [];
-      const answer = await s.callTool('find_references', { ...navInput(s, { target: { textDocument: p.textDocument, position: p.position } }), limit: 1000, max_tokens: 20_000, budget_ms: s.init.referencesBudgetMs ?? 5000 }, s.clientName, signal);
+      const answer = await s.callTool('find_references', { ...navInput(s, { target: { textDocument: p.textDocument, position: p.position } }), limit: 1000, max_tokens: 20_000, budget_ms: s.init.referencesBudgetMs ?? 5000 }, { signal });
       // Never silent: the user asked, so an empty answer says why where they look.
       if (answer.reason) c.window.showInformationMessage(`Vlt Oracle: ${answer.reason.message}`);
       const r = toNavResult(s, answer);
@@ -137,11 +139,25 @@ export const HANDLERS: readonly Registration[] = [
     }),
 ];
 
-async function search(s: LspSession, p: SearchParams) {
-  const { ws, coords } = s.ready();
-  const out = await ws.read((e) => e.search(p.query, { k: p.k ?? 20, withSnippetLine: true, ...(p.language ? { language: p.language } : {}), ...(p.path ? { pathGlob: p.path } : {}), ...(p.kind?.length ? { kinds: p.kind } : {}) }));
+/**
+ * `vlt/search`: the search_code tool, as an agent calls it (the same ranking, filters, freshness
+ * check and errors), without a token cap (the view shows what it asked for) and without
+ * recording each typed query in the shared session.
+ */
+async function search(s: LspSession, p: SearchParams, signal: AbortSignal) {
+  const { coords } = s.ready();
+  const input: ToolInput<'search_code'> = {
+    query: p.query,
+    limit: Math.min(50, Math.max(1, Math.floor(p.k ?? 20))),
+    max_tokens: MAX_ANSWER_TOKENS,
+    // The client's strings, as sent: the tool's schema refuses a language or kind it does not know.
+    ...(p.language ? { language: p.language as NonNullable<ToolInput<'search_code'>['language']> } : {}),
+    ...(p.path ? { path: p.path } : {}),
+    ...(p.kind?.length ? { kind: p.kind } : {}),
+  };
+  const out = await s.callTool('search_code', input, { signal, record: false });
   return {
-    hits: out.hits.map((h) => ({
+    hits: out.hits.filter((h) => 'snippet' in h).map((h) => ({
       path: h.path,
       uri: coords.uri(h.path),
       range: { start: { line: h.start_line - 1, character: 0 }, end: { line: h.end_line - 1, character: 0 } },

@@ -105,9 +105,12 @@ export class LspSession {
     };
   }
 
-  /** Runs one agent tool for the editor: recorded in the shared session like an agent's call. */
-  callTool<N extends ToolName>(name: N, input: ToolInput<N>, author = this.clientName, signal?: AbortSignal): Promise<ToolOutput<N>> {
-    return this.ready().ws.call(name, input, { author, ...(signal ? { signal } : {}) });
+  /**
+   * Runs one agent tool for the editor: recorded in the shared session like an agent's call,
+   * unless `record` is false (what the editor asks on its own as the user types: the search view).
+   */
+  callTool<N extends ToolName>(name: N, input: ToolInput<N>, opts: { author?: string; signal?: AbortSignal | undefined; record?: boolean } = {}): Promise<ToolOutput<N>> {
+    return this.ready().ws.call(name, input, { author: opts.author ?? this.clientName, ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.record === false ? { record: false } : {}) });
   }
 
   /** {@link callTool} for a tool the client names at run time (`vlt/tool`). */

@@ -6,7 +6,7 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toolRequest } from '../../src/protocol/lsp';
+import { searchRequest, toolRequest } from '../../src/protocol/lsp';
 import { vlt } from '../helpers/cli';
 import { start, type Session } from '../helpers/lsp-session';
 import { call, connectStdio, ensureBuilt, textOf, type StdioSession } from '../helpers/mcp-client';
@@ -57,6 +57,17 @@ describe('the CLI, MCP and the editor answer a tool the same', () => {
     const [fromCli, fromMcp, fromEditor] = await three(cli, tool, input);
     expect(fromCli).toEqual(fromMcp);
     expect(fromEditor).toEqual(fromMcp);
+  }, 60_000);
+
+  it("answers the editor's search view with search_code: the same hits in the same order, with the same snippets", async () => {
+    const viaEditor = await lsp.conn.sendRequest(searchRequest, { query: 'helper double', k: 5 });
+    const m = await call(mcp, 'search_code', { query: 'helper double', limit: 5, max_tokens: 20_000 });
+    const viaMcp = m.structuredContent as { hits: Array<{ path: string; start_line: number; snippet: string }> };
+    expect(viaEditor.hits.length).toBeGreaterThan(0);
+    expect(viaEditor.hits.map((h) => `${h.path}:${h.range.start.line + 1}`)).toEqual(viaMcp.hits.map((h) => `${h.path}:${h.start_line}`));
+    expect(viaEditor.hits.map((h) => h.snippet)).toEqual(viaMcp.hits.map((h) => h.snippet));
+    // A language the tool does not know is the tool's usage error, not an empty list.
+    await expect(lsp.conn.sendRequest(searchRequest, { query: 'helper', language: 'klingon' })).rejects.toThrow(/^USAGE: /);
   }, 60_000);
 
   it('pages the same: a page of the CLI continues with the cursor MCP gave, and the reverse', async () => {
