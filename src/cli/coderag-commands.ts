@@ -1,18 +1,20 @@
 /**
- * `vlt coderag`: index a workspace and ask it. `def`, `refs` and `diag` run the agent tools
- * (find_definition, find_references, get_diagnostics), so their `--json` is the tool's answer
- * over MCP, with the same paging, budgets and errors; `search`, `locate` and `map` keep their
- * documented `--json` contracts (docs/cli.md) over the same engine calls the tools make.
+ * `vlt coderag`: index a workspace and ask it. `search`, `locate`, `def`, `refs` and `diag` run
+ * the agent tools (search_code, locate_files, find_definition, find_references,
+ * get_diagnostics), so their `--json` is the tool's answer over MCP, with the same paging,
+ * budgets and errors. `map` and `status` read the engine: a terminal's map has no token cap and
+ * its `--json` is the structured map the tool renders as text; status answers without opening
+ * the index and lists every skipped folder.
  */
 import { Option, type Command } from 'commander';
 import { DEFAULT_MAP_TOKENS, RepoMapper } from '../core/intel/repomap';
-import { locatorFor } from '../core/locate/locate';
 import { VltError } from '../core/errors';
 import { CHUNK_KINDS, type ChunkKindFilter } from '../core/search/rank';
 import { MAX_ANSWER_TOKENS } from '../core/tools/budget';
-import { LANGUAGES } from '../core/types';
+import { MAX_SEARCH_LIMIT, type SearchCodeResult } from '../core/tools/definitions';
+import { MAX_LOCATE_LIMIT } from '../core/tools/locate-tool';
+import { LANGUAGES, type LanguageId } from '../core/types';
 import { nodeWorkspaceFs } from '../node/fs';
-import { gitLocateHistory } from '../node/locate-history';
 import type { CommandContext } from './command-context';
 import { formatDryRun, formatLocate, formatNavAnswer, formatSearch } from './format';
 import { chunkKinds, intIn, positiveInt } from './options';
@@ -113,35 +115,48 @@ function registerQueryCommands(coderag: Command, c: CommandContext): void {
 
   coderag
     .command('search')
-    .description('hybrid code search (BM25 + symbols + paths, and vectors when configured)')
+    .description('hybrid code search (BM25 + symbols + paths, and vectors when configured): the search_code tool')
     .argument('<query...>', 'what to look for: words, identifiers, or a pasted bug report')
-    .option('-k, --limit <n>', 'number of results', positiveInt, 10)
+    .option('-k, --limit <n>', 'number of results', intIn(1, MAX_SEARCH_LIMIT), 10)
     .addOption(new Option('--lang <language>', 'only this language').choices([...LANGUAGES]))
     .option('--path <glob>', 'only paths matching this glob (e.g. "net/http/**")')
     .option('--kind <kinds>', `only these kinds, comma-separated: ${CHUNK_KINDS.join(', ')}`, chunkKinds)
-    .option('--json', 'machine-readable output (stable contract, see docs/cli.md)')
+    .option('--json', "machine-readable output: search_code's hits (stable contract, see docs/cli.md)")
     .option('--explain', 'show each retriever and the fusion')
-    .action(async (words: string[], o: { limit: number; lang?: string; path?: string; kind?: ChunkKindFilter[]; json?: boolean; explain?: boolean }) => {
+    .action(async (words: string[], o: { limit: number; lang?: LanguageId; path?: string; kind?: ChunkKindFilter[]; json?: boolean; explain?: boolean }) => {
       const query = words.join(' ');
       if (!query.trim()) throw new VltError('USAGE', 'the search query is empty');
       const w = c.wiring();
-      const res = await c.runtime.workspace(c.root(), w).query((engine) =>
-        engine.search(query, { k: o.limit, ...(o.lang ? { language: o.lang } : {}), ...(o.path ? { pathGlob: o.path } : {}), ...(o.kind ? { kinds: o.kind } : {}), signal: io.signal }),
-      );
+      const ws = c.runtime.workspace(c.root(), w);
+      const input = { query, limit: o.limit, ...(o.lang ? { language: o.lang } : {}), ...(o.path ? { path: o.path } : {}), ...(o.kind ? { kind: o.kind } : {}) };
+      // A terminal has no context window to spare: every page of the tool's answer, joined.
+      const hits: SearchCodeResult['hits'] = [];
+      let notes: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await ws.tool('search_code', { ...input, max_tokens: MAX_ANSWER_TOKENS, ...(cursor !== undefined ? { cursor } : {}) });
+        hits.push(...page.hits);
+        notes = page.notes ?? notes;
+        cursor = page.next_cursor;
+      } while (cursor !== undefined);
+      // How the hits were ranked is the engine's own report, asked for again: the tool has no room for it.
+      const explain = o.explain
+        ? (await ws.query((engine) => engine.search(query, { k: o.limit, ...(o.lang ? { language: o.lang } : {}), ...(o.path ? { pathGlob: o.path } : {}), ...(o.kind ? { kinds: o.kind } : {}), signal: io.signal }))).explain
+        : undefined;
       if (o.json) {
         // The --json contract is the list of hits; what to know about them goes to stderr.
-        for (const n of res.notes) w.logger.warn(n);
-        json(o.explain ? { hits: res.hits, notes: res.notes, explain: res.explain } : res.hits);
-      } else out(formatSearch(res, Boolean(o.explain)));
+        for (const n of notes) w.logger.warn(n);
+        json(explain ? { hits, notes, explain } : hits);
+      } else out(formatSearch({ hits, notes }, explain));
     });
 
   coderag
     .command('locate')
-    .description('the files to change for a bug report, stack trace or issue text, each with its reasons')
+    .description('the files to change for a bug report, stack trace or issue text, each with its reasons (the locate_files tool)')
     .argument('[report...]', 'the report, or - (or nothing) to read it from stdin')
-    .option('-k, --limit <n>', 'number of files', positiveInt, 10)
-    .option('--json', 'machine-readable output')
-    .option('--explain', "each channel's share of each file's score")
+    .option('-k, --limit <n>', 'number of files', intIn(1, MAX_LOCATE_LIMIT), 10)
+    .option('--json', "machine-readable output: locate_files' answer")
+    .option('--explain', "each channel's share of each file's score, and each channel's time")
     .action(async (words: string[], o: { limit: number; json?: boolean; explain?: boolean }) => {
       let report = words.join(' ');
       if (report.trim() === '' || report.trim() === '-') {
@@ -149,13 +164,10 @@ function registerQueryCommands(coderag: Command, c: CommandContext): void {
         if (!report.trim()) throw new VltError('USAGE', 'no report given: pass it as arguments or on stdin (vlt coderag locate - < issue.txt)');
       }
       const w = c.wiring();
-      const res = await c.runtime.workspace(c.root(), w).query(async (engine) => {
-        const history = await gitLocateHistory(engine.root, w.logger).get(io.signal);
-        return locatorFor(engine).locate(report, { k: o.limit, signal: io.signal, ...(history ? { history } : {}) });
-      });
-      for (const n of res.notes) w.logger.warn(n);
+      const res = await c.runtime.workspace(c.root(), w).tool('locate_files', { report, limit: o.limit, explain: Boolean(o.explain) });
+      for (const n of res.notes ?? []) w.logger.warn(n);
       if (o.json) json(res);
-      else out(formatLocate(res, Boolean(o.explain)));
+      else out(formatLocate(res));
     });
 
   coderag

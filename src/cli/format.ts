@@ -5,8 +5,9 @@
 import type { SearchOutput, StatusReport } from '../core/engine';
 import type { DryRunReport } from '../core/indexer';
 import type { NavAnswer } from '../core/intel/navigate';
-import type { LocateResult } from '../core/locate/locate';
 import type { OracleExplain } from '../core/oracle/types';
+import type { SearchCodeResult } from '../core/tools/definitions';
+import type { LocateToolResult } from '../core/tools/locate-tool';
 import { readerOf, type LanguageReader } from '../core/parse/languages';
 import { LANGUAGES, type LanguageId } from '../core/types';
 import { formatBytes } from './progress';
@@ -121,18 +122,21 @@ function trustLine(t: StatusReport['trust']): string {
   return `not trusted${ignored}${t.ignored.length ? ` (${fix})` : ''}`;
 }
 
-export function formatSearch(res: SearchOutput, explain: boolean): string {
+/** search_code's hits as a list, with the engine's report of how they were ranked when asked for. */
+export function formatSearch(res: Pick<SearchCodeResult, 'hits' | 'notes'>, explain?: SearchOutput['explain']): string {
   const lines: string[] = [];
   const out = (l: string) => lines.push(l);
-  for (const n of res.notes) out(`note: ${n}`);
+  for (const n of res.notes ?? []) out(`note: ${n}`);
   if (res.hits.length === 0) out('no results');
   res.hits.forEach((h, i) => {
     const sym = h.symbol ? `  ${h.symbol} (${h.kind})` : `  (${h.kind})`;
-    out(`${String(i + 1).padStart(2)}. ${h.path}:${h.start_line}-${h.end_line}${sym}  [${h.retrievers.join(',')}]  ${h.score.toFixed(4)}`);
-    for (const line of h.snippet.split('\n').slice(0, 3)) out(`      ${line.slice(0, 160)}`);
+    const found = 'first_line' in h ? '' : `  [${h.retrievers.join(',')}]  ${h.score.toFixed(4)}`;
+    out(`${String(i + 1).padStart(2)}. ${h.path}:${h.start_line}-${h.end_line}${sym}${found}${h.stale_index ? '  (changed since indexed)' : ''}`);
+    const text = 'first_line' in h ? h.first_line : h.snippet;
+    for (const line of text.split('\n').slice(0, 3)) out(`      ${line.slice(0, 160)}`);
   });
   if (!explain) return lines.join('\n');
-  const e = res.explain;
+  const e = explain;
   out('');
   out(`explain (${e.ms} ms) — ${e.vectors}`);
   out(`  query: identifiers=${JSON.stringify(e.analysis.identifiers)} paths=${JSON.stringify(e.analysis.paths)} terms=${e.analysis.terms.length}${e.analysis.isLong ? ' (long query)' : ''}`);
@@ -174,14 +178,15 @@ export function formatExplain(e: OracleExplain): string {
   return lines.join('\n');
 }
 
-export function formatLocate(r: LocateResult, explain: boolean): string {
+/** locate_files' answer as a list; with its `explain` fields when the call asked for them. */
+export function formatLocate(r: LocateToolResult): string {
   if (r.files.length === 0) return '(no files)';
   const lines: string[] = [];
   r.files.forEach((f, i) => {
     lines.push(`${String(i + 1).padStart(2)}. ${f.path}${f.line !== undefined ? `:${f.line}` : ''}  (${f.score.toFixed(2)})`);
     for (const why of f.reasons) lines.push(`      ${why}`);
-    if (explain) lines.push(`      channels: ${Object.entries(f.channels).map(([c, v]) => `${c} ${v.toFixed(2)}`).join(', ')}`);
+    if (f.channels) lines.push(`      channels: ${Object.entries(f.channels).map(([c, v]) => `${c} ${v.toFixed(2)}`).join(', ')}`);
   });
-  if (explain) lines.push(`${r.ms.toFixed(0)} ms: ${Object.entries(r.timings).map(([c, v]) => `${c} ${v.toFixed(1)}`).join(', ')}`);
+  if (r.ms !== undefined && r.timings) lines.push(`${r.ms.toFixed(0)} ms: ${Object.entries(r.timings).map(([c, v]) => `${c} ${v.toFixed(1)}`).join(', ')}`);
   return lines.join('\n');
 }

@@ -7,7 +7,7 @@ import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai';
 import { LANGUAGES } from '../../src/core/types';
 
 /** The search `--json` contract documented in docs/cli.md. */
-const HIT_KEYS = ['content_hash', 'end_line', 'kind', 'path', 'retrievers', 'score', 'snippet', 'start_line', 'symbol'];
+const HIT_KEYS = ['content_hash', 'end_line', 'kind', 'path', 'retrievers', 'score', 'snippet', 'snippet_line', 'start_line', 'symbol'];
 
 describe('vlt coderag on the per-language fixtures', () => {
   let ws: { dir: string; cleanup: () => void };

@@ -14,7 +14,7 @@ import { call, connectStdio, ensureBuilt, textOf, type StdioSession } from '../h
 /** Timings differ from run to run; everything else must not. */
 function stable(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(stable);
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).filter(([k]) => k !== 'ms').map(([k, x]) => [k, stable(x)]));
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).filter(([k]) => k !== 'ms' && k !== 'timings').map(([k, x]) => [k, stable(x)]));
   return v;
 }
 
@@ -52,6 +52,8 @@ describe('the CLI, MCP and the editor answer a tool the same', () => {
     ['ctx', ['ctx', 'src/service.ts'], 'get_context', { ref_ids: ['src/service.ts'] }],
     ['why', ['why', 'src/lib/util.ts'], 'impact_analysis', { ref_id: 'src/lib/util.ts' }],
     ['routes', ['routes'], 'list_routes', { limit: 1000 }],
+    ['locate', ['coderag', 'locate', 'helper returns the wrong double'], 'locate_files', { report: 'helper returns the wrong double', limit: 10 }],
+    ['locate --explain', ['coderag', 'locate', '--explain', 'helper returns the wrong double'], 'locate_files', { report: 'helper returns the wrong double', limit: 10, explain: true }],
   ];
   it.each(cases)('%s', async (_name, cli, tool, input) => {
     const [fromCli, fromMcp, fromEditor] = await three(cli, tool, input);
@@ -68,6 +70,27 @@ describe('the CLI, MCP and the editor answer a tool the same', () => {
     expect(viaEditor.hits.map((h) => h.snippet)).toEqual(viaMcp.hits.map((h) => h.snippet));
     // A language the tool does not know is the tool's usage error, not an empty list.
     await expect(lsp.conn.sendRequest(searchRequest, { query: 'helper', language: 'klingon' })).rejects.toThrow(/^USAGE: /);
+  }, 60_000);
+
+  it("prints search_code's hits as the search --json array, every page of them", async () => {
+    const c = await vlt(['-C', lsp.dir, 'coderag', 'search', 'helper double', '-k', '5', '--json']);
+    expect(c.code, c.stderr).toBe(0);
+    const m = await call(mcp, 'search_code', { query: 'helper double', limit: 5, max_tokens: 20_000 });
+    const viaMcp = m.structuredContent as { hits: unknown[]; next_cursor?: string };
+    expect(viaMcp.hits.length).toBeGreaterThan(1);
+    expect(JSON.parse(c.stdout)).toEqual(viaMcp.hits);
+    // Small pages joined give the one-page answer: the CLI has no context window to spare.
+    const pages: unknown[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = (await call(mcp, 'search_code', { query: 'helper double', limit: 5, max_tokens: 200, ...(cursor ? { cursor } : {}) })).structuredContent as { hits: unknown[]; next_cursor?: string };
+      pages.push(...page.hits);
+      cursor = page.next_cursor;
+    } while (cursor);
+    expect(pages.map((h) => (h as { path: string }).path)).toEqual(viaMcp.hits.map((h) => (h as { path: string }).path));
+    // The same usage error on both: a limit over the tool's.
+    const over = await vlt(['-C', lsp.dir, 'coderag', 'search', 'helper', '-k', '1001']);
+    expect(over.code).toBe(2);
   }, 60_000);
 
   it('pages the same: a page of the CLI continues with the cursor MCP gave, and the reverse', async () => {

@@ -166,7 +166,7 @@ describe('vlt serve: MCP over Streamable HTTP', () => {
   });
 
   it('answers schema-invalid arguments and unknown tools with isError results, and keeps serving', async () => {
-    const bad = await call(s, 'search_code', { query: 'x', limit: 51 });
+    const bad = await call(s, 'search_code', { query: 'x', limit: 1001 });
     expect(bad.isError).toBe(true);
     expect(textOf(bad)).toMatch(/limit/);
     const unknown = await call(s, 'no_such_tool', {});

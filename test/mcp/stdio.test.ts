@@ -174,7 +174,7 @@ describe('vlt mcp over stdio', () => {
       [{ query: 42 }, /expected string.*query/],
       [{ query: 'x', limit: '10' }, /limit/],
       [{ query: 'x', limit: 0 }, /limit/],
-      [{ query: 'x', limit: 51 }, /limit/],
+      [{ query: 'x', limit: 1001 }, /limit/],
       [{ query: 'x', limit: 2.5 }, /limit/],
       [{ query: 'x', signatures_only: 'yes' }, /signatures_only/],
       [{ query: 'x', language: 'cobol' }, /language/],

@@ -32,7 +32,7 @@ export interface SearchHit {
   snippet: string;
   /**
    * The line the snippet starts at. Set only when the search is asked for it
-   * (`withSnippetLine`): the `--json` hits of `vlt coderag search` keep their documented keys.
+   * (`withSnippetLine`), as search_code and the oracle's retrievers do.
    */
   snippet_line?: number;
   content_hash: string;

@@ -205,6 +205,9 @@ export function maxTokensArg(what: string, fallback = 4000) {
 // search_code
 // ---------------------------------------------------------------------------------------
 
+/** The most hits one search ranks, across its pages. */
+export const MAX_SEARCH_LIMIT = 1000;
+
 /** A signature line longer than this is cut: it is a preview, not the code. */
 const FIRST_LINE_CHARS = 240;
 
@@ -216,7 +219,7 @@ const searchCodeInput = strictArgs({
     .describe(
       'What to look for: an identifier (parseConfig, Writer.Close), a few words (retry with backoff), a path fragment (store/atomic.ts), or a pasted error message or stack trace.',
     ),
-  limit: z.number().int().min(1).max(50).default(10).describe('How many ranked hits the search returns in all, across pages (1-50).'),
+  limit: z.number().int().min(1).max(MAX_SEARCH_LIMIT).default(10).describe(`How many ranked hits the search returns in all, across pages (1-${MAX_SEARCH_LIMIT}).`),
   language: z.enum(LANGUAGES).optional().describe('Only hits in files of this language.'),
   path: z
     .string()

@@ -5,9 +5,12 @@
  */
 import { z } from 'zod';
 import { VltError } from '../errors';
-import { locatorFor, type LocatedFile } from '../locate/locate';
+import { locatorFor, type LocatedFile, type LocateResult } from '../locate/locate';
 import { strictArgs, type ToolContext, defineTool } from './definitions';
 import { locateOutput } from './outputs';
+
+/** The most files one call ranks. */
+export const MAX_LOCATE_LIMIT = 100;
 
 const locateInput = strictArgs({
   report: z
@@ -15,12 +18,16 @@ const locateInput = strictArgs({
     .min(1)
     .max(100_000)
     .describe('The bug report as given: the issue text, an error message, a stack trace or traceback, or a commit-style description of the fix. Paste it whole; frames, quoted messages and code identifiers in it are evidence.'),
-  limit: z.number().int().min(1).max(50).default(10).describe('How many files to return, best first.'),
+  limit: z.number().int().min(1).max(MAX_LOCATE_LIMIT).default(10).describe(`How many files to return, best first (1-${MAX_LOCATE_LIMIT}).`),
+  explain: z.boolean().default(false).describe("Also give each file's score per kind of evidence (channels) and the multiplier a test, doc or vendored file got (prior), and each channel's time in milliseconds."),
 }).meta({ examples: [{"report": "Saving an unbound form crashes:\nTraceback …\nValueError: cannot save an unbound form", "limit": 5}] });
 
 export interface LocateToolResult {
-  files: Array<Pick<LocatedFile, 'path' | 'line' | 'score' | 'reasons'>>;
+  files: Array<Pick<LocatedFile, 'path' | 'line' | 'score' | 'reasons'> & Partial<Pick<LocatedFile, 'channels' | 'prior'>>>;
   notes?: string[];
+  /** With `explain`: the whole call's milliseconds, and each channel's. */
+  ms?: number;
+  timings?: LocateResult['timings'];
 }
 
 export const locateFilesTool = defineTool({
@@ -41,6 +48,13 @@ export const locateFilesTool = defineTool({
     const engine = await ctx.getEngine();
     const history = await ctx.locateHistory?.(engine, ctx.signal);
     const res = await locatorFor(engine).locate(input.report, { k: input.limit, ...(history ? { history } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}) });
-    return { files: res.files.map((f) => ({ path: f.path, ...(f.line !== undefined ? { line: f.line } : {}), score: f.score, reasons: f.reasons })), ...(res.notes.length ? { notes: res.notes } : {}) };
+    const files = res.files.map((f) => ({
+      path: f.path,
+      ...(f.line !== undefined ? { line: f.line } : {}),
+      score: f.score,
+      reasons: f.reasons,
+      ...(input.explain ? { channels: f.channels, ...(f.prior !== undefined ? { prior: f.prior } : {}) } : {}),
+    }));
+    return { files, ...(res.notes.length ? { notes: res.notes } : {}), ...(input.explain ? { ms: res.ms, timings: res.timings } : {}) };
   },
 });

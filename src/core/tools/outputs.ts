@@ -99,8 +99,19 @@ export const diagnosticsOutput = z.looseObject({
 });
 
 export const locateOutput = z.looseObject({
-  files: z.array(z.looseObject({ path: z.string(), line: line.optional(), score: z.number(), reasons: z.array(z.string()).describe('Why the file ranks here.') })),
+  files: z.array(
+    z.looseObject({
+      path: z.string(),
+      line: line.optional(),
+      score: z.number(),
+      reasons: z.array(z.string()).describe('Why the file ranks here.'),
+      channels: z.record(z.string(), z.number()).optional().describe('With explain: the score per kind of evidence.'),
+      prior: z.number().optional().describe('With explain: the multiplier a test, doc or vendored file got.'),
+    }),
+  ),
   notes: notes.optional(),
+  ms: z.number().optional(),
+  timings: z.record(z.string(), z.number()).optional().describe("With explain: each channel's milliseconds."),
 });
 
 export const askOracleOutput = z.looseObject({
