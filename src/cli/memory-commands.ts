@@ -1,7 +1,9 @@
 /**
  * `vlt thread …`, `vlt notes …` and `vlt session …`: development memory on the command line.
- * Results go to stdout (`--json` for the machine-readable form), logs to stderr, and failures
- * are thrown as VltErrors for `main.ts` to map to exit codes (1, or 2 for usage errors).
+ * A command that has a memory tool (thread_push, list_notes, …) runs the tool, so its `--json`
+ * is the tool's answer over MCP; `notes issues` and the session commands have no tool and read
+ * memory directly. Results go to stdout, logs to stderr, and failures are thrown as VltErrors
+ * for `main.ts` to map to exit codes (1, or 2 for usage errors).
  *
  * `--session ID` on any memory command records the call and its result in that shared
  * conversation context, the same record the MCP server and the chat append to.
@@ -10,9 +12,11 @@ import type { Command } from 'commander';
 import { VltError } from '../core/errors';
 import { DEFAULT_SESSION_ID, Memory, recordToolExchange } from '../core/memory';
 import type { ThreadView } from '../core/memory/threads';
+import { MAX_ANSWER_TOKENS } from '../core/tools/budget';
+import type { ToolInput, ToolName, ToolOutput } from '../core/tools';
 import { writeLine } from './io';
 import type { CommandContext } from './command-context';
-import { nonNegativeInt, positiveInt } from './options';
+import { intIn, positiveInt } from './options';
 
 
 interface JsonOpt {
@@ -20,7 +24,7 @@ interface JsonOpt {
   session?: string;
 }
 
-function printThread(out: (t: string) => void, v: ThreadView): void {
+function printThread(out: (t: string) => void, v: Pick<ThreadView, 'thread' | 'entry_count' | 'summary' | 'entries' | 'entries_truncated'>): void {
   const covers = v.summary.last_summarized_node_id ? `, covers entries through id ${v.summary.last_summarized_node_id}` : '';
   out(`# ${v.thread}  (${v.entry_count} entries, ${v.summary.kind} summary${covers}${v.summary.newly_summarized ? `, ${v.summary.newly_summarized} folded in now` : ''})`);
   out('');
@@ -40,10 +44,12 @@ interface MemoryCli {
   warn(text: string): void;
   readStdin(what: string): Promise<string>;
   /**
-   * Opens memory, runs one command, prints its result (JSON or human), records it in the named
-   * session, and closes memory whatever happens.
+   * Opens memory, runs one command that has no tool, prints its result (JSON or human), records
+   * it in the named session, and closes memory whatever happens.
    */
   run<T>(tool: string, input: Record<string, unknown>, o: JsonOpt, fn: (m: Memory) => Promise<T>, human: (r: T) => void): Promise<void>;
+  /** Runs a memory tool as an agent's call runs it, prints its answer, and records it in the named session. */
+  runTool<N extends ToolName>(name: N, input: ToolInput<N>, o: JsonOpt, human: (r: ToolOutput<N>) => void): Promise<void>;
 }
 
 export function registerMemoryCommands(program: Command, ctx: CommandContext): void {
@@ -76,11 +82,19 @@ function memoryCli(ctx: CommandContext): MemoryCli {
     });
   };
 
-  return { out, json, warn, readStdin, run };
+  const runTool = async <N extends ToolName>(name: N, input: ToolInput<N>, o: JsonOpt, human: (r: ToolOutput<N>) => void): Promise<void> => {
+    const ws = ctx.workspace();
+    const result = await ws.tool(name, input);
+    if (o.json) json(result);
+    else human(result);
+    if (o.session !== undefined) await ws.memory((memory) => recordToolExchange(memory.session(o.session!), { tool: name, author: 'user', input, output: result }));
+  };
+
+  return { out, json, warn, readStdin, run, runTool };
 }
 
 /** `vlt thread`: development memory. */
-function registerThreadCommands(program: Command, { out, readStdin, run }: MemoryCli): void {
+function registerThreadCommands(program: Command, { out, readStdin, runTool }: MemoryCli): void {
   const thread = program.command('thread').description('development memory: append-only threads with lazy summaries').exitOverride();
 
   thread
@@ -93,40 +107,35 @@ function registerThreadCommands(program: Command, { out, readStdin, run }: Memor
     .option('--session <id>', 'also record this call in a shared session context')
     .action(async (name: string, words: string[], o: JsonOpt & { author?: string }) => {
       const text = words.length ? words.join(' ') : await readStdin('entry text');
-      await run('thread_push', { thread: name, text, author: o.author }, o, (m) => m.threads.push(name, text, o.author !== undefined ? { author: o.author } : {}), (e) => out(`pushed #${e.seq} to ${e.thread}`));
+      await runTool('thread_push', { thread: name, text, ...(o.author !== undefined ? { author: o.author } : {}) }, o, (e) => out(`pushed #${e.seq} to ${e.thread}`));
     });
 
   thread
     .command('read')
     .description('show a thread with its summary (built now for entries not yet summarised)')
     .argument('<thread>', 'thread name')
-    .option('-n, --entries <n>', 'latest entries to show', nonNegativeInt, 20)
+    .option('-n, --entries <n>', 'latest entries to show (0-200; older ones go first when they pass --max-tokens)', intIn(0, 200), 20)
+    .option('--max-tokens <n>', 'size of the answer, in tokens', intIn(100, MAX_ANSWER_TOKENS), MAX_ANSWER_TOKENS)
     .option('--json', 'machine-readable output')
     .option('--session <id>', 'also record this call in a shared session context')
-    .action(async (name: string, o: JsonOpt & { entries: number }) => {
-      await run('thread_read', { thread: name, entries: o.entries }, o, (m) => m.threads.read(name, { entries: o.entries }), (v) => printThread(out, v));
+    .action(async (name: string, o: JsonOpt & { entries: number; maxTokens: number }) => {
+      await runTool('thread_read', { thread: name, entries: o.entries, max_tokens: o.maxTokens }, o, (v) => printThread(out, v));
     });
 
   thread
     .command('seek')
     .description('search thread entries (BM25, plus vectors when embeddings are configured)')
     .argument('<query...>', 'what to look for')
-    .option('-k, --limit <n>', 'number of results', positiveInt, 10)
+    .option('-k, --limit <n>', 'number of results (1-50)', intIn(1, 50), 10)
     .option('--thread <name>', 'only this thread')
     .option('--json', 'machine-readable output')
     .option('--session <id>', 'also record this call in a shared session context')
     .action(async (words: string[], o: JsonOpt & { limit: number; thread?: string }) => {
       const query = words.join(' ');
-      await run(
-        'thread_seek',
-        { query, limit: o.limit, thread: o.thread },
-        o,
-        (m) => m.threads.seek(query, { k: o.limit, ...(o.thread ? { thread: o.thread } : {}) }),
-        (hits) => {
+      await runTool('thread_seek', { query, limit: o.limit, ...(o.thread ? { thread: o.thread } : {}) }, o, ({ hits }) => {
           if (!hits.length) out('no results');
           hits.forEach((h, i) => out(`${String(i + 1).padStart(2)}. ${h.thread} #${h.seq} [${h.created_at.slice(0, 16).replace('T', ' ')} ${h.author}]  ${h.score}\n      ${h.text.replace(/\s+/g, ' ').slice(0, 200)}`));
-        },
-      );
+      });
     });
 
   thread
@@ -135,8 +144,9 @@ function registerThreadCommands(program: Command, { out, readStdin, run }: Memor
     .option('--json', 'machine-readable output')
     .option('--session <id>', 'also record this call in a shared session context')
     .action(async (o: JsonOpt) => {
-      await run('thread_list', {}, o, (m) => m.threads.list(), (threads) => {
+      await runTool('thread_list', {}, o, ({ threads, total }) => {
         if (!threads.length) out('no threads');
+        if (total > threads.length) out(`the ${threads.length} most recent of ${total} threads`);
         for (const t of threads) out(`${t.thread.padEnd(32)} ${String(t.entry_count).padStart(5)} entries  ${t.updated_at.slice(0, 16).replace('T', ' ')}  ${t.last_author}  summary ${t.summary}`);
       });
     });
@@ -145,18 +155,21 @@ function registerThreadCommands(program: Command, { out, readStdin, run }: Memor
 
 /** `vlt notes`: the notes vault. */
 // eslint-disable-next-line max-lines-per-function -- a table of nine commands, one chained declaration each: long, not deep
-function registerNotesCommands(program: Command, { out, warn, readStdin, run }: MemoryCli): void {
+function registerNotesCommands(program: Command, { out, warn, readStdin, run, runTool }: MemoryCli): void {
   const notes = program.command('notes').description('the notes vault: README and docs/ (read-only) plus .vlt/notes/, or [vault] root').exitOverride();
 
   notes
     .command('list')
     .description('list notes')
     .argument('[folder]', 'only notes under this folder')
+    .option('--limit <n>', 'notes per page (1-500)', intIn(1, 500), 200)
+    .option('--cursor <cursor>', 'the next page: the cursor a previous answer printed')
     .option('--json', 'machine-readable output')
     .option('--session <id>', 'also record this call in a shared session context')
-    .action(async (folder: string | undefined, o: JsonOpt) => {
-      await run('list_notes', { folder }, o, (m) => m.vault.list(folder !== undefined ? { folder } : {}), (list) => {
+    .action(async (folder: string | undefined, o: JsonOpt & { limit: number; cursor?: string }) => {
+      await runTool('list_notes', { ...(folder !== undefined ? { folder } : {}), limit: o.limit, ...(o.cursor !== undefined ? { cursor: o.cursor } : {}) }, o, ({ notes: list, total, next_cursor }) => {
         if (!list.length) out('no notes');
+        if (next_cursor) warn(`${list.length} of ${total} notes; the next page: --cursor ${next_cursor}`);
         for (const n of list) out(`${n.path}  ${n.title}${n.tags.length ? `  #${n.tags.join(' #')}` : ''}${n.read_only ? '  (read-only)' : ''}`);
       });
     });
@@ -165,10 +178,14 @@ function registerNotesCommands(program: Command, { out, warn, readStdin, run }: 
     .command('read')
     .description('print a note (by path, or by name)')
     .argument('<note>', 'note path or name')
+    .option('--max-tokens <n>', 'size of the answer, in tokens; a longer note is cut', intIn(100, MAX_ANSWER_TOKENS), MAX_ANSWER_TOKENS)
     .option('--json', 'machine-readable output (frontmatter, links, issues)')
     .option('--session <id>', 'also record this call in a shared session context')
-    .action(async (ref: string, o: JsonOpt) => {
-      await run('read_note', { path: ref }, o, (m) => m.vault.read(ref), (n) => out(n.content));
+    .action(async (ref: string, o: JsonOpt & { maxTokens: number }) => {
+      await runTool('read_note', { path: ref, max_tokens: o.maxTokens }, o, (n) => {
+        out(n.content);
+        if (n.truncated) warn(`${n.path} was cut to --max-tokens ${o.maxTokens}; the whole note is in the vault`);
+      });
     });
 
   notes
@@ -180,7 +197,7 @@ function registerNotesCommands(program: Command, { out, warn, readStdin, run }: 
     .option('--session <id>', 'also record this call in a shared session context')
     .action(async (ref: string, o: JsonOpt & { text?: string }) => {
       const text = o.text ?? (await readStdin('note text'));
-      await run('write_note', { path: ref, content: text }, o, (m) => m.vault.write(ref, text), (r) => {
+      await runTool('write_note', { path: ref, content: text }, o, (r) => {
         out(`${r.created ? 'created' : 'updated'} ${r.path}`);
         for (const i of r.issues) warn(`${r.path}:${i.line}: ${i.message}`);
       });
@@ -193,7 +210,7 @@ function registerNotesCommands(program: Command, { out, warn, readStdin, run }: 
     .option('--json', 'machine-readable output')
     .option('--session <id>', 'also record this call in a shared session context')
     .action(async (ref: string, o: JsonOpt) => {
-      await run('delete_note', { path: ref }, o, (m) => m.vault.delete(ref), (r) => out(`deleted ${r.path}`));
+      await runTool('delete_note', { path: ref }, o, (r) => out(`deleted ${r.path}`));
     });
 
   notes
@@ -204,7 +221,7 @@ function registerNotesCommands(program: Command, { out, warn, readStdin, run }: 
     .option('--json', 'machine-readable output')
     .option('--session <id>', 'also record this call in a shared session context')
     .action(async (from: string, to: string, o: JsonOpt) => {
-      await run('move_note', { from, to }, o, (m) => m.vault.move(from, to), (r) => {
+      await runTool('move_note', { from, to }, o, (r) => {
         out(`moved ${r.from} → ${r.to}; rewrote ${r.links_rewritten} link${r.links_rewritten === 1 ? '' : 's'} in ${r.rewritten.length} note${r.rewritten.length === 1 ? '' : 's'}`);
         for (const p of r.rewritten) out(`  ${p}`);
         for (const n of r.not_rewritten) warn(`${n.path} links to ${r.from} but was not changed: ${n.reason}`);
@@ -215,23 +232,17 @@ function registerNotesCommands(program: Command, { out, warn, readStdin, run }: 
     .command('search')
     .description('full-text search over titles, tags, frontmatter and text (BM25)')
     .argument('<query...>', 'what to look for')
-    .option('-k, --limit <n>', 'number of results', positiveInt, 10)
+    .option('-k, --limit <n>', 'number of results (1-50)', intIn(1, 50), 10)
     .option('--tag <tag>', 'only notes with this tag')
     .option('--folder <folder>', 'only notes under this folder')
     .option('--json', 'machine-readable output')
     .option('--session <id>', 'also record this call in a shared session context')
     .action(async (words: string[], o: JsonOpt & { limit: number; tag?: string; folder?: string }) => {
       const query = words.join(' ');
-      await run(
-        'search_notes',
-        { query, limit: o.limit, tag: o.tag, folder: o.folder },
-        o,
-        (m) => m.vault.search(query, { k: o.limit, ...(o.tag ? { tag: o.tag } : {}), ...(o.folder ? { folder: o.folder } : {}) }),
-        (hits) => {
-          if (!hits.length) out('no results');
-          hits.forEach((h, i) => out(`${String(i + 1).padStart(2)}. ${h.path}:${h.line}  ${h.title}  ${h.score}\n      ${h.snippet}`));
-        },
-      );
+      await runTool('search_notes', { query, limit: o.limit, ...(o.tag ? { tag: o.tag } : {}), ...(o.folder ? { folder: o.folder } : {}) }, o, ({ hits }) => {
+        if (!hits.length) out('no results');
+        hits.forEach((h, i) => out(`${String(i + 1).padStart(2)}. ${h.path}:${h.line}  ${h.title}  ${h.score}\n      ${h.snippet}`));
+      });
     });
 
   notes
@@ -241,7 +252,7 @@ function registerNotesCommands(program: Command, { out, warn, readStdin, run }: 
     .option('--json', 'machine-readable output')
     .option('--session <id>', 'also record this call in a shared session context')
     .action(async (ref: string, o: JsonOpt) => {
-      await run('get_backlinks', { path: ref }, o, (m) => m.vault.backlinks(ref), (links) => {
+      await runTool('get_backlinks', { path: ref }, o, ({ backlinks: links }) => {
         if (!links.length) out('no backlinks');
         for (const b of links) out(`${b.path}:${b.line}  ${b.context}`);
       });
@@ -253,7 +264,7 @@ function registerNotesCommands(program: Command, { out, warn, readStdin, run }: 
     .option('--json', 'machine-readable output')
     .option('--session <id>', 'also record this call in a shared session context')
     .action(async (o: JsonOpt) => {
-      await run('get_tags', {}, o, (m) => m.vault.tags(), (tags) => {
+      await runTool('get_tags', {}, o, ({ tags }) => {
         if (!tags.length) out('no tags');
         for (const t of tags) out(`#${t.tag}  ${t.count}`);
       });
@@ -266,7 +277,7 @@ function registerNotesCommands(program: Command, { out, warn, readStdin, run }: 
     .option('--json', 'machine-readable output')
     .option('--session <id>', 'also record this call in a shared session context')
     .action(async (folder: string, o: JsonOpt) => {
-      await run('create_index', { folder }, o, (m) => m.vault.createIndex(folder), (r) => out(`${r.created ? 'created' : 'refreshed'} ${r.path} (${r.notes} notes)`));
+      await runTool('create_index', { folder }, o, (r) => out(`${r.created ? 'created' : 'refreshed'} ${r.path} (${r.notes} notes)`));
     });
 
   notes

@@ -69,8 +69,8 @@ describe('vlt thread', () => {
     expect(human.stdout).toMatch(/^# auth {2}\(3 entries, extractive summary/);
     expect(human.stdout).toContain('#2 [');
 
-    expect(parse<Array<{ thread: string; entry_count: number }>>(await run(['thread', 'list', '--json']))).toMatchObject([{ thread: 'auth', entry_count: 3 }]);
-    const hits = parse<Array<{ seq: number }>>(await run(['thread', 'seek', 'rotate', 'keys', '--json']));
+    expect(parse<{ threads: Array<{ thread: string; entry_count: number }> }>(await run(['thread', 'list', '--json'])).threads).toMatchObject([{ thread: 'auth', entry_count: 3 }]);
+    const { hits } = parse<{ hits: Array<{ seq: number }> }>(await run(['thread', 'seek', 'rotate', 'keys', '--json']));
     expect(hits[0]!.seq).toBe(3);
   });
 
@@ -120,7 +120,7 @@ describe('vlt notes', () => {
   it('writes, lists, reads, searches, moves (rewriting links), indexes and deletes', async () => {
     expect((await run(['notes', 'write', 'ideas/cache', '--text', '# Cache\n\nAn LRU, see [[Guide]]. #perf'])).stdout).toBe('created ideas/cache.md\n');
     expect((await withStdin(['notes', 'write', 'ideas/links.md'], '# Links\n\n[[cache]] and [c](cache.md).\n')).code).toBe(0);
-    const list = parse<Array<{ path: string; read_only: boolean }>>(await run(['notes', 'list', '--json']));
+    const list = parse<{ notes: Array<{ path: string; read_only: boolean }> }>(await run(['notes', 'list', '--json'])).notes;
     expect(list.map((n) => [n.path, n.read_only])).toEqual([
       ['README.md', true],
       ['docs/guide.md', true],
@@ -128,9 +128,9 @@ describe('vlt notes', () => {
       ['ideas/links.md', false],
     ]);
     expect((await run(['notes', 'read', 'cache'])).stdout).toBe('# Cache\n\nAn LRU, see [[Guide]]. #perf\n');
-    expect(parse<Array<{ path: string }>>(await run(['notes', 'search', 'quokka', '--json'])).map((h) => h.path)).toEqual(['docs/guide.md']);
-    expect(parse<Array<{ path: string }>>(await run(['notes', 'backlinks', 'Guide', '--json'])).map((b) => b.path)).toEqual(['README.md', 'ideas/cache.md']);
-    expect(parse<Array<{ tag: string }>>(await run(['notes', 'tags', '--json'])).map((t) => t.tag)).toEqual(['howto', 'perf']);
+    expect(parse<{ hits: Array<{ path: string }> }>(await run(['notes', 'search', 'quokka', '--json'])).hits.map((h) => h.path)).toEqual(['docs/guide.md']);
+    expect(parse<{ backlinks: Array<{ path: string }> }>(await run(['notes', 'backlinks', 'Guide', '--json'])).backlinks.map((b) => b.path)).toEqual(['README.md', 'ideas/cache.md']);
+    expect(parse<{ tags: Array<{ tag: string }> }>(await run(['notes', 'tags', '--json'])).tags.map((t) => t.tag)).toEqual(['howto', 'perf']);
 
     const moved = parse<{ to: string; rewritten: string[] }>(await run(['notes', 'mv', 'ideas/cache.md', 'archive/lru.md', '--json']));
     expect(moved).toMatchObject({ to: 'archive/lru.md', rewritten: ['ideas/links.md'] });
@@ -161,14 +161,14 @@ describe('vlt notes', () => {
     const issues = parse<Array<{ path: string; line: number }>>(await run(['notes', 'issues', '--json']));
     expect(issues[0]).toMatchObject({ path: 'docs/broken.md' });
     expect(issues[0]!.line).toBeGreaterThanOrEqual(2);
-    expect(parse<Array<{ path: string }>>(await run(['notes', 'search', 'narwhal', '--json', '-q'])).map((h) => h.path)).toEqual(['docs/broken.md']);
+    expect(parse<{ hits: Array<{ path: string }> }>(await run(['notes', 'search', 'narwhal', '--json', '-q'])).hits.map((h) => h.path)).toEqual(['docs/broken.md']);
   });
 
   it('uses [vault] root from vlt.toml as a single writable folder', async () => {
     writeFileSync(path.join(dir, 'vlt.toml'), '[vault]\nroot = "kb"\n');
     expect((await run(['notes', 'write', 'a', '--text', '# A'])).code).toBe(0);
     expect(readFileSync(path.join(dir, 'kb', 'a.md'), 'utf8')).toBe('# A');
-    expect(parse<Array<{ path: string }>>(await run(['notes', 'list', '--json'])).map((n) => n.path)).toEqual(['a.md']);
+    expect(parse<{ notes: Array<{ path: string }> }>(await run(['notes', 'list', '--json'])).notes.map((n) => n.path)).toEqual(['a.md']);
   });
 });
 

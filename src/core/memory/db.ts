@@ -44,8 +44,11 @@ export const MEMORY_SCHEMA_VERSION = 1;
 /** How long a writer waits for another before it gives up: far above any real write. */
 const LOCK_TIMEOUT_MS = 15_000;
 
+/** Both databases keep their schema version and settings here. */
+const META_TABLE = 'CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);';
+
 const SCHEMA = `
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+${META_TABLE}
 CREATE TABLE IF NOT EXISTS threads (
   name TEXT PRIMARY KEY,
   created_at INTEGER NOT NULL,
@@ -105,7 +108,7 @@ CREATE TABLE IF NOT EXISTS session_summaries (
 
 /** Vectors by the hash of the text they embed, so that they never depend on entry ids. */
 const VECTORS_SCHEMA = `
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+${META_TABLE}
 CREATE TABLE IF NOT EXISTS vectors (
   hash TEXT NOT NULL,
   model TEXT NOT NULL,
