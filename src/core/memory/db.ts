@@ -14,6 +14,9 @@
  * preceded by a newline so that a record torn by a kill cannot swallow the next one. The journal
  * is folded into the database (in order, once, under the lock) before anything reads what it
  * holds; see {@link MemoryDb.foldJournal}.
+ *
+ * Texts that only accumulate (thread entries, session digests) lie in an append-only text pack
+ * beside it (text-pack.ts), so that the file rewritten on each write stays small.
  */
 import { ensurePrivateDir } from '../store/state-dir';
 import { promises as fsp } from 'node:fs';
@@ -26,6 +29,7 @@ import { removeStaleTempFiles, writeFileAtomic } from '../store/atomic';
 import { describeStaleLock, waitForLock } from '../store/lock';
 import { VLT_DIR } from '../store/schema';
 import { loadSqlJs } from '../store/sqlite';
+import { TextPack, type TextRef } from './text-pack';
 
 export const MEMORY_FILE = 'memory.db';
 export const MEMORY_LOCK_FILE = 'memory.lock';
@@ -37,6 +41,8 @@ export const MEMORY_JOURNAL_FILE = 'memory-journal.jsonl';
  */
 export const VECTORS_FILE = 'memory-vectors.db';
 export const VECTORS_LOCK_FILE = 'memory-vectors.lock';
+/** The text of thread entries and session digests, appended (see text-pack.ts). */
+export const TEXT_PACK_FILE = 'memory-text.pack';
 
 /** Version of the table layout. A file of another version is moved aside and started afresh. */
 export const MEMORY_SCHEMA_VERSION = 1;
@@ -66,6 +72,8 @@ CREATE TABLE IF NOT EXISTS entries (
   author TEXT NOT NULL,
   text TEXT NOT NULL,
   created_at INTEGER NOT NULL,
+  text_at INTEGER,
+  text_len INTEGER,
   UNIQUE (thread, seq)
 );
 CREATE TABLE IF NOT EXISTS sessions (
@@ -102,9 +110,18 @@ CREATE TABLE IF NOT EXISTS session_summaries (
   to_exchange INTEGER NOT NULL,
   kind TEXT NOT NULL,
   text TEXT NOT NULL,
-  created_at INTEGER NOT NULL
+  created_at INTEGER NOT NULL,
+  text_at INTEGER,
+  text_len INTEGER
 );
 `;
+
+/**
+ * The tables whose text may lie in the text pack (`text_at`, `text_len`; `text` is then empty).
+ * A file written before the pack existed gets the two columns when loaded: its rows keep their
+ * text inline, which every reader still takes as it is.
+ */
+const PACKED_TABLES = ['entries', 'session_summaries'] as const;
 
 /** Vectors by the hash of the text they embed, so that they never depend on entry ids. */
 const VECTORS_SCHEMA = `
@@ -126,10 +143,12 @@ interface Layout {
   schema: string;
   /** The append-only journal of deferred records, for the files that have one. */
   journal?: string;
+  /** The append-only text pack, for the files that have one. */
+  pack?: string;
 }
 
 const LAYOUT: Record<MemoryFileKind, Layout> = {
-  memory: { file: MEMORY_FILE, lock: MEMORY_LOCK_FILE, schema: SCHEMA, journal: MEMORY_JOURNAL_FILE },
+  memory: { file: MEMORY_FILE, lock: MEMORY_LOCK_FILE, schema: SCHEMA, journal: MEMORY_JOURNAL_FILE, pack: TEXT_PACK_FILE },
   vectors: { file: VECTORS_FILE, lock: VECTORS_LOCK_FILE, schema: VECTORS_SCHEMA },
 };
 
@@ -210,6 +229,42 @@ export class MemoryDb {
       await this.commit(db);
       return result;
     });
+  }
+
+  /**
+   * Like {@link write}, with `texts` appended to the text pack first (under the same lock, and
+   * flushed before the transaction commits): `fn` gets where each lies, to store in the rows'
+   * `text_at` and `text_len`. When `fn` throws or returns without using them, the appended bytes
+   * stay unreferenced, which costs disk only.
+   */
+  async writeWithTexts<T>(texts: readonly string[], fn: (tx: Tx, refs: TextRef[]) => T): Promise<T> {
+    const pack = this.pack();
+    return this.locked(async () => {
+      const refs = await pack.append(texts);
+      const db = await this.current();
+      const result = transact(db, (tx) => fn(tx, refs));
+      await this.commit(db);
+      return result;
+    });
+  }
+
+  /**
+   * The rows with the text of those whose text lies in the pack read into `text` (in place; the
+   * same array is returned). Rows read with `text_at` and `text_len` selected; others are left.
+   */
+  async resolveTexts<R extends Row>(rows: R[]): Promise<R[]> {
+    const packed = rows.filter((r) => r.text_at !== null && r.text_at !== undefined);
+    if (packed.length === 0) return rows;
+    const texts = await this.pack().read(packed.map((r) => ({ at: num(r.text_at), len: num(r.text_len) })));
+    packed.forEach((r, i) => {
+      (r as Row).text = texts[i]!;
+    });
+    return rows;
+  }
+
+  private pack(): TextPack {
+    if (!this.layout.pack) throw new VltError('INTERNAL', `${this.layout.file} has no text pack`);
+    return new TextPack(path.join(this.dir, this.layout.pack));
   }
 
   /**
@@ -378,6 +433,7 @@ export class MemoryDb {
         db = new SQL.Database(bytes);
         const version = Number(db.exec("SELECT value FROM meta WHERE key = 'schema_version'")[0]?.values[0]?.[0] ?? 0);
         if (version !== MEMORY_SCHEMA_VERSION) throw new Error(`schema version ${version}, expected ${MEMORY_SCHEMA_VERSION}`);
+        if (this.layout.pack) addPackColumns(db);
       } catch (e) {
         db?.close();
         db = undefined;
@@ -409,6 +465,16 @@ export class MemoryDb {
     } catch {
       // Someone else moved or replaced it already.
     }
+  }
+}
+
+/** Gives a file written before the text pack existed the columns that point into it (in memory; saved with the next write). */
+function addPackColumns(db: Database): void {
+  for (const table of PACKED_TABLES) {
+    const columns = new Set((db.exec(`PRAGMA table_info(${table})`)[0]?.values ?? []).map((r) => String(r[1])));
+    if (columns.size === 0 || columns.has('text_at')) continue;
+    db.run(`ALTER TABLE ${table} ADD COLUMN text_at INTEGER`);
+    db.run(`ALTER TABLE ${table} ADD COLUMN text_len INTEGER`);
   }
 }
 

@@ -282,6 +282,7 @@ export class SessionContext {
       events: tx.all('SELECT * FROM session_events WHERE session = ? ORDER BY id', [this.id]).map(eventOf),
       digests: tx.all('SELECT * FROM session_summaries WHERE session = ? ORDER BY id', [this.id]),
     }));
+    await this.db.resolveTexts(digests);
     const index = new Bm25Index<string>({ text: 1, tool: 0.5 });
     for (const e of events) index.set(`e${e.id}`, { text: e.text, tool: e.tool });
     for (const d of digests) index.set(`s${num(d.id)}`, { text: str(d.text) });
@@ -356,14 +357,15 @@ export class SessionContext {
     summary = summary === undefined ? renderExtractive(state, focus, cap, count) : clipToTokens(summary, cap, count);
     const summaryTokens = count(summary);
     const ids = old.map((e) => e.id);
-    const done = await this.db.write((tx) => {
+    // The digest goes to the text pack: digests only accumulate, and memory.db is rewritten on every write.
+    const done = await this.db.writeWithTexts([digest], (tx, [ref]) => {
       // Compare-and-set: another process may have compressed (or cleared) meanwhile.
       const cur = tx.first('SELECT compression_count FROM sessions WHERE id = ?', [this.id]);
       if (!cur || num(cur.compression_count) !== num(snap.row!.compression_count)) return false;
       const present = num(tx.first(`SELECT COUNT(*) AS n FROM session_events WHERE session = ? AND id IN (${ids.map(() => '?').join(',')})`, [this.id, ...ids])?.n);
       if (present !== ids.length) return false;
       tx.run(`DELETE FROM session_events WHERE session = ? AND id IN (${ids.map(() => '?').join(',')})`, [this.id, ...ids]);
-      tx.run('INSERT INTO session_summaries (session, from_exchange, to_exchange, kind, text, created_at) VALUES (?, ?, ?, ?, ?, ?)', [this.id, first, last, 'digest', digest, this.clock.now()]);
+      tx.run("INSERT INTO session_summaries (session, from_exchange, to_exchange, kind, text, text_at, text_len, created_at) VALUES (?, ?, ?, ?, '', ?, ?, ?)", [this.id, first, last, 'digest', ref!.at, ref!.len, this.clock.now()]);
       tx.run('UPDATE sessions SET summary = ?, summary_kind = ?, summary_tokens = ?, summary_state = ?, compression_count = compression_count + 1 WHERE id = ?', [
         summary,
         kind,

@@ -159,10 +159,11 @@ export class ThreadStore {
     if (typeof text !== 'string' || !text.trim()) throw new VltError('USAGE', 'the entry text is empty');
     if (text.length > MAX_ENTRY_CHARS) throw new VltError('USAGE', `the entry is longer than ${MAX_ENTRY_CHARS} characters; push a summary and keep the rest in a note`);
     const now = this.clock.now();
-    return this.db.write((tx) => {
+    // The text goes to the text pack: memory.db is rewritten on every write, and entries only accumulate.
+    return this.db.writeWithTexts([text], (tx, [ref]) => {
       tx.run('INSERT INTO threads (name, created_at, updated_at) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE SET updated_at = excluded.updated_at', [thread, now, now]);
       const seq = num(tx.first('SELECT COALESCE(MAX(seq), 0) + 1 AS seq FROM entries WHERE thread = ?', [thread])?.seq);
-      tx.run('INSERT INTO entries (thread, seq, author, text, created_at) VALUES (?, ?, ?, ?, ?)', [thread, seq, author, text, now]);
+      tx.run("INSERT INTO entries (thread, seq, author, text, text_at, text_len, created_at) VALUES (?, ?, ?, '', ?, ?, ?)", [thread, seq, author, ref!.at, ref!.len, now]);
       return { id: tx.lastId(), thread, seq, author, text, created_at: new Date(now).toISOString() };
     });
   }
@@ -175,21 +176,22 @@ export class ThreadStore {
     checkThreadName(thread);
     const summary = await this.summarize(thread, opts.signal);
     const limit = Math.max(0, Math.floor(opts.entries ?? 100));
-    return this.db.read((tx) => {
+    const { row, count, rows } = await this.db.read((tx) => {
       const row = tx.first('SELECT * FROM threads WHERE name = ?', [thread]);
       if (!row) throw notFound(thread);
       const count = num(tx.first('SELECT COUNT(*) AS n FROM entries WHERE thread = ?', [thread])?.n);
-      const rows = tx.all('SELECT * FROM entries WHERE thread = ? ORDER BY seq DESC LIMIT ?', [thread, limit]).reverse();
-      return {
-        thread,
-        created_at: iso(row.created_at),
-        updated_at: iso(row.updated_at),
-        entry_count: count,
-        summary,
-        entries: rows.map(entryOf),
-        entries_truncated: count > rows.length,
-      };
+      return { row, count, rows: tx.all('SELECT * FROM entries WHERE thread = ? ORDER BY seq DESC LIMIT ?', [thread, limit]).reverse() };
     });
+    await this.db.resolveTexts(rows);
+    return {
+      thread,
+      created_at: iso(row.created_at),
+      updated_at: iso(row.updated_at),
+      entry_count: count,
+      summary,
+      entries: rows.map(entryOf),
+      entries_truncated: count > rows.length,
+    };
   }
 
   /** Every thread, most recently updated first. */
@@ -255,7 +257,8 @@ export class ThreadStore {
     }
     const top = [...ranked].sort((a, b) => b[1].score - a[1].score || b[0] - a[0]).slice(0, k);
     const ids = top.map(([id]) => id);
-    const rows = ids.length === 0 ? new Map() : await this.db.read((tx) => new Map(tx.all(`SELECT id, thread, seq, author, text, created_at FROM entries WHERE id IN (${ids.map(() => '?').join(', ')})`, ids).map((r) => [num(r.id), r])));
+    const found = ids.length === 0 ? [] : await this.db.read((tx) => tx.all(`SELECT id, thread, seq, author, text, text_at, text_len, created_at FROM entries WHERE id IN (${ids.map(() => '?').join(', ')})`, ids));
+    const rows = new Map((await this.db.resolveTexts(found)).map((r) => [num(r.id), r]));
     return top
       .filter(([id]) => rows.has(id))
       .map(([id, r]) => {
@@ -282,9 +285,10 @@ export class ThreadStore {
       const row = tx.first('SELECT * FROM threads WHERE name = ?', [thread]);
       if (!row) throw notFound(thread);
       const last = num(row.last_summarized_node_id);
-      return { row, last, fresh: tx.all('SELECT * FROM entries WHERE thread = ? AND id > ? ORDER BY id', [thread, last]).map(entryOf) };
+      return { row, last, freshRows: tx.all('SELECT * FROM entries WHERE thread = ? AND id > ? ORDER BY id', [thread, last]) };
     });
-    const { row, last, fresh } = snapshot;
+    const { row, last } = snapshot;
+    const fresh = (await this.db.resolveTexts(snapshot.freshRows)).map(entryOf);
     const cachedKind = optStr(row.summary_kind) === 'llm' ? 'llm' : 'extractive';
     if (fresh.length === 0) {
       return { text: optStr(row.summary) ?? '', kind: cachedKind, last_summarized_node_id: last, newly_summarized: 0 };
@@ -365,7 +369,7 @@ export class ThreadStore {
     }
     const s = this.search;
     if (maxId > s.maxId) {
-      const rows = await this.db.read((tx) => tx.all('SELECT id, author, text FROM entries WHERE id > ?', [s.maxId]));
+      const rows = await this.db.resolveTexts(await this.db.read((tx) => tx.all('SELECT id, author, text, text_at, text_len FROM entries WHERE id > ?', [s.maxId])));
       for (const r of rows) s.index.set(num(r.id), { text: str(r.text), author: str(r.author) });
       s.maxId = maxId;
       s.count = count;
@@ -381,7 +385,8 @@ export class ThreadStore {
     const provider = this.deps.embeddings!;
     const model = embeddingCacheKey(provider);
     const vectors = (this.vectors ??= this.db.sibling('vectors'));
-    const entries = await this.db.read((tx) => tx.all('SELECT id, text FROM entries ORDER BY id').map((r) => ({ id: num(r.id), text: str(r.text), hash: sha1(str(r.text)) })));
+    const rows = await this.db.resolveTexts(await this.db.read((tx) => tx.all('SELECT id, text, text_at, text_len FROM entries ORDER BY id')));
+    const entries = rows.map((r) => ({ id: num(r.id), text: str(r.text), hash: sha1(str(r.text)) }));
     const known = await vectors.read((tx) => new Map(tx.all('SELECT hash, vector FROM vectors WHERE model = ?', [model]).map((r) => [str(r.hash), r.vector])));
     const missing = [...new Map(entries.filter((e) => !known.has(e.hash)).map((e) => [e.hash, e.text]))];
     for (let i = 0; i < missing.length; i += EMBED_BATCH) {

@@ -21,13 +21,13 @@ beforeEach(() => {
 afterEach(() => ws.cleanup());
 
 describe('MemoryDb', () => {
-  it('creates nothing until the first write, then one file under .vlt/', async () => {
+  it('creates nothing until the first write, then memory.db and its text pack under .vlt/', async () => {
     const db = await MemoryDb.open(ws.dir, logger);
     const threads = new ThreadStore(db);
     expect(await threads.list()).toEqual([]);
     expect(existsSync(path.join(ws.dir, '.vlt'))).toBe(false);
     await threads.push('t', 'x');
-    expect(readdirSync(path.join(ws.dir, '.vlt')).sort()).toEqual(['memory.db']);
+    expect(readdirSync(path.join(ws.dir, '.vlt')).sort()).toEqual(['memory-text.pack', 'memory.db']);
     await db.close();
   });
 
