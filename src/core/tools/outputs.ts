@@ -125,6 +125,7 @@ export const askOracleOutput = z.looseObject({
   files: z.array(z.string()).describe('The cited files, in order.'),
   degraded: z.string().optional().describe('What was unavailable (a model, a retrieval path) and how the answer was made instead.'),
   truncated: z.boolean(),
+  next_cursor: cursor.optional(),
 });
 
 export const readFileRangeOutput = z.looseObject({
@@ -133,6 +134,8 @@ export const readFileRangeOutput = z.looseObject({
   end_line: line,
   total_lines: z.number().int(),
   text: z.string().describe('The lines, each prefixed with its number.'),
+  truncated: z.literal(true).optional().describe('max_tokens cut this read: lines moved to the next page, or a line was shortened.'),
+  next_cursor: cursor.optional(),
 });
 
 export const repoMapOutput = z.looseObject({
