@@ -11,6 +11,7 @@ import type { LocateToolResult } from '../core/tools/locate-tool';
 import { readerOf, type LanguageReader } from '../core/parse/languages';
 import { LANGUAGES, type LanguageId } from '../core/types';
 import { formatBytes } from './progress';
+import { formatMoney } from '../core/embeddings';
 
 export function formatNavAnswer(a: NavAnswer & { next_cursor?: string }, what: 'definition' | 'references', explain: boolean): string {
   const lines: string[] = [];
@@ -59,7 +60,9 @@ export function formatDryRun(r: DryRunReport): string {
   if (r.skippedFiles) out(formatSkippedFiles(r.skippedFiles));
   if (r.navigationOnly) out(`generated files for navigation only (definitions and references, not search): ${r.navigationOnly}`);
   out(`files in no supported language: ${r.unsupportedFiles}${unsupportedList(r.unsupportedExtensions)}`);
-  out(`estimated embedding tokens: ${r.estimatedEmbeddingTokens.toLocaleString('en-US')} (embeddings: ${r.embeddings})`);
+  const cost = r.estimatedEmbeddingCost !== undefined ? `, about ${formatMoney(r.estimatedEmbeddingCost)} at the configured price` : '';
+  out(`estimated embedding tokens: ${r.estimatedEmbeddingTokens.toLocaleString('en-US')}${cost} (embeddings: ${r.embeddings})`);
+  if (r.embeddingCap?.exceeded) out(`  over ${r.embeddingCap.setting} (${r.embeddingCap.tokens.toLocaleString('en-US')} tokens): a build would index text and symbols and embed nothing; raise the cap or exclude folders`);
   if (r.suggestedExcludes.length) {
     out('to index less, leave out (vlt.toml: [index] exclude = [...]):');
     for (const s of r.suggestedExcludes) out(`  ${JSON.stringify(s.glob).padEnd(34)} ${String(s.files).padStart(7)} files  ${formatBytes(s.bytes).padStart(9)}  ${s.why}`);

@@ -147,6 +147,28 @@ export interface EmbeddingsConfig {
   apiKeySource: string | undefined;
   batchSize: number;
   concurrency: number;
+  /** The most tokens one index run may send to the endpoint (`max_tokens`); undefined: no cap. */
+  maxTokens: number | undefined;
+  /** The most one index run may spend, at {@link pricePerMillionTokens} (`max_cost`); undefined: no cap. */
+  maxCost: number | undefined;
+  /** What a million embedded tokens cost at the endpoint (`price_per_million_tokens`), for estimates and `max_cost`. */
+  pricePerMillionTokens: number | undefined;
+}
+
+/**
+ * The most tokens an index run may embed under the caps, and the setting that sets it; undefined
+ * without a cap. `max_cost` counts at the configured price.
+ */
+export function embeddingTokenCap(e: Pick<EmbeddingsConfig, 'maxTokens' | 'maxCost' | 'pricePerMillionTokens'>): { tokens: number; setting: string } | undefined {
+  const byCost = e.maxCost !== undefined && e.pricePerMillionTokens ? Math.floor((e.maxCost / e.pricePerMillionTokens) * 1_000_000) : undefined;
+  if (e.maxTokens === undefined && byCost === undefined) return undefined;
+  if (byCost === undefined || (e.maxTokens !== undefined && e.maxTokens <= byCost)) return { tokens: e.maxTokens!, setting: `[embeddings] max_tokens = ${e.maxTokens}` };
+  return { tokens: byCost, setting: `[embeddings] max_cost = ${e.maxCost} at price_per_million_tokens = ${e.pricePerMillionTokens}` };
+}
+
+/** The price of embedding `tokens` at the configured rate, or undefined without one. */
+export function embeddingCost(e: Pick<EmbeddingsConfig, 'pricePerMillionTokens'>, tokens: number): number | undefined {
+  return e.pricePerMillionTokens === undefined ? undefined : (tokens / 1_000_000) * e.pricePerMillionTokens;
 }
 
 export interface LlmConfig {
@@ -291,6 +313,9 @@ const tomlSchema = z.strictObject({
       api_key_env: envVarName.optional(),
       batch_size: positiveInt.max(2048).optional(),
       concurrency: positiveInt.max(64).optional(),
+      max_tokens: positiveInt.optional(),
+      max_cost: z.number().positive().optional(),
+      price_per_million_tokens: z.number().positive().optional(),
     })
     .optional(),
   llm: z
@@ -368,6 +393,9 @@ export function defaultConfig(): VltConfig {
         apiKeySource: undefined,
         batchSize: DEFAULT_EMBEDDING_BATCH_SIZE,
         concurrency: DEFAULT_EMBEDDING_CONCURRENCY,
+        maxTokens: undefined,
+        maxCost: undefined,
+        pricePerMillionTokens: undefined,
       },
       undefined,
     ),
@@ -422,7 +450,23 @@ export async function loadConfig(workspaceRoot: string, env: NodeJS.ProcessEnv =
   // untrusted workspace) may not lead out of the workspace, through a setting or a link.
   config.vault.confined = !trust.trusted && (parsed.vault?.root !== undefined || user.vault?.root === undefined);
   config.security.deny = [...new Set([...DEFAULT_DENY_PATTERNS, ...(user.security?.deny ?? []), ...(parsed.security?.deny ?? [])])];
+  applySpendingCaps(config, user, parsed);
   return config;
+}
+
+/**
+ * The embedding caps: a repository's vlt.toml may lower the user's, never raise them, and never
+ * make spending look cheaper than the user's price says. `max_cost` needs a price.
+ */
+function applySpendingCaps(config: VltConfig, user: TomlConfig, workspace: TomlConfig): void {
+  const lowest = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.min(a, b));
+  const e = config.embeddings;
+  e.maxTokens = lowest(user.embeddings?.max_tokens, workspace.embeddings?.max_tokens);
+  e.maxCost = lowest(user.embeddings?.max_cost, workspace.embeddings?.max_cost);
+  e.pricePerMillionTokens = user.embeddings?.price_per_million_tokens ?? workspace.embeddings?.price_per_million_tokens;
+  if (e.maxCost !== undefined && e.pricePerMillionTokens === undefined) {
+    throw new VltError('CONFIG_INVALID', '[embeddings] max_cost needs price_per_million_tokens (what a million embedded tokens cost at the endpoint)');
+  }
 }
 
 /** A file's bytes, or undefined when it does not exist (a missing workspace counts as none). */
@@ -631,6 +675,9 @@ function resolveConfig(toml: TomlConfig, env: NodeJS.ProcessEnv, configPath: str
         apiKeySource: embKey.source,
         batchSize: te.batch_size ?? d.embeddings.batchSize,
         concurrency: te.concurrency ?? d.embeddings.concurrency,
+        maxTokens: te.max_tokens,
+        maxCost: te.max_cost,
+        pricePerMillionTokens: te.price_per_million_tokens,
       },
       embKey.key,
     ),

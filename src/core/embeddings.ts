@@ -20,6 +20,12 @@ import { cancelledError, raceAbort } from './abort';
 import { errorMessage, VltError, toVltError } from './errors';
 import { createOpenAIClient, openAIEndpoint, translateOpenAIError, type OpenAIEndpoint } from './openai-client';
 import { silentLogger, type EmbeddingProvider, type Logger } from './ports';
+import { estimateTokens } from './tokens';
+
+/** An amount in the endpoint's currency, as a person reads it. */
+export function formatMoney(amount: number): string {
+  return amount >= 1 ? amount.toFixed(2) : amount.toPrecision(2);
+}
 
 /** Default per-attempt timeout of one embeddings request. */
 export const DEFAULT_EMBEDDING_TIMEOUT_MS = 60_000;
@@ -221,6 +227,12 @@ export interface EmbeddingServiceOptions {
   onProgress?: ((done: number, total: number) => void) | undefined;
   /** Texts are cut to this many characters before they are sent. */
   maxChars?: number | undefined;
+  /**
+   * The most tokens one call of embedAll may send (estimated as tokens.ts does), and the setting
+   * that says so; over it, nothing is sent and EMBEDDING_BUDGET is thrown. `price`: what a
+   * million tokens cost, for the message.
+   */
+  cap?: { tokens: number; setting: string; price?: number | undefined } | undefined;
 }
 
 export interface EmbedItem {
@@ -249,6 +261,7 @@ export class EmbeddingService {
   private readonly maxChars: number;
   private readonly logger: Logger;
   private readonly onProgress: ((done: number, total: number) => void) | undefined;
+  private readonly cap: EmbeddingServiceOptions['cap'];
 
   constructor(
     private readonly provider: EmbeddingProvider,
@@ -260,6 +273,20 @@ export class EmbeddingService {
     this.maxChars = Math.max(1, Math.floor(opts.maxChars ?? DEFAULT_EMBEDDING_MAX_CHARS));
     this.logger = opts.logger ?? silentLogger;
     this.onProgress = opts.onProgress;
+    this.cap = opts.cap;
+  }
+
+  /** Throws EMBEDDING_BUDGET, before anything is sent, when these texts would pass the cap. */
+  private checkCap(texts: readonly string[]): void {
+    if (!this.cap) return;
+    const tokens = texts.reduce((n, t) => n + estimateTokens(t.slice(0, this.maxChars)), 0);
+    if (tokens <= this.cap.tokens) return;
+    const price = this.cap.price;
+    const cost = price === undefined ? '' : ` (about ${formatMoney((tokens / 1_000_000) * price)})`;
+    throw new VltError(
+      'EMBEDDING_BUDGET',
+      `embedding ${texts.length} new chunks would send about ${tokens.toLocaleString('en-US')} tokens${cost}, over ${this.cap.setting} (${this.cap.tokens.toLocaleString('en-US')} tokens); nothing was sent. Raise the cap, or leave folders out with [index] exclude (vlt coderag init --dry-run suggests some)`,
+    );
   }
 
   /**
@@ -294,6 +321,7 @@ export class EmbeddingService {
     const misses = hashes.filter((h) => !result.has(h));
     this.logger.debug(`embeddings: ${hashes.length} distinct texts, ${result.size} cached, ${misses.length} to embed`);
     if (misses.length === 0) return result;
+    this.checkCap(misses.map((h) => texts.get(h)!));
 
     const batches: string[][] = [];
     for (let i = 0; i < misses.length; i += this.batchSize) {

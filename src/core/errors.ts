@@ -15,6 +15,7 @@ export const ERROR_CODES = {
   INDEX_MISSING: 'the workspace has no index yet',
   PARSER_UNAVAILABLE: 'no parser for this language',
   EMBEDDING_FAILED: 'the embedding provider failed',
+  EMBEDDING_BUDGET: 'embedding would spend past the configured cap',
   LLM_FAILED: 'the language model failed',
   LLM_NOT_CONFIGURED: 'no language model is configured',
   NOT_FOUND: 'no such note, thread or session',

@@ -30,7 +30,8 @@ import type { FieldTerms, TextField } from './search/text-index';
 import { tokenizePath } from './search/tokenizer';
 import { BUILD_STATE_META, type IndexStore } from './store/store';
 import type { LanguageId } from './types';
-import { errorMessage } from './errors';
+import { errorMessage, VltError } from './errors';
+import { embeddingTokenCap, type EmbeddingsConfig } from './config';
 
 /** `incomplete` while a run's checkpoints are the index's latest commits (a run that stopped); then `complete`. */
 const BUILD_META = BUILD_STATE_META;
@@ -392,6 +393,7 @@ class IndexRun {
       const service = new EmbeddingService(ctx.embeddings, namespacedCache(this.store, embeddingCacheKey(ctx.embeddings)), {
         batchSize: cfg.batchSize,
         concurrency: cfg.concurrency,
+        cap: capOf(cfg),
         logger: ctx.logger,
         onProgress: (d, t) => {
           needed = t;
@@ -413,7 +415,8 @@ class IndexRun {
         const message = errorMessage(e);
         report.vectorsPending = embedQueue.length;
         report.embeddingError = message;
-        ctx.logger.warn(`embedding failed (${message}): ${embedQueue.length} chunks have no vector yet; the text and symbol index is up to date, and the next sync embeds them`);
+        if (e instanceof VltError && e.code === 'EMBEDDING_BUDGET') ctx.logger.warn(`${message}. The text and symbol index is up to date; ${embedQueue.length} chunks have no vector yet.`);
+        else ctx.logger.warn(`embedding failed (${message}): ${embedQueue.length} chunks have no vector yet; the text and symbol index is up to date, and the next sync embeds them`);
       }
     }
     report.ms.embed = performance.now() - tEmbed;
@@ -444,4 +447,10 @@ class IndexRun {
       report.ms.persist = performance.now() - tPersist;
     }
   }
+}
+
+/** The embedding service's cap for a run, from `[embeddings] max_tokens` / `max_cost`. */
+function capOf(cfg: EmbeddingsConfig): { tokens: number; setting: string; price?: number } | undefined {
+  const cap = embeddingTokenCap(cfg);
+  return cap && { ...cap, ...(cfg.pricePerMillionTokens !== undefined ? { price: cfg.pricePerMillionTokens } : {}) };
 }

@@ -3,7 +3,7 @@
  * gets, the dry run itself, the one commit of the store and the search index together, and the
  * store's meta keys about how the index was built. The run itself is in index-run.ts.
  */
-import type { VltConfig } from './config';
+import { embeddingCost, embeddingTokenCap, type VltConfig } from './config';
 import { classifyContent, discoverFiles } from './discovery';
 import type { EmbeddingCache } from './embeddings';
 import { ExcludeSuggester, type ExcludeSuggestion } from './exclude-suggestions';
@@ -59,6 +59,10 @@ export interface DryRunReport {
   unsupportedExtensions: Record<string, number>;
   /** Characters / 4 over the text of every file that would be chunked (tokens.ts's estimate). */
   estimatedEmbeddingTokens: number;
+  /** Their price at `[embeddings] price_per_million_tokens`, when one is set. */
+  estimatedEmbeddingCost?: number;
+  /** The tokens a run may embed under `[embeddings] max_tokens` / `max_cost`, when capped, and whether a first build would pass it. */
+  embeddingCap?: { tokens: number; setting: string; exceeded: boolean };
   embeddings: string;
   /** Folders worth leaving out (documentation, firmware, vendored, generated), largest first. */
   suggestedExcludes: ExcludeSuggestion[];
@@ -176,6 +180,10 @@ export async function dryRun(root: string, config: VltConfig, fs: WorkspaceFs, l
     suggester.add(f.path, f.size, cls.generated !== undefined);
   }
   report.suggestedExcludes = suggester.suggestions(report.files);
+  const cost = embeddingCost(config.embeddings, report.estimatedEmbeddingTokens);
+  if (cost !== undefined) report.estimatedEmbeddingCost = Number(cost.toPrecision(3));
+  const cap = embeddingTokenCap(config.embeddings);
+  if (cap) report.embeddingCap = { ...cap, exceeded: report.estimatedEmbeddingTokens > cap.tokens };
   return report;
 }
 

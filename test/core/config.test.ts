@@ -1,9 +1,9 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { defaultConfig, describeConfig, loadConfig, parseConfigText } from '../../src/core/config';
+import { defaultConfig, describeConfig, embeddingTokenCap, loadConfig, parseConfigText } from '../../src/core/config';
 import { VltError } from '../../src/core/errors';
 import { LANGUAGES } from '../../src/core/types';
 
@@ -304,5 +304,39 @@ describe('[oracle]', () => {
     await writeFile(join(dir, 'vlt.toml'), '[oracle]\npath_timeout_ms = 5\n');
     const small = await vltErrorOf(() => loadConfig(dir, {}));
     expect(small.message).toMatch(/path_timeout_ms/);
+  });
+});
+
+describe('[embeddings] spending caps', () => {
+  async function withUserConfig(text: string): Promise<NodeJS.ProcessEnv> {
+    const home = join(dir, 'user-config');
+    await mkdir(home, { recursive: true });
+    await writeFile(join(home, 'config.toml'), text);
+    return { VLT_CONFIG_HOME: home };
+  }
+
+  it('reads max_tokens, max_cost and the price, and caps by whichever is lower', async () => {
+    await writeToml('[embeddings]\nmax_tokens = 2000000\nmax_cost = 0.5\nprice_per_million_tokens = 0.02\n');
+    const c = await loadConfig(dir, {});
+    expect(c.embeddings).toMatchObject({ maxTokens: 2_000_000, maxCost: 0.5, pricePerMillionTokens: 0.02 });
+    // $0.50 at $0.02 a million tokens is 25 M tokens: max_tokens is the lower.
+    expect(embeddingTokenCap(c.embeddings)).toEqual({ tokens: 2_000_000, setting: '[embeddings] max_tokens = 2000000' });
+    expect(embeddingTokenCap({ maxTokens: undefined, maxCost: 0.01, pricePerMillionTokens: 0.02 })).toEqual({ tokens: 500_000, setting: '[embeddings] max_cost = 0.01 at price_per_million_tokens = 0.02' });
+    expect(embeddingTokenCap(defaultConfig().embeddings)).toBeUndefined();
+  });
+
+  it("lets a repository's vlt.toml lower the user's caps, never raise them or lower the user's price", async () => {
+    const env = await withUserConfig('[embeddings]\nmax_tokens = 1000\nmax_cost = 1\nprice_per_million_tokens = 0.1\n');
+    await writeToml('[embeddings]\nmax_tokens = 999999999\nmax_cost = 1000\nprice_per_million_tokens = 0.000001\n');
+    expect((await loadConfig(dir, env)).embeddings).toMatchObject({ maxTokens: 1000, maxCost: 1, pricePerMillionTokens: 0.1 });
+    await writeToml('[embeddings]\nmax_tokens = 10\n');
+    expect((await loadConfig(dir, env)).embeddings.maxTokens).toBe(10);
+  });
+
+  it('refuses max_cost without a price', async () => {
+    await writeToml('[embeddings]\nmax_cost = 5\n');
+    const e = await vltErrorOf(() => loadConfig(dir, {}));
+    expect(e.code).toBe('CONFIG_INVALID');
+    expect(e.message).toMatch(/max_cost needs price_per_million_tokens/);
   });
 });

@@ -333,20 +333,47 @@ describe('an embedding endpoint that fails', () => {
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   /** A provider whose endpoint can be switched off, as an unreachable one answers. */
-  function switchable(): EmbeddingProvider & { up: boolean; calls: number } {
+  function switchable(): EmbeddingProvider & { up: boolean; calls: number; sent: string[] } {
     const p = {
       model: 'switchable',
       dimensions: 8,
       up: true,
       calls: 0,
+      sent: [] as string[],
       async embed(texts: string[]): Promise<number[][]> {
         p.calls++;
+        p.sent.push(...texts);
         if (!p.up) throw new VltError('EMBEDDING_FAILED', 'could not connect to embedding endpoint (6 attempts)');
         return texts.map((t) => Array.from({ length: 8 }, (_, i) => ((t.length + i) % 7) / 7 + 0.01));
       },
     };
     return p;
   }
+
+  it('sends nothing past [embeddings] max_tokens: text and symbols are indexed, the vectors wait, and a raised cap embeds them', async () => {
+    const provider = switchable();
+    writeFileSync(path.join(dir, 'vlt.toml'), '[embeddings]\nmax_tokens = 5\n');
+    const engine = await Engine.open(dir, { fs: nodeWorkspaceFs, embeddingProvider: provider, parseWorkers: 0 }, 'write');
+    try {
+      const r = await engine.index();
+      // Only the endpoint's two-word dimension probe went out, no chunk.
+      expect(provider.sent).toEqual(['dimension probe']);
+      expect(r.vectorsPending).toBe(2);
+      expect(r.embeddingError).toMatch(/would send about \d+ tokens, over \[embeddings\] max_tokens = 5 .*nothing was sent/);
+      expect((await engine.search('beta_two')).hits[0]?.path).toBe('b.py');
+    } finally {
+      await engine.close();
+    }
+    writeFileSync(path.join(dir, 'vlt.toml'), '[embeddings]\nmax_tokens = 100000\n');
+    const raised = await Engine.open(dir, { fs: nodeWorkspaceFs, embeddingProvider: provider, parseWorkers: 0 }, 'write');
+    try {
+      const r = await raised.index();
+      expect(r.vectorsPending).toBeUndefined();
+      expect(raised.status().vectors.count).toBe(2);
+    } finally {
+      await raised.close();
+    }
+  });
 
   it('costs the vectors, never the text and symbol index, and the next run embeds what is missing', async () => {
     const provider = switchable();

@@ -52,3 +52,27 @@ describe('exclude suggestions of a dry run', () => {
     }
   });
 });
+
+describe('the embedding cost of a dry run', () => {
+  it('prices the estimate at the configured rate and says when a first build would pass the cap', async () => {
+    const dir = tempDir();
+    try {
+      for (let i = 0; i < 20; i++) writeFileSync(path.join(dir, `m${i}.py`), `def handler_${i}():\n    """Handles request ${i} and returns its result."""\n    return ${i}\n`);
+      writeFileSync(path.join(dir, 'vlt.toml'), '[embeddings]\nprice_per_million_tokens = 0.02\nmax_tokens = 50\n');
+      const engine = await Engine.open(dir, { fs: nodeWorkspaceFs, embeddingProvider: null }, 'write');
+      try {
+        const r = await engine.dryRun();
+        expect(r.estimatedEmbeddingTokens).toBeGreaterThan(50);
+        expect(r.estimatedEmbeddingCost).toBeCloseTo((r.estimatedEmbeddingTokens / 1_000_000) * 0.02, 8);
+        expect(r.embeddingCap).toEqual({ tokens: 50, setting: '[embeddings] max_tokens = 50', exceeded: true });
+        const text = formatDryRun(r);
+        expect(text).toMatch(/estimated embedding tokens: [\d,]+, about 0\.0\d+ at the configured price/);
+        expect(text).toMatch(/over \[embeddings\] max_tokens = 50 \(50 tokens\): a build would index text and symbols and embed nothing/);
+      } finally {
+        await engine.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
