@@ -1,9 +1,10 @@
 /**
  * The Context Oracle's commands: `vlt ctx` (a context bundle), `vlt why` (impact analysis),
- * `vlt routes` and `vlt lint` (the architecture rules, with exit codes for CI). They run where
- * the workspace's other read commands run (the daemon, or this process); `ctx`, `why` and
- * `routes` run the get_context, impact_analysis and list_routes tools, so their `--json` is
- * the tool's answer.
+ * `vlt routes`, `vlt graph` (the architecture graph as Mermaid or JSON), `vlt nodes` (its nodes
+ * by name) and `vlt lint` (the architecture rules, with exit codes for CI). They run where the
+ * workspace's other read commands run (the daemon, or this process); all but `lint` run their
+ * tool (get_context, impact_analysis, list_routes, get_graph, search_graph), so their `--json`
+ * is the tool's answer.
  */
 import { Option, type Command } from 'commander';
 import { CONTEXT_DEFAULTS, ContextOracle } from '../core/context/context-oracle';
@@ -11,7 +12,8 @@ import { renderWhyPanel, renderWhyTree } from '../core/context/impact';
 import { VltError } from '../core/errors';
 import { formatBundleMarkdown, formatLint, formatRoutes } from './context-format';
 import type { CommandContext } from './command-context';
-import { intIn } from './options';
+import { EDGE_KINDS, NODE_KINDS } from '../core/context/graph-view';
+import { intIn, listOf } from './options';
 
 export function registerContextCommands(program: Command, ctx: CommandContext): void {
   const { out, json } = ctx;
@@ -63,6 +65,8 @@ export function registerContextCommands(program: Command, ctx: CommandContext): 
       }
     });
 
+  registerGraphCommands(program, ctx);
+
   program
     .command('lint')
     .description('check the architecture rules of vlt.toml (deny: A must not depend on B; require: A covered by a note or test); exit 1 when one is broken')
@@ -79,5 +83,40 @@ export function registerContextCommands(program: Command, ctx: CommandContext): 
       if (report.errors > 0 || (o.failOnWarn && report.warnings > 0)) {
         throw new VltError('LINT_FAILED', `lint: ${report.errors} error${report.errors === 1 ? '' : 's'}, ${report.warnings} warning${report.warnings === 1 ? '' : 's'}`);
       }
+    });
+}
+
+/** `vlt graph` and `vlt nodes`: the architecture graph as a picture, and its nodes by name. */
+function registerGraphCommands(program: Command, ctx: CommandContext): void {
+  const { out, json } = ctx;
+
+  program
+    .command('graph')
+    .description('the architecture graph around files, folders, symbols, notes or components (or the root), as a Mermaid flowchart or JSON')
+    .argument('[ref...]', 'path, folder, path#Symbol, Symbol, note or component:NAME (default: the root folder and the components)')
+    .option('--depth <n>', 'steps of the graph to walk', intIn(1, 5), 1)
+    .option('--max-nodes <n>', 'most nodes shown', intIn(1, 500), 40)
+    .option('--edges <kinds>', `only these edge kinds, comma-separated: ${EDGE_KINDS.join(', ')}`, listOf(EDGE_KINDS))
+    .option('--json', "get_graph's answer: nodes, edges and the Mermaid text")
+    .action(async (refs: string[], o: { depth: number; maxNodes: number; edges?: Array<(typeof EDGE_KINDS)[number]>; json?: boolean }) => {
+      const g = await ctx.workspace().tool('get_graph', { ...(refs.length ? { ref_ids: refs } : {}), depth: o.depth, max_nodes: o.maxNodes, ...(o.edges ? { edges: o.edges } : {}), format: 'mermaid' });
+      if (o.json) json(g);
+      else {
+        out(g.mermaid ?? '');
+        if (g.left_out > 0) ctx.wiring().logger.warn(`${g.left_out} more neighbours were left out at --max-nodes ${o.maxNodes}; raise it or lower --depth`);
+      }
+    });
+
+  program
+    .command('nodes')
+    .description('search the architecture graph: components, folders, files, definitions and notes whose name, path or summary holds every word')
+    .argument('<query...>', 'words of a name, path or summary')
+    .option('--kind <kinds>', `only these kinds, comma-separated: ${NODE_KINDS.join(', ')}`, listOf(NODE_KINDS))
+    .option('-k, --limit <n>', 'most nodes listed', intIn(1, 100), 20)
+    .option('--json', "search_graph's answer")
+    .action(async (words: string[], o: { kind?: Array<(typeof NODE_KINDS)[number]>; limit: number; json?: boolean }) => {
+      const r = await ctx.workspace().tool('search_graph', { query: words.join(' '), limit: o.limit, ...(o.kind ? { kind: o.kind } : {}) });
+      if (o.json) json(r);
+      else out(r.nodes.length ? r.nodes.map((n) => `${n.kind.padEnd(9)} ${n.ref_id}${n.line ? `:${n.line}` : ''}  ${n.summary}`).join('\n') : 'no nodes');
     });
 }

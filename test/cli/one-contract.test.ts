@@ -53,6 +53,8 @@ describe('the CLI, MCP and the editor answer a tool the same', () => {
     ['why', ['why', 'src/lib/util.ts'], 'impact_analysis', { ref_id: 'src/lib/util.ts' }],
     ['routes', ['routes'], 'list_routes', { limit: 1000 }],
     ['locate', ['coderag', 'locate', 'helper returns the wrong double'], 'locate_files', { report: 'helper returns the wrong double', limit: 10 }],
+    ['graph', ['graph', 'src/service.ts'], 'get_graph', { ref_ids: ['src/service.ts'], depth: 1, max_nodes: 40, format: 'mermaid' }],
+    ['nodes', ['nodes', 'service'], 'search_graph', { query: 'service', limit: 20 }],
     ['notes list', ['notes', 'list'], 'list_notes', { limit: 200 }],
     ['notes search', ['notes', 'search', 'service'], 'search_notes', { query: 'service', limit: 10 }],
     ['notes tags', ['notes', 'tags'], 'get_tags', {}],

@@ -399,6 +399,20 @@ export class ArchitectureGraph {
     return f ? this.symbolsOf(f.id).find((s) => s.qualifiedName === qn && s.startLine === node.line) : undefined;
   }
 
+  /** Every node but the symbols (components, folders, files, notes), for a search over names. */
+  namedNodes(): ArchNode[] {
+    return [...this.allComponents(), ...[...this.modules.keys()].map((d) => this.moduleNode(d)), ...[...this.files.values()].map((f) => this.fileNode(f))];
+  }
+
+  /** The definitions (as nodes) whose name starts with `prefix`, at most `limit`. */
+  symbolNodesByPrefix(prefix: string, limit: number): ArchNode[] {
+    return this.engine.store
+      .findSymbols(prefix, { prefix: true, limit: limit * 2 })
+      .filter((s) => NODE_KINDS.has(s.kind) && this.files.has(s.path))
+      .slice(0, limit)
+      .map((s) => this.symbolNode(s));
+  }
+
   /** Every component (declared, then named by annotations). */
   allComponents(): ArchNode[] {
     return [...this.components.values()].sort((a, b) => Number(b.declared) - Number(a.declared) || a.name.localeCompare(b.name)).map((c) => this.componentNode(c));

@@ -1,14 +1,16 @@
 /**
  * The Context Oracle's agent tools: `get_context` (a versioned bundle around the code an agent
- * is about to change), `impact_analysis` (what depends on it, what it depends on) and
- * `list_routes` (the workspace's API routes).
+ * is about to change), `impact_analysis` (what depends on it, what it depends on),
+ * `list_routes` (the workspace's API routes), `get_graph` (the architecture graph around some
+ * nodes, as JSON or Mermaid) and `search_graph` (its nodes by name and kind).
  */
 import { z } from 'zod';
 import { CONTEXT_DEFAULTS, ContextOracle } from '../context/context-oracle';
 import type { WhyResult } from '../context/impact';
 import type { ContextBundle, Route } from '../context/model';
+import { EDGE_KINDS, graphView, NODE_KINDS, searchNodes, type GraphView, type NodeHit } from '../context/graph-view';
 import { strictArgs, type ToolContext, defineTool } from './definitions';
-import { contextOutput, impactOutput, routesOutput } from './outputs';
+import { contextOutput, graphOutput, impactOutput, routesOutput, searchGraphOutput } from './outputs';
 
 const refDescription = 'A file or folder path (src/auth, src/auth/login.ts), a symbol (src/auth/login.ts#LoginService.login, or LoginService.login when only one definition has that name), a note (docs/auth.md) or a declared component (component:auth).';
 
@@ -85,3 +87,46 @@ export const listRoutesTool = defineTool({
   },
 });
 
+const graphInput = strictArgs({
+  ref_ids: z.array(z.string().min(1).max(500)).max(10).optional().describe(`Where to start. Each: ${refDescription} Omit for the workspace's root folder and its declared components.`),
+  depth: z.number().int().min(1).max(5).default(1).describe('How many steps of the graph to walk from them.'),
+  max_nodes: z.number().int().min(1).max(500).default(40).describe('The most nodes shown (a hard stop).'),
+  edges: z.array(z.enum(EDGE_KINDS)).min(1).optional().describe('Only these edge kinds: part_of (containment), uses, implements, depends_on (imports), touches_entity, touches_code (a note describes code). Omit for all.'),
+  format: z.enum(['json', 'mermaid']).default('json').describe('mermaid adds the subgraph as a Mermaid flowchart (in `mermaid`), ready to paste into Markdown.'),
+}).meta({ examples: [{"ref_ids": ["src/auth"], "depth": 2, "format": "mermaid"}] });
+
+export const getGraphTool = defineTool({
+  name: 'get_graph',
+  title: 'Architecture graph',
+  description:
+    "The architecture graph around some files, folders, symbols, notes or components (or the workspace's root): its nodes (ref_id, kind, one-line summary) and edges (part_of, uses, implements, depends_on, touches_entity, touches_code), within depth steps and max_nodes; with format mermaid, also as a Mermaid flowchart. Use get_context for everything around one thing before changing it, and search_graph to find a node's id.",
+  inputSchema: graphInput,
+  outputSchema: graphOutput,
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  async handler(ctx, input): Promise<GraphView> {
+    const engine = await ctx.getEngine();
+    const co = new ContextOracle(engine);
+    const focus = input.ref_ids?.length ? await co.resolve(input.ref_ids) : [];
+    return graphView(await co.graph(), focus, { depth: input.depth, maxNodes: input.max_nodes, ...(input.edges ? { edges: input.edges } : {}), mermaid: input.format === 'mermaid' });
+  },
+});
+
+const searchGraphInput = strictArgs({
+  query: z.string().min(1).max(500).describe('Words of a name, path or summary: "auth", "payment service", "LoginService".'),
+  kind: z.array(z.enum(NODE_KINDS)).min(1).optional().describe('Only these kinds of node: component, module (folder), file, symbol, note. Omit for all.'),
+  limit: z.number().int().min(1).max(100).default(20).describe('The most nodes to return.'),
+}).meta({ examples: [{"query": "billing", "kind": ["component", "module"]}] });
+
+export const searchGraphTool = defineTool({
+  name: 'search_graph',
+  title: 'Search the architecture graph',
+  description:
+    "Find nodes of the architecture graph (declared components, folders, files, definitions, notes) whose name, path or summary holds every word of the query, best first (a name equal to the query, then one starting with it). Returns each node's ref_id (to pass to get_context, impact_analysis or get_graph), kind and summary. For code by what it does, use search_code.",
+  inputSchema: searchGraphInput,
+  outputSchema: searchGraphOutput,
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  async handler(ctx, input): Promise<{ nodes: NodeHit[] }> {
+    const engine = await ctx.getEngine();
+    return { nodes: searchNodes(await new ContextOracle(engine).graph(), input.query, { limit: input.limit, ...(input.kind ? { kinds: input.kind } : {}) }) };
+  },
+});

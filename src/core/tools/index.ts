@@ -12,13 +12,13 @@ import { indexStatusTool, invokeTool, searchCodeTool, type ToolContext, type Too
 import { MEMORY_TOOLS } from './memory-tools';
 import { delegateLibrarianTool } from './librarian';
 import { locateFilesTool } from './locate-tool';
-import { getContextTool, impactAnalysisTool, listRoutesTool } from './context-tools';
+import { getContextTool, getGraphTool, impactAnalysisTool, listRoutesTool, searchGraphTool } from './context-tools';
 import { findDefinitionTool, findReferencesTool, getDiagnosticsTool } from './nav-tools';
 import { askOracleTool, readFileRangeTool } from './oracle-tools';
 import { repoMapTool } from './repomap-tool';
 
 /** The code tools, which need only the engine. */
-export const CODE_TOOLS = [askOracleTool, searchCodeTool, locateFilesTool, findDefinitionTool, findReferencesTool, getDiagnosticsTool, getContextTool, impactAnalysisTool, listRoutesTool, repoMapTool, readFileRangeTool, indexStatusTool] as const;
+export const CODE_TOOLS = [askOracleTool, searchCodeTool, locateFilesTool, findDefinitionTool, findReferencesTool, getDiagnosticsTool, getContextTool, impactAnalysisTool, listRoutesTool, getGraphTool, searchGraphTool, repoMapTool, readFileRangeTool, indexStatusTool] as const;
 
 /** Every tool the registry defines, as its own type. */
 export type AnyTool = (typeof CODE_TOOLS)[number] | (typeof MEMORY_TOOLS)[number] | typeof delegateLibrarianTool;

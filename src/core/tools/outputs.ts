@@ -177,6 +177,18 @@ export const routesOutput = z.looseObject({
   total: z.number().int(),
 });
 
+export const graphOutput = z.looseObject({
+  focus: z.array(z.string()).describe('The nodes the walk started from.'),
+  nodes: z.array(archNode),
+  edges: z.array(z.looseObject({ src: z.string(), dst: z.string(), kind: z.string() })),
+  left_out: z.number().int().describe('Neighbours not shown because max_nodes was reached.'),
+  mermaid: z.string().optional().describe('The same subgraph as a Mermaid flowchart.'),
+});
+
+export const searchGraphOutput = z.looseObject({
+  nodes: z.array(z.looseObject({ ref_id: z.string(), kind: z.string(), summary: z.string(), score: z.number() })),
+});
+
 // ---- memory: notes ------------------------------------------------------------------------
 
 const noteInfo = z.looseObject({ path: z.string(), title: z.string(), tags: z.array(z.string()), modified: z.string(), bytes: z.number().int(), read_only: z.boolean() });

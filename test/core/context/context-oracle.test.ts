@@ -11,6 +11,7 @@ import { ContextOracle } from '../../../src/core/context/context-oracle';
 import { bfsSubgraph } from '../../../src/core/context/bundle';
 import { ArchitectureGraph } from '../../../src/core/context/architecture-graph';
 import { renderWhyTree } from '../../../src/core/context/impact';
+import { graphView, searchNodes, toMermaid } from '../../../src/core/context/graph-view';
 import { Engine } from '../../../src/core/engine';
 import { VltError } from '../../../src/core/errors';
 import { nodeWorkspaceFs } from '../../../src/node/fs';
@@ -298,5 +299,41 @@ describe('the Context Oracle', () => {
     const next = await fresh.read();
     expect(next?.times.length).toBe(8);
     expect(next?.files.get('billing/models.py')).toEqual([0, 7]);
+  });
+  it('draws the graph around a node as Mermaid: each node once in the shape of its kind, each edge labelled, the focus marked', async () => {
+    const graph = await oracle.graph();
+    const view = graphView(graph, await oracle.resolve(['billing/service.py']), { depth: 1, maxNodes: 40, mermaid: true });
+    expect(view.focus).toEqual(['billing/service.py']);
+    const ids = view.nodes.map((n) => n.ref_id);
+    expect(ids).toEqual(expect.arrayContaining(['billing/service.py', 'billing', 'billing/models.py', 'billing/service.py#create_invoice']));
+    expect(view.edges).toEqual(expect.arrayContaining([{ src: 'billing/service.py', dst: 'billing/models.py', kind: 'depends_on' }]));
+    const lines = view.mermaid!.split('\n');
+    expect(lines[0]).toBe('flowchart LR');
+    const idOf = (ref: string) => `n${ids.indexOf(ref)}`;
+    expect(lines).toContain(`  ${idOf('billing/service.py')}["service.py"]`);
+    expect(lines).toContain(`  ${idOf('billing')}[/"billing/"/]`);
+    expect(lines).toContain(`  ${idOf('billing/service.py#create_invoice')}(["create_invoice"])`);
+    expect(lines).toContain(`  ${idOf('billing/service.py')} -->|depends_on| ${idOf('billing/models.py')}`);
+    expect(lines.at(-1)).toBe(`  class ${idOf('billing/service.py')} focus`);
+    // Every edge of the view is drawn, between nodes that are declared.
+    expect(lines.filter((l) => l.includes('-->|'))).toHaveLength(view.edges.length);
+    // Only the edge kinds asked for; with no focus, the root and the components.
+    const deps = graphView(graph, await oracle.resolve(['billing/service.py']), { depth: 1, maxNodes: 40, edges: ['depends_on'] });
+    expect(new Set(deps.edges.map((e) => e.kind))).toEqual(new Set(['depends_on']));
+    const overview = graphView(graph, [], { depth: 1, maxNodes: 40 });
+    expect(overview.focus).toEqual(['.', 'component:billing', 'component:web']);
+    expect(toMermaid({ nodes: [{ ref_id: 'a"b<c>', kind: 'file', summary: '' }], edges: [], focus: [] })).toContain('n0["a#quot;b#lt;c#gt;"]');
+  });
+
+  it('finds nodes by the words of their name, path or summary, filtered by kind, best first', async () => {
+    const graph = await oracle.graph();
+    const hits = searchNodes(graph, 'invoice', { limit: 20 });
+    expect(hits[0]).toMatchObject({ ref_id: 'billing/models.py#Invoice', kind: 'symbol' });
+    // Definitions by the start of their name (the index holds millions on a large tree).
+    expect(searchNodes(graph, 'create', { kinds: ['symbol'], limit: 5 }).map((h) => h.ref_id)).toEqual(['billing/service.py#create_invoice']);
+    expect(searchNodes(graph, 'billing', { kinds: ['component', 'module'], limit: 5 }).map((h) => h.ref_id)).toEqual(['billing', 'component:billing']);
+    expect(searchNodes(graph, 'invoices payments', { kinds: ['component'], limit: 5 }).map((h) => h.ref_id)).toEqual(['component:billing']);
+    expect(searchNodes(graph, 'no such thing anywhere', { limit: 5 })).toEqual([]);
+    expect(() => searchNodes(graph, '  ', { limit: 5 })).toThrow(VltError);
   });
 });
