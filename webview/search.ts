@@ -1,13 +1,16 @@
 /**
  * The search view: it renders and forwards, and the extension owns the engine. Typing searches
  * after a short pause (Enter searches at once); an answer to a query the user has since changed
- * is dropped, so results never flicker back to an older query. The last query and results
+ * is dropped, so results never flicker back to an older query. A kind picked in the list
+ * (functions, tests, docs…) narrows the search and asks again. The last query, kind and results
  * survive hide/show through the webview state.
  */
+import type { SearchKind } from '../src/protocol/lsp';
 import type { SearchHostToView, SearchViewHit, SearchViewToHost } from '../src/protocol/webview';
 
 export interface SearchState {
   query: string;
+  kind?: SearchKind;
   hits: SearchViewHit[];
 }
 export interface SearchApi {
@@ -25,12 +28,17 @@ export function mountSearchView(doc: Document, api: SearchApi, win: Pick<Window,
   const input = doc.getElementById('query') as HTMLInputElement;
   const list = doc.getElementById('results') as HTMLOListElement;
   const statusLine = doc.getElementById('status') as HTMLDivElement;
-  /** The query whose answer the view waits for; answers to any other are stale. */
+  /** The kind picker; absent in a page without one, which then searches every kind. */
+  const kindSelect = doc.getElementById('kind') as HTMLSelectElement | null;
+  const kind = (): SearchKind | undefined => (kindSelect?.value ? (kindSelect.value as SearchKind) : undefined);
+  /** The query and kind whose answer the view waits for; answers to any other are stale. */
   let pending: string | undefined;
   let timer: number | undefined;
+  const key = (query: string, k: SearchKind | undefined) => `${k ?? ''}\u0000${query}`;
 
   const render = (state: SearchState): void => {
     input.value = state.query;
+    if (kindSelect) kindSelect.value = state.kind ?? '';
     list.replaceChildren(
       ...state.hits.map((h) => {
         const li = doc.createElement('li');
@@ -53,10 +61,11 @@ export function mountSearchView(doc: Document, api: SearchApi, win: Pick<Window,
   const search = (query: string): void => {
     if (timer !== undefined) win.clearTimeout(timer);
     timer = undefined;
-    if (!query || query === pending) return;
-    pending = query;
+    const k = kind();
+    if (!query || key(query, k) === pending) return;
+    pending = key(query, k);
     statusLine.textContent = 'searching…';
-    api.postMessage({ type: 'search', query });
+    api.postMessage({ type: 'search', query, ...(k ? { kind: k } : {}) });
   };
 
   form.addEventListener('submit', (ev) => {
@@ -75,19 +84,24 @@ export function mountSearchView(doc: Document, api: SearchApi, win: Pick<Window,
     }
     timer = win.setTimeout(() => search(query), TYPE_DELAY_MS);
   });
+  // Another kind asks again at once, for the query in the box.
+  kindSelect?.addEventListener('change', () => {
+    pending = undefined;
+    search(input.value.trim());
+  });
 
   const receive = (msg: SearchHostToView): void => {
     if (msg.type === 'results') {
-      if (pending !== undefined && msg.query !== pending) return;
+      if (pending !== undefined && key(msg.query, msg.kind) !== pending) return;
       pending = undefined;
-      const state = { query: msg.query, hits: msg.hits };
+      const state: SearchState = { query: msg.query, ...(msg.kind ? { kind: msg.kind } : {}), hits: msg.hits };
       api.setState(state);
       const typing = input.value;
       render(state);
       // The user kept typing while this query ran: keep what they typed.
       if (typing.trim() !== msg.query) input.value = typing;
     } else if (msg.type === 'error') {
-      if (msg.query !== undefined && pending !== undefined && msg.query !== pending) return;
+      if (msg.query !== undefined && pending !== undefined && key(msg.query, msg.kind) !== pending) return;
       pending = undefined;
       statusLine.textContent = `error: ${msg.message}`;
     }

@@ -10,6 +10,9 @@ import { NotificationType, RequestType, RequestType0, type Location, type Positi
 
 // -- client → server --------------------------------------------------------------------------
 
+/** The kinds a search can be narrowed to (search_code's `kind`). */
+export type SearchKind = 'function' | 'method' | 'class' | 'type' | 'test' | 'doc';
+
 export interface SearchParams {
   query: string;
   k?: number;
@@ -17,7 +20,7 @@ export interface SearchParams {
   /** A glob over workspace-relative paths. */
   path?: string;
   /** Only these kinds: function, method, class, type, test, doc. */
-  kind?: Array<'function' | 'method' | 'class' | 'type' | 'test' | 'doc'>;
+  kind?: SearchKind[];
 }
 
 export interface SearchResultItem {

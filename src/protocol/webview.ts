@@ -9,7 +9,7 @@
  * reach it as `command`s. A webview is a page the extension does not fully control (a
  * compromised renderer, a stale bundle), so the extension still checks what it receives.
  */
-import type { AskEvent, AskParams, ChatAnswer, CitedLines, ModelChoice, SessionEventInfo, SessionInfo } from './lsp';
+import type { AskEvent, AskParams, ChatAnswer, CitedLines, ModelChoice, SearchKind, SessionEventInfo, SessionInfo } from './lsp';
 
 /** The models the chat can answer with (`none` is the extractive evidence brief) and the one in use. */
 export interface ModelInfo {
@@ -86,7 +86,7 @@ export interface SearchViewHit {
 }
 
 /** Messages from the search sidebar to the extension. */
-export type SearchViewToHost = { type: 'search'; query: string } | { type: 'open'; path: string; line: number };
+export type SearchViewToHost = { type: 'search'; query: string; kind?: SearchKind } | { type: 'open'; path: string; line: number };
 
 /** Messages from the extension to the search sidebar. */
-export type SearchHostToView = { type: 'results'; query: string; hits: SearchViewHit[] } | { type: 'error'; message: string; query?: string };
+export type SearchHostToView = { type: 'results'; query: string; kind?: SearchKind; hits: SearchViewHit[] } | { type: 'error'; message: string; query?: string; kind?: SearchKind };

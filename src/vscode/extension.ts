@@ -144,8 +144,8 @@ export function activate(context: vscode.ExtensionContext): VltOracleApi {
   for (const [id, fn] of Object.entries(commandTable(host))) context.subscriptions.push(vscode.commands.registerCommand(id, guarded(id, fn)));
 
   const view = new SearchViewProvider(context.extensionUri, {
-    search: async (query) => {
-      const { hits } = await serverFor(vscode.window.activeTextEditor?.document.uri).client.sendRequest(searchRequest, { query, k: 20 });
+    search: async (query, kind) => {
+      const { hits } = await serverFor(vscode.window.activeTextEditor?.document.uri).client.sendRequest(searchRequest, { query, k: 20, ...(kind ? { kind: [kind] } : {}) });
       // Labelled and opened where the snippet starts (the hit), not at the chunk's first line.
       return hits.map((h) => ({ path: h.path, start_line: (h.snippetLine ?? h.range.start.line) + 1, symbol: h.symbol, kind: h.kind, snippet: h.snippet }));
     },

@@ -7,8 +7,9 @@ import { JSDOM } from 'jsdom';
 import { describe, expect, it, vi } from 'vitest';
 import { mountSearchView, TYPE_DELAY_MS, type SearchState } from '../../webview/search';
 
-function setup() {
-  const dom = new JSDOM('<form id="form"><input id="query"></form><div id="status"></div><ol id="results"></ol>');
+function setup(withKinds = false) {
+  const kinds = withKinds ? '<select id="kind"><option value="">all kinds</option><option value="function">functions</option><option value="test">tests</option></select>' : '';
+  const dom = new JSDOM(`<form id="form"><input id="query">${kinds}</form><div id="status"></div><ol id="results"></ol>`);
   const posted: unknown[] = [];
   let state: SearchState | undefined;
   const api = { postMessage: (m: unknown) => posted.push(m), getState: () => state, setState: (s: SearchState) => (state = s) };
@@ -65,6 +66,33 @@ describe('the search view', () => {
       expect(results()).toEqual(['time/format.go — time/format.go:1']);
       expect(input.value).toBe('parse duration');
       expect(doc.getElementById('status')!.textContent).toBe('1 results');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('narrows the search to the kind picked, asks again when the kind changes, and keeps only the answer for the current kind', () => {
+    vi.useFakeTimers();
+    try {
+      const { view, posted, type, doc, dom, results } = setup(true);
+      type('parse');
+      vi.advanceTimersByTime(TYPE_DELAY_MS);
+      const select = doc.getElementById('kind') as HTMLSelectElement;
+      select.value = 'test';
+      select.dispatchEvent(new dom.window.Event('change'));
+      expect(posted).toEqual([
+        { type: 'search', query: 'parse' },
+        { type: 'search', query: 'parse', kind: 'test' },
+      ]);
+      // The answer for every kind comes late: the view waits for the tests.
+      view.receive({ type: 'results', query: 'parse', hits: [hit('parse.go')] });
+      expect(results()).toEqual([]);
+      view.receive({ type: 'results', query: 'parse', kind: 'test', hits: [hit('parse_test.go')] });
+      expect(results()).toEqual(['parse_test.go — parse_test.go:1']);
+      // Back to every kind: asked again at once.
+      select.value = '';
+      select.dispatchEvent(new dom.window.Event('change'));
+      expect(posted.at(-1)).toEqual({ type: 'search', query: 'parse' });
     } finally {
       vi.useRealTimers();
     }
