@@ -27,10 +27,12 @@ export function registerContextCommands(program: Command, ctx: CommandContext): 
     .option('--depth <n>', 'steps of the graph to walk', intIn(1, 5), CONTEXT_DEFAULTS.depth)
     .option('--max-nodes <n>', 'most nodes in the subgraph', intIn(1, 200), CONTEXT_DEFAULTS.maxNodes)
     .option('--max-chunks <n>', 'most doc chunks', intIn(0, 50), CONTEXT_DEFAULTS.maxChunks)
-    .action(async (refs: string[], o: { json?: boolean; markdown?: boolean; depth: number; maxNodes: number; maxChunks: number }) => {
+    .option('--if-none-match <etag>', 'the etag of a bundle you hold: print only {version, etag, not_modified} when it is unchanged')
+    .action(async (refs: string[], o: { json?: boolean; markdown?: boolean; depth: number; maxNodes: number; maxChunks: number; ifNoneMatch?: string }) => {
       if (o.json && o.markdown) throw new VltError('USAGE', '--json and --markdown cannot be used together');
-      const bundle = await ctx.workspace().tool('get_context', { ref_ids: refs, depth: o.depth, max_nodes: o.maxNodes, max_chunks: o.maxChunks });
+      const bundle = await ctx.workspace().tool('get_context', { ref_ids: refs, depth: o.depth, max_nodes: o.maxNodes, max_chunks: o.maxChunks, ...(o.ifNoneMatch ? { if_none_match: o.ifNoneMatch } : {}) });
       if (o.json) json(bundle);
+      else if ('not_modified' in bundle) out(`not modified (etag ${bundle.etag})`);
       else out(formatBundleMarkdown(bundle));
     });
 

@@ -9,6 +9,7 @@
  * that activity and staleness are unknown.
  */
 import * as path from 'node:path';
+import { createHash } from 'node:crypto';
 import { discoverFiles } from '../discovery';
 import type { Engine } from '../engine';
 import { VltError } from '../errors';
@@ -23,6 +24,10 @@ import { lint, rulesFor, type LintReport } from './rules';
 import { TestMap } from './test-map';
 
 export const CONTEXT_DEFAULTS = { depth: 2, maxNodes: 20, maxChunks: 10 } as const;
+
+/** Bundles kept per engine, most recently used last. */
+const BUNDLE_CACHE_SIZE = 64;
+const bundleCache = new WeakMap<Engine, Map<string, ContextBundle>>();
 /** Code symbols a bundle lists. */
 const MAX_CODE_SYMBOLS = 30;
 /** Routes a bundle lists (the CLI's `vlt routes` lists all). */
@@ -93,13 +98,37 @@ export class ContextOracle {
     return this.deps.now?.() ?? Math.floor(Date.now() / 1000);
   }
 
+  /**
+   * The bundle around `refs`, from the cache when the index, the git history, the day (activity
+   * counts days) and the request are the same as for a bundle built before.
+   */
   async buildContext(refs: readonly string[], opts: ContextOptions = {}): Promise<ContextBundle> {
     const depth = opts.depth ?? CONTEXT_DEFAULTS.depth;
     const maxNodes = opts.maxNodes ?? CONTEXT_DEFAULTS.maxNodes;
     const maxChunks = opts.maxChunks ?? CONTEXT_DEFAULTS.maxChunks;
+    const git = await this.activity(opts.signal);
+    const key = JSON.stringify([this.engine.stateVersion, git?.head ?? null, Math.floor(this.now() / 86_400), refs, depth, maxNodes, maxChunks]);
+    let cache = bundleCache.get(this.engine);
+    if (!cache) bundleCache.set(this.engine, (cache = new Map()));
+    const hit = cache.get(key);
+    if (hit) {
+      // Most recently used last: the oldest entry is the one to drop.
+      cache.delete(key);
+      cache.set(key, hit);
+      return hit;
+    }
+    const built = await this.assemble(refs, { depth, maxNodes, maxChunks }, git);
+    const { etag: _none, ...rest } = built;
+    const bundle: ContextBundle = { ...rest, etag: createHash('sha256').update(JSON.stringify(rest)).digest('hex').slice(0, 16) };
+    cache.set(key, bundle);
+    while (cache.size > BUNDLE_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+    return bundle;
+  }
+
+  private async assemble(refs: readonly string[], opts: { depth: number; maxNodes: number; maxChunks: number }, git: GitActivity | undefined): Promise<ContextBundle> {
+    const { depth, maxNodes, maxChunks } = opts;
     const graph = await this.graph();
     const focus = await this.resolve(refs);
-    const git = await this.activity(opts.signal);
     const sub = bfsSubgraph(graph, focus, depth, Math.max(maxNodes, focus.length));
     const text_chunks = collectChunks(graph, sub, focus, maxChunks);
     const now = this.now();
@@ -130,6 +159,7 @@ export class ContextOracle {
       routes: (await this.routesOf(focus)).slice(0, MAX_BUNDLE_ROUTES),
       tests: mergeTests(focus.map((f) => TestMap.of(graph).testsOf(f))),
       warning: warnings.length ? warnings.join('; ') : null,
+      etag: '',
     };
   }
 

@@ -166,4 +166,16 @@ export interface ContextBundle {
   routes: Route[];
   tests: TestInfo | null;
   warning: string | null;
+  /**
+   * The bundle's version tag (SHA-256 of the rest, 16 hex digits): pass it back as
+   * `if_none_match` to be told `not_modified` instead of getting the same bundle again.
+   */
+  etag: string;
+}
+
+/** The answer to a request whose `if_none_match` is the bundle's current etag. */
+export interface ContextNotModified {
+  version: 2;
+  etag: string;
+  not_modified: true;
 }

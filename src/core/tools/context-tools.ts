@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { CONTEXT_DEFAULTS, ContextOracle } from '../context/context-oracle';
 import type { WhyResult } from '../context/impact';
-import type { ContextBundle, Route } from '../context/model';
+import type { ContextBundle, ContextNotModified, Route } from '../context/model';
 import { EDGE_KINDS, graphView, NODE_KINDS, searchNodes, type GraphView, type NodeHit } from '../context/graph-view';
 import { strictArgs, type ToolContext, defineTool } from './definitions';
 import { contextOutput, graphOutput, impactOutput, routesOutput, searchGraphOutput } from './outputs';
@@ -24,6 +24,7 @@ const contextInput = strictArgs({
   depth: z.number().int().min(1).max(5).default(CONTEXT_DEFAULTS.depth).describe('How many steps of the graph to walk from the focus.'),
   max_nodes: z.number().int().min(1).max(200).default(CONTEXT_DEFAULTS.maxNodes).describe('The most nodes in the subgraph (a hard stop).'),
   max_chunks: z.number().int().min(0).max(50).default(CONTEXT_DEFAULTS.maxChunks).describe('The most doc chunks to include.'),
+  if_none_match: z.string().max(64).optional().describe('The etag of a bundle you hold: when the bundle is still the same, the answer is just {version, etag, not_modified: true}.'),
 }).meta({ examples: [{"ref_ids": ["src/billing/service.py"], "depth": 2, "max_nodes": 20}] });
 
 export const getContextTool = defineTool({
@@ -34,14 +35,15 @@ export const getContextTool = defineTool({
     'focus (what it is, its git activity hot/warm/cold/dormant and commits in 30 days, links), graph (nodes and edges: part_of, touches_entity, uses/implements, depends_on, touches_code),',
     'text_chunks (the docs that describe it, spec and invariants first), code_symbols (file and lines), sync_status (docs older than the code they describe),',
     'constraints (vlt.toml architecture rules that apply), routes (API endpoints in it), tests (framework, test files, count, coverage estimate) and warning.',
-    'An unknown ref_id fails with up to 5 suggestions. Then read the files it cites with read_file_range.',
+    'Each bundle has an etag; pass it back as if_none_match to be told not_modified instead of getting the same bundle again. An unknown ref_id fails with up to 5 suggestions. Then read the files it cites with read_file_range.',
   ].join(' '),
   inputSchema: contextInput,
   outputSchema: contextOutput,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  async handler(ctx, input): Promise<ContextBundle> {
+  async handler(ctx, input): Promise<ContextBundle | ContextNotModified> {
     const engine = await ctx.getEngine();
-    return oracle(ctx, engine).buildContext(input.ref_ids, { depth: input.depth, maxNodes: input.max_nodes, maxChunks: input.max_chunks, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    const bundle = await oracle(ctx, engine).buildContext(input.ref_ids, { depth: input.depth, maxNodes: input.max_nodes, maxChunks: input.max_chunks, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    return input.if_none_match === bundle.etag ? { version: 2, etag: bundle.etag, not_modified: true } : bundle;
   },
 });
 

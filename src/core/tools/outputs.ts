@@ -149,18 +149,21 @@ export const repoMapOutput = z.looseObject({
 
 const archNode = z.looseObject({ ref_id: z.string(), kind: z.string() });
 
+/** A bundle, or (for a matching if_none_match) only its version, etag and not_modified. */
 export const contextOutput = z.looseObject({
   version: z.literal(2),
-  focus: z.looseObject({}),
-  focus_nodes: z.array(z.looseObject({})),
-  graph: z.looseObject({ nodes: z.array(archNode), edges: z.array(z.looseObject({})) }),
-  text_chunks: z.array(z.looseObject({})),
-  code_symbols: z.array(z.looseObject({})),
-  sync_status: z.looseObject({ stale_docs: z.array(z.looseObject({})), last_reindex: z.string().nullable(), history: z.enum(['git', 'none']) }),
-  constraints: z.array(z.looseObject({ rule: z.string(), description: z.string() })),
-  routes: z.array(z.looseObject({})),
-  tests: z.looseObject({}).nullable(),
-  warning: z.string().nullable(),
+  etag: z.string().describe('The bundle\'s version tag, for if_none_match.'),
+  not_modified: z.literal(true).optional().describe('The bundle is the one if_none_match named; nothing else is sent.'),
+  focus: z.looseObject({}).optional(),
+  focus_nodes: z.array(z.looseObject({})).optional(),
+  graph: z.looseObject({ nodes: z.array(archNode), edges: z.array(z.looseObject({})) }).optional(),
+  text_chunks: z.array(z.looseObject({})).optional(),
+  code_symbols: z.array(z.looseObject({})).optional(),
+  sync_status: z.looseObject({ stale_docs: z.array(z.looseObject({})), last_reindex: z.string().nullable(), history: z.enum(['git', 'none']) }).optional(),
+  constraints: z.array(z.looseObject({ rule: z.string(), description: z.string() })).optional(),
+  routes: z.array(z.looseObject({})).optional(),
+  tests: z.looseObject({}).nullable().optional(),
+  warning: z.string().nullable().optional(),
 });
 
 export const impactOutput = z.looseObject({

@@ -12,6 +12,9 @@ import { bfsSubgraph } from '../../../src/core/context/bundle';
 import { ArchitectureGraph } from '../../../src/core/context/architecture-graph';
 import { renderWhyTree } from '../../../src/core/context/impact';
 import { graphView, searchNodes, toMermaid } from '../../../src/core/context/graph-view';
+import { silentLogger } from '../../../src/core/ports';
+import { invokeTool, type ToolContext } from '../../../src/core/tools/definitions';
+import { getContextTool } from '../../../src/core/tools/context-tools';
 import { Engine } from '../../../src/core/engine';
 import { VltError } from '../../../src/core/errors';
 import { nodeWorkspaceFs } from '../../../src/node/fs';
@@ -335,5 +338,25 @@ describe('the Context Oracle', () => {
     expect(searchNodes(graph, 'invoices payments', { kinds: ['component'], limit: 5 }).map((h) => h.ref_id)).toEqual(['component:billing']);
     expect(searchNodes(graph, 'no such thing anywhere', { limit: 5 })).toEqual([]);
     expect(() => searchNodes(graph, '  ', { limit: 5 })).toThrow(VltError);
+  });
+  it('tags each bundle with an etag, serves the same request from its cache, and answers a matching if_none_match with not_modified', async () => {
+    const a = await oracle.buildContext(['billing/service.py'], { depth: 1 });
+    expect(a.etag).toMatch(/^[0-9a-f]{16}$/);
+    const b = await oracle.buildContext(['billing/service.py'], { depth: 1 });
+    expect(b).toBe(a);
+    expect((await oracle.buildContext(['billing/service.py'], { depth: 2 })).etag).not.toBe(a.etag);
+    // Through the tool (without git history here, so another bundle than the oracle's above).
+    const ctx: ToolContext = { getEngine: () => Promise.resolve(engine), fs: nodeWorkspaceFs, logger: silentLogger };
+    const first = await invokeTool(getContextTool, ctx, { ref_ids: ['billing/service.py'], depth: 1 });
+    const etag = first.ok ? first.value.etag : '';
+    const same = await invokeTool(getContextTool, ctx, { ref_ids: ['billing/service.py'], depth: 1, if_none_match: etag });
+    expect(same).toEqual({ ok: true, value: { version: 2, etag, not_modified: true } });
+    const other = await invokeTool(getContextTool, ctx, { ref_ids: ['billing/service.py'], depth: 1, if_none_match: '0000000000000000' });
+    expect(other.ok && 'focus' in other.value).toBe(true);
+    // A change to the index is a new bundle: the etag it had no longer matches.
+    write(dir, 'billing/service.py', `${FILES['billing/service.py']}\ndef refund(invoice):\n    return -invoice.total()\n`);
+    await engine.index();
+    const after = await invokeTool(getContextTool, ctx, { ref_ids: ['billing/service.py'], depth: 1, if_none_match: etag });
+    expect(after.ok && 'not_modified' in after.value).toBe(false);
   });
 });
