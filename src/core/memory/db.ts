@@ -63,7 +63,8 @@ CREATE TABLE IF NOT EXISTS threads (
   summary_kind TEXT,
   summary_state TEXT,
   last_summarized_node_id INTEGER NOT NULL DEFAULT 0,
-  summarized_at INTEGER
+  summarized_at INTEGER,
+  summary_model TEXT
 );
 CREATE TABLE IF NOT EXISTS entries (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -468,14 +469,18 @@ export class MemoryDb {
   }
 }
 
-/** Gives a file written before the text pack existed the columns that point into it (in memory; saved with the next write). */
+/** Gives a file written before the text pack (and the summary's model) existed the columns they need (in memory; saved with the next write). */
 function addPackColumns(db: Database): void {
+  const columnsOf = (table: string) => new Set((db.exec(`PRAGMA table_info(${table})`)[0]?.values ?? []).map((r) => String(r[1])));
   for (const table of PACKED_TABLES) {
-    const columns = new Set((db.exec(`PRAGMA table_info(${table})`)[0]?.values ?? []).map((r) => String(r[1])));
+    const columns = columnsOf(table);
     if (columns.size === 0 || columns.has('text_at')) continue;
     db.run(`ALTER TABLE ${table} ADD COLUMN text_at INTEGER`);
     db.run(`ALTER TABLE ${table} ADD COLUMN text_len INTEGER`);
   }
+  // Which model wrote a thread's summary (a summary is redone when the configured model changes).
+  const threads = columnsOf('threads');
+  if (threads.size > 0 && !threads.has('summary_model')) db.run('ALTER TABLE threads ADD COLUMN summary_model TEXT');
 }
 
 /** One record of the journal: `u` is its unique id; the rest belongs to whoever wrote it. */

@@ -281,21 +281,24 @@ export class ThreadStore {
   // -----------------------------------------------------------------------------------------
 
   private async summarize(thread: string, signal: AbortSignal | undefined): Promise<ThreadSummary> {
+    const model = this.deps.chat?.model;
     const snapshot = await this.db.read((tx) => {
       const row = tx.first('SELECT * FROM threads WHERE name = ?', [thread]);
       if (!row) throw notFound(thread);
-      const last = num(row.last_summarized_node_id);
-      return { row, last, freshRows: tx.all('SELECT * FROM entries WHERE thread = ? AND id > ? ORDER BY id', [thread, last]) };
+      // A summary another model wrote is redone from the first entry by the one configured now.
+      const redo = model !== undefined && optStr(row.summary_kind) === 'llm' && optStr(row.summary_model) !== model;
+      const last = redo ? 0 : num(row.last_summarized_node_id);
+      return { row, last, redo, stored: num(row.last_summarized_node_id), freshRows: tx.all('SELECT * FROM entries WHERE thread = ? AND id > ? ORDER BY id', [thread, last]) };
     });
-    const { row, last } = snapshot;
+    const { row, last, redo } = snapshot;
     const fresh = (await this.db.resolveTexts(snapshot.freshRows)).map(entryOf);
     const cachedKind = optStr(row.summary_kind) === 'llm' ? 'llm' : 'extractive';
     if (fresh.length === 0) {
       return { text: optStr(row.summary) ?? '', kind: cachedKind, last_summarized_node_id: last, newly_summarized: 0 };
     }
     const newLast = fresh[fresh.length - 1]!.id;
-    const previousText = optStr(row.summary);
-    const previousState = parseState(optStr(row.summary_state));
+    const previousText = redo ? undefined : optStr(row.summary);
+    const previousState = parseState(redo ? undefined : optStr(row.summary_state));
     const state = foldExtractive(previousState, fresh);
 
     let text: string;
@@ -319,13 +322,14 @@ export class ThreadStore {
     const stored = await this.db.write((tx) => {
       // Compare-and-set: a concurrent reader may have folded the same entries already.
       const cur = num(tx.first('SELECT last_summarized_node_id AS l FROM threads WHERE name = ?', [thread])?.l);
-      if (cur !== last) return false;
-      tx.run('UPDATE threads SET summary = ?, summary_kind = ?, summary_state = ?, last_summarized_node_id = ?, summarized_at = ? WHERE name = ?', [
+      if (cur !== snapshot.stored) return false;
+      tx.run('UPDATE threads SET summary = ?, summary_kind = ?, summary_state = ?, last_summarized_node_id = ?, summarized_at = ?, summary_model = ? WHERE name = ?', [
         text,
         kind,
         JSON.stringify(state),
         newLast,
         this.clock.now(),
+        kind === 'llm' ? (model ?? null) : null,
         thread,
       ]);
       return true;

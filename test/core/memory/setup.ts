@@ -25,6 +25,8 @@ export function config(overrides: { budgetTokens?: number; vaultRoot?: string } 
 
 export interface OpenOptions {
   fake?: FakeOpenAI;
+  /** The chat model's name (default fake-chat). */
+  chatModel?: string;
   embeddings?: boolean;
   budgetTokens?: number;
   vaultRoot?: string;
@@ -34,7 +36,7 @@ export interface OpenOptions {
 
 /** Memory over `dir`; with `fake`, its chat model (and embeddings when asked) talk to the fake server. */
 export function openMemory(dir: string, o: OpenOptions = {}): Promise<Memory> {
-  const chat = o.fake ? new OpenAIChatModel({ baseUrl: o.fake.baseURL, model: 'fake-chat', maxRetries: 0 }) : undefined;
+  const chat = o.fake ? new OpenAIChatModel({ baseUrl: o.fake.baseURL, model: o.chatModel ?? 'fake-chat', maxRetries: 0 }) : undefined;
   const embeddings = o.fake && o.embeddings ? new OpenAIEmbeddingProvider({ baseUrl: o.fake.baseURL, model: 'fake-embedding', maxRetries: 0 }) : undefined;
   return Memory.open(dir, {
     logger: o.logger ?? silentLogger,

@@ -37,6 +37,38 @@ async function codeOf(p: Promise<unknown>): Promise<string> {
 }
 
 describe('threads: lazy summaries', () => {
+  it("redoes a summary from the first entry when the configured model is another than the one that wrote it", async () => {
+    const first = await openMemory(ws.dir, { fake, chatModel: 'model-a' });
+    for (let i = 1; i <= 4; i++) await first.threads.push('design', `Entry ${i}: about module${i}.`);
+    fake.script.chat.push({ content: 'BY-MODEL-A' });
+    expect((await first.threads.read('design')).summary).toMatchObject({ text: 'BY-MODEL-A', kind: 'llm', newly_summarized: 4 });
+    await first.close();
+
+    // The same model: nothing to redo.
+    const same = await openMemory(ws.dir, { fake, chatModel: 'model-a' });
+    expect((await same.threads.read('design')).summary.text).toBe('BY-MODEL-A');
+    expect(fake.counts.chat).toBe(1);
+    await same.close();
+
+    const other = await openMemory(ws.dir, { fake, chatModel: 'model-b' });
+    fake.script.chat.push({ content: 'BY-MODEL-B' });
+    const view = await other.threads.read('design');
+    expect(view.summary).toMatchObject({ text: 'BY-MODEL-B', kind: 'llm', newly_summarized: 4 });
+    const prompt = chatPrompts(fake)[1]!;
+    expect(prompt).toContain('Entry 1: about module1.');
+    expect(prompt).not.toContain('BY-MODEL-A');
+    expect(fake.counts.chat).toBe(2);
+    // Redone once: the next read with model-b costs nothing.
+    await other.threads.read('design');
+    expect(fake.counts.chat).toBe(2);
+    await other.close();
+
+    // Without a model, the summary a model wrote stays.
+    const none = await openMemory(ws.dir);
+    expect((await none.threads.read('design')).summary).toMatchObject({ text: 'BY-MODEL-B', kind: 'llm' });
+    await none.close();
+  });
+
   it('pushes without the model, summarises once on read, then folds in only the new entries', async () => {
     const memory = await openMemory(ws.dir, { fake, embeddings: true });
     for (let i = 1; i <= 10; i++) await memory.threads.push('design', `Entry ${i}: looked at module${i} and decided nothing yet.`, { author: 'agent-a' });
