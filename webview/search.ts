@@ -44,7 +44,7 @@ export function mountSearchView(doc: Document, api: SearchApi, win: Pick<Window,
         const li = doc.createElement('li');
         const title = doc.createElement('a');
         title.href = '#';
-        title.textContent = `${h.symbol ?? h.kind} — ${h.path}:${h.start_line}`;
+        title.textContent = `${h.symbol ?? h.kind} — ${h.path}:${h.start_line}${h.stale ? ' (changed since indexed)' : ''}`;
         title.addEventListener('click', (ev) => {
           ev.preventDefault();
           api.postMessage({ type: 'open', path: h.path, line: h.start_line });

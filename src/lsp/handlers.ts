@@ -167,6 +167,9 @@ async function search(s: LspSession, p: SearchParams, signal: AbortSignal) {
       retrievers: h.retrievers,
       snippet: h.snippet,
       ...(h.snippet_line !== undefined ? { snippetLine: h.snippet_line - 1 } : {}),
+      ...(h.stale_index ? { stale: true as const } : {}),
+      ...(h.note ? { note: h.note } : {}),
+      contentHash: h.content_hash,
     })),
   };
 }

@@ -35,6 +35,12 @@ export interface SearchResultItem {
   snippet: string;
   /** 0-based line the snippet starts at: the hit's definition or its best lines, inside `range`. */
   snippetLine?: number;
+  /** The file changed (or vanished) since it was indexed: the snippet was read from disk now. */
+  stale?: true;
+  /** Why it is stale. */
+  note?: string;
+  /** SHA-1 of the file content the hit was indexed from. */
+  contentHash?: string;
 }
 
 export const searchRequest = new RequestType<SearchParams, { hits: SearchResultItem[] }, void>('vlt/search');

@@ -83,6 +83,8 @@ export interface SearchViewHit {
   symbol: string | null;
   kind: string;
   snippet: string;
+  /** The file changed since it was indexed; the snippet is what the file holds now. */
+  stale?: true;
 }
 
 /** Messages from the search sidebar to the extension. */

@@ -147,7 +147,7 @@ export function activate(context: vscode.ExtensionContext): VltOracleApi {
     search: async (query, kind) => {
       const { hits } = await serverFor(vscode.window.activeTextEditor?.document.uri).client.sendRequest(searchRequest, { query, k: 20, ...(kind ? { kind: [kind] } : {}) });
       // Labelled and opened where the snippet starts (the hit), not at the chunk's first line.
-      return hits.map((h) => ({ path: h.path, start_line: (h.snippetLine ?? h.range.start.line) + 1, symbol: h.symbol, kind: h.kind, snippet: h.snippet }));
+      return hits.map((h) => ({ path: h.path, start_line: (h.snippetLine ?? h.range.start.line) + 1, symbol: h.symbol, kind: h.kind, snippet: h.snippet, ...(h.stale ? { stale: true as const } : {}) }));
     },
     open: async (relPath, line) => {
       if (relPath.split(/[\\/]/).includes('..')) throw new Error(`not a workspace path: ${relPath}`);

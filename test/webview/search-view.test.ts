@@ -87,8 +87,9 @@ describe('the search view', () => {
       // The answer for every kind comes late: the view waits for the tests.
       view.receive({ type: 'results', query: 'parse', hits: [hit('parse.go')] });
       expect(results()).toEqual([]);
-      view.receive({ type: 'results', query: 'parse', kind: 'test', hits: [hit('parse_test.go')] });
-      expect(results()).toEqual(['parse_test.go — parse_test.go:1']);
+      view.receive({ type: 'results', query: 'parse', kind: 'test', hits: [hit('parse_test.go'), { ...hit('edited_test.go'), stale: true }] });
+      // A file changed since it was indexed says so (its snippet is what the file holds now).
+      expect(results()).toEqual(['parse_test.go — parse_test.go:1', 'edited_test.go — edited_test.go:1 (changed since indexed)']);
       // Back to every kind: asked again at once.
       select.value = '';
       select.dispatchEvent(new dom.window.Event('change'));
