@@ -43,7 +43,7 @@ describe('vlt mcp over stdio', () => {
 
   it('lists every tool with titles, descriptions, annotations and described input schemas', async () => {
     const { tools } = await s.client.listTools();
-    const code = ['ask_oracle', 'find_definition', 'find_references', 'get_context', 'get_diagnostics', 'get_repo_map', 'impact_analysis', 'index_status', 'list_routes', 'locate_files', 'read_file_range', 'search_code', 'delegate_librarian'];
+    const code = ['ask_oracle', 'find_definition', 'find_references', 'get_context', 'get_diagnostics', 'get_graph', 'get_repo_map', 'impact_analysis', 'index_status', 'list_routes', 'locate_files', 'read_file_range', 'search_code', 'search_graph', 'delegate_librarian'];
     expect(tools.map((t) => t.name).sort()).toEqual([...code, ...MEMORY_TOOL_NAMES_EXPECTED].sort());
     // ask_oracle logs each question and answer to the dated oracle thread.
     const writers = new Set(['write_note', 'delete_note', 'move_note', 'create_index', 'thread_push', 'ask_oracle', 'delegate_librarian']);
