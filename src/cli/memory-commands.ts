@@ -24,7 +24,12 @@ interface JsonOpt {
   session?: string;
 }
 
-function printThread(out: (t: string) => void, v: Pick<ThreadView, 'thread' | 'entry_count' | 'summary' | 'entries' | 'entries_truncated'>): void {
+/** What a memory text's `code_changed` says, as a line's tail: empty when nothing changed. */
+function changedNote(changed: ReadonlyArray<{ path: string }> | undefined): string {
+  return changed?.length ? `  (code changed since: ${changed.map((c) => c.path).join(', ')})` : '';
+}
+
+function printThread(out: (t: string) => void, v: Pick<ThreadView, 'thread' | 'entry_count' | 'summary' | 'entries_truncated'> & { entries: Array<ThreadView['entries'][number] & { code_changed?: Array<{ path: string }> }> }): void {
   const covers = v.summary.last_summarized_node_id ? `, covers entries through id ${v.summary.last_summarized_node_id}` : '';
   out(`# ${v.thread}  (${v.entry_count} entries, ${v.summary.kind} summary${covers}${v.summary.newly_summarized ? `, ${v.summary.newly_summarized} folded in now` : ''})`);
   out('');
@@ -33,7 +38,7 @@ function printThread(out: (t: string) => void, v: Pick<ThreadView, 'thread' | 'e
   if (v.entries.length) {
     out('');
     out(`## ${v.entries_truncated ? `Latest ${v.entries.length} entries` : 'Entries'}`);
-    for (const e of v.entries) out(`#${e.seq} [${e.created_at.slice(0, 16).replace('T', ' ')} ${e.author}] ${e.text}`);
+    for (const e of v.entries) out(`#${e.seq} [${e.created_at.slice(0, 16).replace('T', ' ')} ${e.author}] ${e.text}${changedNote(e.code_changed)}`);
   }
 }
 
@@ -134,7 +139,7 @@ function registerThreadCommands(program: Command, { out, readStdin, runTool }: M
       const query = words.join(' ');
       await runTool('thread_seek', { query, limit: o.limit, ...(o.thread ? { thread: o.thread } : {}) }, o, ({ hits }) => {
           if (!hits.length) out('no results');
-          hits.forEach((h, i) => out(`${String(i + 1).padStart(2)}. ${h.thread} #${h.seq} [${h.created_at.slice(0, 16).replace('T', ' ')} ${h.author}]  ${h.score}\n      ${h.text.replace(/\s+/g, ' ').slice(0, 200)}`));
+          hits.forEach((h, i) => out(`${String(i + 1).padStart(2)}. ${h.thread} #${h.seq} [${h.created_at.slice(0, 16).replace('T', ' ')} ${h.author}]  ${h.score}\n      ${h.text.replace(/\s+/g, ' ').slice(0, 200)}${changedNote(h.code_changed)}`));
       });
     });
 
@@ -184,6 +189,7 @@ function registerNotesCommands(program: Command, { out, warn, readStdin, run, ru
     .action(async (ref: string, o: JsonOpt & { maxTokens: number }) => {
       await runTool('read_note', { path: ref, max_tokens: o.maxTokens }, o, (n) => {
         out(n.content);
+        if (n.code_changed?.length) warn(`${n.path} names code changed since it was written: ${n.code_changed.map((c) => c.path).join(', ')}`);
         if (n.truncated) warn(`${n.path} was cut to --max-tokens ${o.maxTokens}; the whole note is in the vault`);
       });
     });
@@ -241,7 +247,7 @@ function registerNotesCommands(program: Command, { out, warn, readStdin, run, ru
       const query = words.join(' ');
       await runTool('search_notes', { query, limit: o.limit, ...(o.tag ? { tag: o.tag } : {}), ...(o.folder ? { folder: o.folder } : {}) }, o, ({ hits }) => {
         if (!hits.length) out('no results');
-        hits.forEach((h, i) => out(`${String(i + 1).padStart(2)}. ${h.path}:${h.line}  ${h.title}  ${h.score}\n      ${h.snippet}`));
+        hits.forEach((h, i) => out(`${String(i + 1).padStart(2)}. ${h.path}:${h.line}  ${h.title}  ${h.score}${changedNote(h.code_changed)}\n      ${h.snippet}`));
       });
     });
 

@@ -5,6 +5,8 @@
  * the daemon's warm workspace server instead (src/cli/daemon-host.ts); the commands themselves
  * (main.ts) cannot tell the difference.
  */
+import { existsSync } from 'node:fs';
+import * as path from 'node:path';
 import { Engine } from '../core/engine';
 import { isVltError, VltError } from '../core/errors';
 import type { DryRunReport, IndexReport } from '../core/indexer';
@@ -13,6 +15,7 @@ import type { Navigator } from '../core/intel/navigate';
 import type { Memory } from '../core/memory';
 import type { Oracle } from '../core/oracle/oracle';
 import type { Logger } from '../core/ports';
+import { INDEX_FILE, VLT_DIR } from '../core/store/store';
 import { invokeTool, type ToolContext, type ToolDefinition } from '../core/tools/definitions';
 import { ALL_TOOLS, type ToolInput, type ToolName, type ToolOutput } from '../core/tools';
 import { CtagsProvider } from '../node/ctags';
@@ -203,6 +206,9 @@ class ProcessWorkspace implements CliWorkspace {
     let tags: CtagsProvider | undefined;
     const ctx: ToolContext = {
       getEngine: () => (engine ??= this.openForQuery()),
+      // An index that exists, opened to read (no catch-up, no build): what a memory tool needs
+      // to say which code an entry or note names has changed since.
+      peekEngine: async () => (engine ?? (existsSync(path.join(this.root, VLT_DIR, INDEX_FILE)) ? (engine = Engine.open(this.root, this.deps, 'read')) : undefined)),
       getMemory: () => (memory ??= openMemory(this.root, logger)),
       fs: nodeWorkspaceFs,
       logger,

@@ -14,6 +14,7 @@
  * - Restricted (an untrusted workspace): no model or embedding endpoint is called, and nothing
  *   the workspace could influence runs (no language server, ctags or git process).
  */
+import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { cancelledError, raceAbort } from '../core/abort';
 import { loadConfig } from '../core/config';
@@ -25,6 +26,7 @@ import { chainLanguageServers, type LanguageServerInfo, type LanguageServers } f
 import type { TagsProvider } from '../core/intel/navigate';
 import { DEFAULT_SESSION_ID, recordToolExchange, type Memory, type SessionSummary } from '../core/memory';
 import { checkSessionId, type SessionEvent } from '../core/memory/session';
+import { INDEX_FILE, VLT_DIR } from '../core/store/store';
 import type { Oracle } from '../core/oracle/oracle';
 import { languageForPath } from '../core/parse/languages';
 import type { Logger, ProgressSink } from '../core/ports';
@@ -204,6 +206,7 @@ export class WorkspaceServer {
       sessionSettled: () => this.recorded,
       getOracle,
       getEngine: () => this.getEngine(),
+      peekEngine: () => (this.opened || existsSync(path.join(this.root, VLT_DIR, INDEX_FILE)) ? this.getEngine() : Promise.resolve(undefined)),
       getMemory: () => this.getMemory(),
       // git is not run for a restricted (untrusted) workspace, as for the oracle's history.
       ...(opts.restricted

@@ -35,7 +35,8 @@ import { LlmReranker } from './llm-rerank';
 import { LocateRetriever } from './locate-retriever';
 import { DiagnosticsRetriever } from './diagnostics-retriever';
 import type { Reranker } from './rerank-endpoint';
-import { CodeSearchRetriever, GraphRetriever, NavigationRetriever, NotesRetriever, ScopedSearchRetriever, StructureRetriever, TestsRetriever, ThreadsRetriever } from './retrievers';
+import { CodeSearchRetriever, GraphRetriever, NavigationRetriever, NotesRetriever, ScopedSearchRetriever, StructureRetriever, TestsRetriever, ThreadsRetriever, type MemoryFreshness } from './retrievers';
+import { codeChangedSince } from '../context/memory-freshness';
 import { rewriteQuestion } from './rewrite';
 import { decideContext, MAX_ABSENT, MIN_COOCCURRENCE, MIN_NAMED, type ContextDecision } from './relevance';
 import { declinesToAnswer, noContextAnswer, synthesize } from './synthesize';
@@ -160,6 +161,8 @@ export class Oracle {
   /** The retrieval paths of the first phase, in the order `--explain` lists them. */
   private paths(): Retriever[] {
     const memory = () => this.memory();
+    const { engine, fs } = this.deps;
+    const freshness: MemoryFreshness = (text, writtenAt) => codeChangedSince(engine, fs, text, Date.parse(writtenAt));
     const defaults: Retriever[] = [
       new CodeSearchRetriever(this.deps.engine),
       this.scoped,
@@ -168,8 +171,8 @@ export class Oracle {
       new LocateRetriever(this.deps.engine, this.deps.locateHistory),
       new DiagnosticsRetriever(this.deps.engine, this.deps.intel?.lsp),
       new StructureRetriever(this.deps.engine),
-      new NotesRetriever(memory),
-      new ThreadsRetriever(memory),
+      new NotesRetriever(memory, freshness),
+      new ThreadsRetriever(memory, freshness),
     ];
     return this.deps.paths ? this.deps.paths(defaults) : defaults;
   }

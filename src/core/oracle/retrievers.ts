@@ -17,6 +17,7 @@ import type { LanguageServers } from '../intel/lsp';
 import type { NavLocation, TagsProvider } from '../intel/navigate';
 import type { Memory } from '../memory';
 import { ORACLE_LOG_PREFIX } from '../memory/threads';
+import type { CodeChange } from '../context/memory-freshness';
 import { inNamedDir, isTestPath } from './paths';
 export { isTestPath } from './paths';
 import type { AnalyzedQuestion, RetrievalRequest, RetrievalResult, Retriever, SourceType } from './types';
@@ -240,10 +241,28 @@ function hasSearchTerms(q: AnalyzedQuestion): true | string {
 }
 
 /** A retriever over the workspace's memory, searched by the question's words; nothing when memory is unavailable. */
+/** The files a memory text names that changed after `writtenAt` (ISO); see context/memory-freshness.ts. */
+export type MemoryFreshness = (text: string, writtenAt: string) => Promise<CodeChange[]>;
+
 abstract class MemoryRetriever implements Retriever {
   abstract readonly name: string;
   abstract readonly family: Retriever['family'];
-  constructor(private readonly memory: () => Promise<Memory | undefined>) {}
+  constructor(
+    private readonly memory: () => Promise<Memory | undefined>,
+    protected readonly freshness?: MemoryFreshness,
+  ) {}
+
+  /**
+   * The evidence with what changed in the code it names since it was written: said in its text,
+   * so that the answer (a model's or the brief) can say the note or entry may be out of date.
+   */
+  protected async marked(r: RetrievalResult, fullText: string, writtenAt: string | undefined): Promise<RetrievalResult> {
+    if (!this.freshness || !writtenAt) return r;
+    const changed = await this.freshness(fullText, writtenAt).catch(() => []);
+    if (changed.length === 0) return r;
+    const list = changed.map((c) => `${c.path} (${c.changed_at.slice(0, 10)})`).join(', ');
+    return { ...r, content: `${r.content}\n(The code this names changed after it was written: ${list}.)`, metadata: { ...r.metadata, code_changed: changed } };
+  }
 
   applies(q: AnalyzedQuestion): true | string {
     return hasSearchTerms(q);
@@ -264,7 +283,7 @@ export class NotesRetriever extends MemoryRetriever {
 
   protected async search(memory: Memory, req: RetrievalRequest): Promise<RetrievalResult[]> {
     const hits = await memory.vault.search(req.question.text, { k: req.limit });
-    return hits.map((h) => ({
+    const results = hits.map((h) => ({
       key: `note:${h.path}`,
       source: 'note' as const,
       path: h.path,
@@ -276,6 +295,13 @@ export class NotesRetriever extends MemoryRetriever {
       citation: `[note:${h.path}]`,
       metadata: { title: h.title, tags: h.tags, line: h.line },
     }));
+    if (!this.freshness) return results;
+    return Promise.all(
+      results.map(async (r) => {
+        const note = await memory.vault.read(r.path).catch(() => undefined);
+        return note ? this.marked(r, note.content, note.modified) : r;
+      }),
+    );
   }
 }
 
@@ -288,16 +314,24 @@ export class ThreadsRetriever extends MemoryRetriever {
     // The oracle's own logged answers would cite themselves back: they are not evidence, and
     // are left out before ranking, so that they never fill the places of the threads that are.
     const hits = await memory.threads.seek(req.question.text, { k: req.limit, skipPrefix: ORACLE_LOG_PREFIX, signal: req.signal });
-    return hits.map((h) => ({
-      key: `thread:${h.thread}#${h.seq}`,
-      source: 'thread' as const,
-      path: h.thread,
-      content: h.text,
-      score: h.score,
-      method: `thread-${h.retrievers.join('+')}`,
-      citation: `[thread:${h.thread}#${h.seq}]`,
-      metadata: { author: h.author, date: h.created_at, seq: h.seq },
-    }));
+    return Promise.all(
+      hits.map((h) =>
+        this.marked(
+          {
+            key: `thread:${h.thread}#${h.seq}`,
+            source: 'thread' as const,
+            path: h.thread,
+            content: h.text,
+            score: h.score,
+            method: `thread-${h.retrievers.join('+')}`,
+            citation: `[thread:${h.thread}#${h.seq}]`,
+            metadata: { author: h.author, date: h.created_at, seq: h.seq },
+          },
+          h.text,
+          h.created_at,
+        ),
+      ),
+    );
   }
 }
 

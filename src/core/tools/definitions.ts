@@ -39,6 +39,12 @@ export interface ToolContext {
    * calls. Absent, the memory tools answer USAGE (and hosts without memory do not list them).
    */
   getMemory?: () => Promise<Memory>;
+  /**
+   * The index when the workspace has one, never built for the asking: the memory tools use it to
+   * say which code a thread entry or note names has changed since. Absent or undefined, they
+   * answer without that.
+   */
+  peekEngine?: () => Promise<Engine | undefined>;
   /** File access for reading files live (the freshness check). */
   fs: WorkspaceFs;
   logger: Logger;

@@ -14,6 +14,7 @@ import { charsForTokens } from '../tokens';
 import { MAX_ANSWER_TOKENS, decodeCursor, encodeCursor, requestFingerprint } from './budget';
 import { VltError } from '../errors';
 import { defineTool, maxTokensArg, strictArgs, type ToolContext } from './definitions';
+import { codeChangedSince, type CodeChange } from '../context/memory-freshness';
 import { backlinksOutput, createIndexOutput, deleteNoteOutput, listNotesOutput, moveNoteOutput, readNoteOutput, searchNotesOutput, tagsOutput, threadListOutput, threadPushOutput, threadReadOutput, threadSeekOutput, writeNoteOutput } from './outputs';
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
@@ -35,6 +36,22 @@ function cut(text: string, chars: number): { text: string; truncated: boolean } 
 function memoryOf(ctx: ToolContext): Promise<Memory> {
   if (!ctx.getMemory) return Promise.reject(new VltError('USAGE', 'this host keeps no notes or threads'));
   return ctx.getMemory();
+}
+
+/** Checks texts for code they name that changed after they were written; undefined when the workspace has no index to ask. */
+type FreshnessCheck = (text: string, writtenAt: string) => Promise<CodeChange[]>;
+
+async function freshnessCheck(ctx: ToolContext): Promise<FreshnessCheck | undefined> {
+  // An index that cannot be opened (none yet, another process rebuilding it) costs the flag, never the answer.
+  const engine = await ctx.peekEngine?.().catch(() => undefined);
+  if (!engine) return undefined;
+  return (text, writtenAt) => codeChangedSince(engine, ctx.fs, text, Date.parse(writtenAt));
+}
+
+/** `item` with `code_changed` set when the code its text names changed after `writtenAt`. */
+async function withFreshness<T extends object>(check: FreshnessCheck | undefined, item: T, text: string, writtenAt: string): Promise<T & { code_changed?: CodeChange[] }> {
+  const changed = check ? await check(text, writtenAt) : [];
+  return changed.length ? { ...item, code_changed: changed } : item;
 }
 
 const listNotesInput = strictArgs({
@@ -106,7 +123,7 @@ export const MEMORY_TOOLS = [
     name: 'read_note',
     title: 'Read note',
     description:
-      'Read one note of the vault by path or name: its frontmatter fields, its Markdown text, the notes it links to (with whether each link resolves), and any frontmatter problems with their line. Long notes are cut to max_tokens.',
+      'Read one note of the vault by path or name: its frontmatter fields, its Markdown text, the notes it links to (with whether each link resolves), and any frontmatter problems with their line. Long notes are cut to max_tokens. When the note names files or definitions whose code changed after the note was last modified, code_changed lists them.',
     inputSchema: readNoteInput,
     outputSchema: readNoteOutput,
     annotations: READ_ONLY,
@@ -115,9 +132,10 @@ export const MEMORY_TOOLS = [
       const note = await memory.vault.read(input.path);
       const budget = charsForTokens(input.max_tokens);
       const { content: _content, body: _body, context: _context, ...rest } = note;
-      const overhead = JSON.stringify(rest).length + 100;
+      const fresh = await withFreshness(await freshnessCheck(ctx), rest, note.content, note.modified);
+      const overhead = JSON.stringify(fresh).length + 100;
       const text = cut(note.content, Math.max(0, budget - overhead));
-      return { ...rest, content: text.text, truncated: text.truncated };
+      return { ...fresh, content: text.text, truncated: text.truncated };
     },
   }),
   defineTool({
@@ -149,14 +167,21 @@ export const MEMORY_TOOLS = [
     name: 'search_notes',
     title: 'Search notes',
     description:
-      'Full-text search (BM25) over the notes vault: titles, tags, every frontmatter field and the text. Returns path, title, score, the best matching line and tags of each note; read_note gives the whole note.',
+      'Full-text search (BM25) over the notes vault: titles, tags, every frontmatter field and the text. Returns path, title, score, the best matching line and tags of each note, and code_changed when the code the note names changed after it was written; read_note gives the whole note.',
     inputSchema: searchNotesInput,
     outputSchema: searchNotesOutput,
     annotations: READ_ONLY,
     async handler(ctx, input) {
       const memory = await memoryOf(ctx);
       const hits = await memory.vault.search(input.query, { k: input.limit, ...(input.tag ? { tag: input.tag } : {}), ...(input.folder ? { folder: input.folder } : {}) });
-      return { hits };
+      const check = await freshnessCheck(ctx);
+      const out: Array<(typeof hits)[number] & { code_changed?: CodeChange[] }> = [];
+      if (!check) return { hits: out.concat(hits) };
+      for (const h of hits) {
+        const note = await memory.vault.read(h.path).catch(() => undefined);
+        out.push(note ? await withFreshness(check, h, note.content, note.modified) : h);
+      }
+      return { hits: out };
     },
   }),
   defineTool({
@@ -229,25 +254,27 @@ export const MEMORY_TOOLS = [
     name: 'thread_read',
     title: 'Read thread',
     description:
-      "Read a development thread: its summary (brought up to date now, folding in only entries added since the last read; 'extractive' when no language model is configured) and its latest entries. Older entries are left out first when max_tokens is reached.",
+      "Read a development thread: its summary (brought up to date now, folding in only entries added since the last read; 'extractive' when no language model is configured) and its latest entries. Older entries are left out first when max_tokens is reached. An entry that names files or definitions whose code changed after it was written lists them in code_changed.",
     inputSchema: readInput,
     outputSchema: threadReadOutput,
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     async handler(ctx, input) {
       const memory = await memoryOf(ctx);
       const view = await memory.threads.read(input.thread, { entries: input.entries, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+      const check = await freshnessCheck(ctx);
+      const entries = check ? await Promise.all(view.entries.map((e) => withFreshness(check, e, e.text, e.created_at))) : view.entries;
       const budget = charsForTokens(input.max_tokens);
       const summary = cut(view.summary.text, Math.floor(budget / 2));
       const result = { ...view, summary: { ...view.summary, text: summary.text }, entries: [] as typeof view.entries };
       let used = JSON.stringify(result).length;
       // Newest entries are worth most; older ones go first when the budget is short.
-      for (let i = view.entries.length - 1; i >= 0; i--) {
-        const size = JSON.stringify(view.entries[i]).length + 1;
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const size = JSON.stringify(entries[i]).length + 1;
         if (used + size > budget) {
           result.entries_truncated = true;
           break;
         }
-        result.entries.unshift(view.entries[i]!);
+        result.entries.unshift(entries[i]!);
         used += size;
       }
       return summary.truncated ? { ...result, summary_truncated: true } : result;
@@ -257,14 +284,16 @@ export const MEMORY_TOOLS = [
     name: 'thread_seek',
     title: 'Seek in threads',
     description:
-      'Search the entries of every development thread (or one thread) for past decisions and findings: BM25 full text, plus vector similarity when embeddings are configured. Returns thread, entry number, author, time and text of each hit.',
+      'Search the entries of every development thread (or one thread) for past decisions and findings: BM25 full text, plus vector similarity when embeddings are configured. Returns thread, entry number, author, time and text of each hit, and code_changed when the code the entry names changed after it was written.',
     inputSchema: seekInput,
     outputSchema: threadSeekOutput,
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     async handler(ctx, input) {
       const memory = await memoryOf(ctx);
       const hits = await memory.threads.seek(input.query, { k: input.limit, ...(input.thread ? { thread: input.thread } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}) });
-      return { hits };
+      const check = await freshnessCheck(ctx);
+      const out: Array<(typeof hits)[number] & { code_changed?: CodeChange[] }> = check ? await Promise.all(hits.map((h) => withFreshness(check, h, h.text, h.created_at))) : hits;
+      return { hits: out };
     },
   }),
   defineTool({

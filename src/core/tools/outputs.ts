@@ -199,7 +199,14 @@ const noteIssue = z.looseObject({ line, message: z.string() });
 
 export const listNotesOutput = z.looseObject({ notes: z.array(noteInfo), total: z.number().int(), next_cursor: cursor.optional() });
 
+/** Files a memory text names that were modified after it was written. */
+const codeChanged = z
+  .array(z.looseObject({ path: z.string(), changed_at: z.string() }))
+  .optional()
+  .describe('Files this text names (paths, or definitions one file holds) that changed after it was written: what it says about them may be out of date.');
+
 export const readNoteOutput = z.looseObject({
+  code_changed: codeChanged,
   path: z.string(),
   title: z.string(),
   tags: z.array(z.string()),
@@ -212,7 +219,7 @@ export const readNoteOutput = z.looseObject({
 
 export const writeNoteOutput = z.looseObject({ path: z.string(), created: z.boolean(), issues: z.array(noteIssue) });
 export const deleteNoteOutput = z.looseObject({ path: z.string() });
-export const searchNotesOutput = z.looseObject({ hits: z.array(z.looseObject({ path: z.string(), title: z.string(), score: z.number(), line, snippet: z.string(), tags: z.array(z.string()) })) });
+export const searchNotesOutput = z.looseObject({ hits: z.array(z.looseObject({ path: z.string(), title: z.string(), score: z.number(), line, snippet: z.string(), tags: z.array(z.string()), code_changed: codeChanged })) });
 export const backlinksOutput = z.looseObject({ note: z.string(), backlinks: z.array(z.looseObject({ path: z.string(), title: z.string(), line, context: z.string() })) });
 export const tagsOutput = z.looseObject({ tags: z.array(z.looseObject({ tag: z.string(), count: z.number().int() })) });
 export const moveNoteOutput = z.looseObject({
@@ -226,7 +233,7 @@ export const createIndexOutput = z.looseObject({ path: z.string(), notes: z.numb
 
 // ---- memory: threads ----------------------------------------------------------------------
 
-const threadEntry = z.looseObject({ id: z.number().int(), thread: z.string(), seq: z.number().int(), author: z.string(), text: z.string(), created_at: z.string() });
+const threadEntry = z.looseObject({ id: z.number().int(), thread: z.string(), seq: z.number().int(), author: z.string(), text: z.string(), created_at: z.string(), code_changed: codeChanged });
 
 export const threadPushOutput = z.looseObject({ thread: z.string(), id: z.number().int(), seq: z.number().int(), author: z.string(), created_at: z.string() });
 export const threadReadOutput = z.looseObject({
@@ -239,7 +246,7 @@ export const threadReadOutput = z.looseObject({
   entries_truncated: z.boolean(),
   summary_truncated: z.boolean().optional(),
 });
-export const threadSeekOutput = z.looseObject({ hits: z.array(z.looseObject({ thread: z.string(), id: z.number().int(), seq: z.number().int(), author: z.string(), created_at: z.string(), score: z.number(), text: z.string() })) });
+export const threadSeekOutput = z.looseObject({ hits: z.array(z.looseObject({ thread: z.string(), id: z.number().int(), seq: z.number().int(), author: z.string(), created_at: z.string(), score: z.number(), text: z.string(), code_changed: codeChanged })) });
 export const threadListOutput = z.looseObject({
   threads: z.array(z.looseObject({ thread: z.string(), entry_count: z.number().int(), created_at: z.string(), updated_at: z.string(), last_author: z.string(), summary: z.enum(['current', 'stale', 'none']) })),
   total: z.number().int(),
