@@ -250,6 +250,22 @@ export class MemoryDb {
   }
 
   /**
+   * Forgets rows and their texts: under the lock, erases from the text pack the ranges `select`
+   * names (rows with `text_at`, `text_len`), then runs `remove` in a transaction and commits. The
+   * texts go first, so that nothing forgotten stays readable even if the commit fails.
+   */
+  async writeForgetting(select: (tx: Tx) => Row[], remove: (tx: Tx) => void): Promise<void> {
+    const pack = this.pack();
+    await this.locked(async () => {
+      const db = await this.current();
+      const rows = select(txOf(db)).filter((r) => r.text_at !== null && r.text_at !== undefined);
+      await pack.erase(rows.map((r) => ({ at: num(r.text_at), len: num(r.text_len) })));
+      transact(db, remove);
+      await this.commit(db);
+    });
+  }
+
+  /**
    * The rows with the text of those whose text lies in the pack read into `text` (in place; the
    * same array is returned). Rows read with `text_at` and `text_len` selected; others are left.
    */

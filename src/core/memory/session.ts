@@ -300,15 +300,18 @@ export class SessionContext {
     });
   }
 
-  /** Forgets the whole session: events, summary, digests. */
+  /** Forgets the whole session: events, summary, digests (their texts erased from the text pack too). */
   async clear(): Promise<void> {
     // What the journal holds for this session is part of what is forgotten.
     await foldSessionJournal(this.db, this.budgetTokens);
-    await this.db.write((tx) => {
-      tx.run('DELETE FROM session_events WHERE session = ?', [this.id]);
-      tx.run('DELETE FROM session_summaries WHERE session = ?', [this.id]);
-      tx.run('DELETE FROM sessions WHERE id = ?', [this.id]);
-    });
+    await this.db.writeForgetting(
+      (tx) => tx.all('SELECT text_at, text_len FROM session_summaries WHERE session = ?', [this.id]),
+      (tx) => {
+        tx.run('DELETE FROM session_events WHERE session = ?', [this.id]);
+        tx.run('DELETE FROM session_summaries WHERE session = ?', [this.id]);
+        tx.run('DELETE FROM sessions WHERE id = ?', [this.id]);
+      },
+    );
   }
 
   /**

@@ -51,6 +51,29 @@ export class TextPack {
     }
   }
 
+  /**
+   * Overwrites these ranges with zero bytes, flushed: a text that is forgotten (a cleared
+   * session's digests) does not stay readable in the pack. The caller holds the lock.
+   */
+  async erase(refs: readonly TextRef[]): Promise<void> {
+    if (refs.length === 0) return;
+    let fh: FileHandle | undefined;
+    try {
+      fh = await fsp.open(this.file, 'r+');
+      const size = (await fh.stat()).size;
+      for (const r of refs) {
+        const len = Math.min(r.len, size - r.at);
+        if (r.at >= 0 && len > 0) await fh.write(Buffer.alloc(len), 0, len, r.at);
+      }
+      await fh.sync();
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw new VltError('IO', `cannot erase texts in ${this.file}: ${String(e)}`, { path: this.file }, { cause: e });
+    } finally {
+      await fh?.close();
+    }
+  }
+
   /** The texts at these ranges, in order. */
   async read(refs: readonly TextRef[]): Promise<string[]> {
     if (refs.length === 0) return [];

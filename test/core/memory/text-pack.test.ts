@@ -3,7 +3,7 @@
  * memory.db, which sql.js rewrites whole on every write, stays small however much memory
  * accumulates. Files written before the pack existed keep working.
  */
-import { appendFileSync, mkdirSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MEMORY_FILE, MEMORY_SCHEMA_VERSION, MemoryDb, TEXT_PACK_FILE } from '../../../src/core/memory/db';
@@ -102,6 +102,25 @@ describe('the memory text pack', () => {
     expect(statSync(vlt(TEXT_PACK_FILE)).size).toBeGreaterThan(0);
     const hit = (await s.search('FlamingoLedger'))[0];
     expect(hit).toMatchObject({ source: 'summary', text: expect.stringContaining('FlamingoLedger') });
+    await memory.close();
+  });
+
+  it("erases a cleared session's digests from the pack: nothing forgotten stays readable", async () => {
+    const memory = await openMemory(ws.dir, { budgetTokens: 2000 });
+    const s = memory.session('secret-work');
+    for (let n = 1; n <= 30; n++) {
+      await s.append({ kind: 'question', author: 'agent', text: `Question ${n}: where is the OcelotVault key kept?` });
+      await s.append({ kind: 'answer', text: `Answer ${n}: ${'in the vault behind the OcelotVault service '.repeat(20)}` });
+    }
+    await memory.threads.push('kept', 'An OcelotVault note that is not part of the session.');
+    expect((await s.state()).compression_count).toBeGreaterThan(0);
+    const count = (text: string) => text.split('OcelotVault').length - 1;
+    expect(count(readFileSync(vlt(TEXT_PACK_FILE), 'latin1'))).toBeGreaterThan(1);
+    await s.clear();
+    // Only the thread entry's mention is left; the pack did not shrink (ranges are zeroed in place).
+    expect(count(readFileSync(vlt(TEXT_PACK_FILE), 'latin1'))).toBe(1);
+    expect((await memory.threads.read('kept')).entries[0]?.text).toBe('An OcelotVault note that is not part of the session.');
+    expect(await s.search('OcelotVault')).toEqual([]);
     await memory.close();
   });
 });
