@@ -148,6 +148,8 @@ describe('a one-letter name', () => {
         await engine.index();
         const hits = (await engine.search('g')).hits;
         expect(hits[0]).toMatchObject({ path: 'globals.py', symbol: 'g' });
+        // Qualified, the short last part is still the name asked for (`flask.g`, `np.e`).
+        expect((await engine.search('flask.g')).hits[0]).toMatchObject({ path: 'globals.py', symbol: 'g' });
       } finally {
         await engine.close();
       }

@@ -253,15 +253,20 @@ function makeFilter(index: SearchIndex, opts: HybridOptions): ScopeFilter | unde
  * the enclosing type and the path also match query words, the kind (types and functions over
  * variables), tests last unless asked for, and how widely the enclosing name is referenced.
  */
-function symbolRetriever(sources: SearchSources, q: AnalyzedQuery): RetrieverHit[] | { skipped: string } {
+/** The names the symbol retriever looks up for a query, each with the strength of its match. */
+function wantedNames(q: AnalyzedQuery): Map<string, number> {
   const wanted = new Map<string, number>();
-  const want = (name: string, strength: number) => {
+  const want = (name: string, strength: number, short = false) => {
     const key = normalizeSymbolName(name);
-    if (key.length < 2) return;
+    if (key.length < (short ? 1 : 2)) return;
     wanted.set(key, Math.max(wanted.get(key) ?? 0, strength));
   };
-  // Long pasted reports mention many plain words; only code-like identifiers count there.
-  for (const id of q.identifiers) for (const part of id.split(/\.|::|->|#/)) want(part, NAME_STRENGTH.identifier);
+  // Long pasted reports mention many plain words; only code-like identifiers count there. The
+  // last part of a qualified name is a name however short (`flask.g`, `np.e`).
+  for (const id of q.identifiers) {
+    const parts = id.split(/\.|::|->|#/);
+    parts.forEach((part, i) => want(part, NAME_STRENGTH.identifier, parts.length > 1 && i === parts.length - 1));
+  }
   if (!q.isLong) {
     for (const w of q.words) want(w, NAME_STRENGTH.word);
     for (const j of q.joins) want(j, NAME_STRENGTH.join2);
@@ -272,6 +277,11 @@ function symbolRetriever(sources: SearchSources, q: AnalyzedQuery): RetrieverHit
   // up as typed: too short to be a word the text index keeps, it is still a name.
   const bare = q.raw.trim();
   if (wanted.size === 0 && /^[A-Za-z_$]$/.test(bare)) wanted.set(normalizeSymbolName(bare) || bare, NAME_STRENGTH.identifier);
+  return wanted;
+}
+
+function symbolRetriever(sources: SearchSources, q: AnalyzedQuery): RetrieverHit[] | { skipped: string } {
+  const wanted = wantedNames(q);
   if (wanted.size === 0) return { skipped: 'no identifiers or words in the query' };
 
   const queryWords = new Set([...q.terms, ...q.words.map((w) => w.toLowerCase())]);
