@@ -123,32 +123,7 @@ function registerQueryCommands(coderag: Command, c: CommandContext): void {
     .option('--kind <kinds>', `only these kinds, comma-separated: ${CHUNK_KINDS.join(', ')}`, chunkKinds)
     .option('--json', "machine-readable output: search_code's hits (stable contract, see docs/cli.md)")
     .option('--explain', 'show each retriever and the fusion')
-    .action(async (words: string[], o: { limit: number; lang?: LanguageId; path?: string; kind?: ChunkKindFilter[]; json?: boolean; explain?: boolean }) => {
-      const query = words.join(' ');
-      if (!query.trim()) throw new VltError('USAGE', 'the search query is empty');
-      const w = c.wiring();
-      const ws = c.runtime.workspace(c.root(), w);
-      const input = { query, limit: o.limit, ...(o.lang ? { language: o.lang } : {}), ...(o.path ? { path: o.path } : {}), ...(o.kind ? { kind: o.kind } : {}) };
-      // A terminal has no context window to spare: every page of the tool's answer, joined.
-      const hits: SearchCodeResult['hits'] = [];
-      let notes: string[] = [];
-      let cursor: string | undefined;
-      do {
-        const page = await ws.tool('search_code', { ...input, max_tokens: MAX_ANSWER_TOKENS, ...(cursor !== undefined ? { cursor } : {}) });
-        hits.push(...page.hits);
-        notes = page.notes ?? notes;
-        cursor = page.next_cursor;
-      } while (cursor !== undefined);
-      // How the hits were ranked is the engine's own report, asked for again: the tool has no room for it.
-      const explain = o.explain
-        ? (await ws.query((engine) => engine.search(query, { k: o.limit, ...(o.lang ? { language: o.lang } : {}), ...(o.path ? { pathGlob: o.path } : {}), ...(o.kind ? { kinds: o.kind } : {}), signal: io.signal }))).explain
-        : undefined;
-      if (o.json) {
-        // The --json contract is the list of hits; what to know about them goes to stderr.
-        for (const n of notes) w.logger.warn(n);
-        json(explain ? { hits, notes, explain } : hits);
-      } else out(formatSearch({ hits, notes }, explain));
-    });
+    .action((words: string[], o: SearchOptions) => searchCommand(c, words, o));
 
   coderag
     .command('locate')
@@ -196,6 +171,47 @@ function registerQueryCommands(coderag: Command, c: CommandContext): void {
         if (res.next_cursor) w.logger.info(`more definitions rank below; continue with --cursor ${res.next_cursor}`);
       }
     });
+}
+
+interface SearchOptions {
+  limit: number;
+  lang?: LanguageId;
+  path?: string;
+  kind?: ChunkKindFilter[];
+  json?: boolean;
+  explain?: boolean;
+}
+
+/** `vlt coderag search`: search_code's hits, every page of them, as the documented array or a list. */
+async function searchCommand(c: CommandContext, words: string[], o: SearchOptions): Promise<void> {
+  const { io, out, json } = c;
+  const query = words.join(' ');
+  if (!query.trim()) throw new VltError('USAGE', 'the search query is empty');
+  const w = c.wiring();
+  const ws = c.runtime.workspace(c.root(), w);
+  const input = { query, limit: o.limit, ...(o.lang ? { language: o.lang } : {}), ...(o.path ? { path: o.path } : {}), ...(o.kind ? { kind: o.kind } : {}) };
+  // A terminal has no context window to spare: every page of the tool's answer, joined, over
+  // one opened index.
+  const hits: SearchCodeResult['hits'] = [];
+  let notes: string[] = [];
+  await ws.tools(async (call) => {
+    let cursor: string | undefined;
+    do {
+      const page = await call('search_code', { ...input, max_tokens: MAX_ANSWER_TOKENS, ...(cursor !== undefined ? { cursor } : {}) });
+      hits.push(...page.hits);
+      notes = page.notes ?? notes;
+      cursor = page.next_cursor;
+    } while (cursor !== undefined);
+  });
+  // How the hits were ranked is the engine's own report, asked for again: the tool has no room for it.
+  const explain = o.explain
+    ? (await ws.query((engine) => engine.search(query, { k: o.limit, ...(o.lang ? { language: o.lang } : {}), ...(o.path ? { pathGlob: o.path } : {}), ...(o.kind ? { kinds: o.kind } : {}), signal: io.signal }))).explain
+    : undefined;
+  if (o.json) {
+    // The --json contract is the list of hits; what to know about them goes to stderr.
+    for (const n of notes) w.logger.warn(n);
+    json(explain ? { hits, notes, explain } : hits);
+  } else out(formatSearch({ hits, notes }, explain));
 }
 
 /** `def`, `refs`, `diag`: the navigation tools. */

@@ -17,7 +17,7 @@ import { startMcpEndpoint } from '../mcp/main';
 import { newMcpServer } from '../mcp/session';
 import type { CliIo } from '../protocol/cli';
 import { runCommand } from './main';
-import { processRuntime, type CliRuntime, type CliWiring, type CliWorkspace } from './runtime';
+import { processRuntime, type CliRuntime, type CliWiring, type CliWorkspace, type ToolCaller } from './runtime';
 import type { Engine } from '../core/engine';
 import { VltError } from '../core/errors';
 import type { DryRunReport, IndexReport } from '../core/indexer';
@@ -150,6 +150,11 @@ class DaemonWorkspace implements CliWorkspace {
     // Language servers: the daemon's warm ones (a tool's own `no_lsp` still applies). A
     // terminal's command is not recorded in the shared session, as in a process of its own.
     return this.watching(() => this.ws.call(name, input, { author: 'user', signal: this.w.signal, record: false }));
+  }
+
+  tools<T>(fn: (call: ToolCaller) => Promise<T>): Promise<T> {
+    // The daemon keeps what a call opens: each call is one tool call to its warm workspace.
+    return fn((name, input) => this.tool(name, input));
   }
 
   /** Runs `fn` with this command's progress shown for an index build it waits on. */

@@ -65,7 +65,12 @@ export interface CliWorkspace {
    * may ask language servers (a tool's own `no_lsp` still applies). Throws the tool's VltError.
    */
   tool<N extends ToolName>(name: N, input: ToolInput<N>, opts?: { lsp?: boolean }): Promise<ToolOutput<N>>;
+  /** Several tool calls over what one opens (the index, memory, language servers): a command that pages through a tool's answer. */
+  tools<T>(fn: (call: ToolCaller) => Promise<T>, opts?: { lsp?: boolean }): Promise<T>;
 }
+
+/** Calls one agent tool by name, as {@link CliWorkspace.tool} does. */
+export type ToolCaller = <N extends ToolName>(name: N, input: ToolInput<N>) => Promise<ToolOutput<N>>;
 
 export interface CliRuntime {
   /** Where the commands run: `process` (this one) or `daemon` (for a client). */
@@ -195,10 +200,12 @@ class ProcessWorkspace implements CliWorkspace {
     }
   }
 
-  async tool<N extends ToolName>(name: N, input: ToolInput<N>, opts: { lsp?: boolean } = {}): Promise<ToolOutput<N>> {
+  tool<N extends ToolName>(name: N, input: ToolInput<N>, opts: { lsp?: boolean } = {}): Promise<ToolOutput<N>> {
+    return this.tools((call) => call(name, input), opts);
+  }
+
+  async tools<T>(fn: (call: ToolCaller) => Promise<T>, opts: { lsp?: boolean } = {}): Promise<T> {
     const { logger, signal } = this.w;
-    const def = ALL_TOOLS.find((t) => t.name === name);
-    if (!def) throw new VltError('USAGE', `no tool named ${name}`);
     // Opened on first use: a memory tool never opens the index, a code tool never the memory.
     let engine: Promise<Engine> | undefined;
     let memory: Promise<Memory> | undefined;
@@ -225,9 +232,14 @@ class ProcessWorkspace implements CliWorkspace {
         const e = await ctx.getEngine();
         lsp = (await languageServers())({ root: e.root, logger, trusted: e.config.trust.trusted });
       }
-      const outcome = await invokeTool(def as ToolDefinition, ctx, input);
-      if (!outcome.ok) throw outcome.error;
-      return outcome.value as ToolOutput<N>;
+      const call: ToolCaller = async (name, input) => {
+        const def = ALL_TOOLS.find((t) => t.name === name);
+        if (!def) throw new VltError('USAGE', `no tool named ${name}`);
+        const outcome = await invokeTool(def as ToolDefinition, ctx, input);
+        if (!outcome.ok) throw outcome.error;
+        return outcome.value as ToolOutput<typeof name>;
+      };
+      return await fn(call);
     } finally {
       await lsp?.dispose();
       await (await memory?.catch(() => undefined))?.close();
