@@ -28,8 +28,19 @@ function stem(part: string): string {
   return part;
 }
 
+const LOWER_WORD = /^[a-z]+$/;
+/** Shared by every identifier without parts: callers read results, never change them (the cache shares them as well). */
+const NO_PARTS: string[] = [];
+
 /** The sub-words of one identifier, lower-cased and stemmed, excluding the whole identifier. */
 export function identifierParts(ident: string): string[] {
+  // The commonest identifiers (`err`, `return`, `names`) are one lower-case word: their only
+  // possible part is their stem, found without the cache or the boundary expressions.
+  if (LOWER_WORD.test(ident)) {
+    if (ident.length < 2) return NO_PARTS;
+    const p = stem(ident);
+    return p !== ident && !STOPWORDS.has(p) ? [p] : NO_PARTS;
+  }
   let parts = splitCache.get(ident);
   if (parts) return parts;
   parts = [];
