@@ -361,7 +361,8 @@ describe('repository map of a real tree', () => {
     const position = (r: RepoMapResult, name: string) => r.files.flatMap((f) => f.symbols.map((s) => s.name)).indexOf(name);
     const sym = await mapper.render({ maxTokens: 20_000, focusSymbols: ['identifierParts'] });
     expect(position(sym, 'identifierParts')).toBeLessThan(position(plain, 'identifierParts'));
-    expect(position(sym, 'identifierParts')).toBeLessThan(5);
+    // Among the map's first definitions: the constants it uses (LOWER_WORD, NO_PARTS) rise with it.
+    expect(position(sym, 'identifierParts')).toBeLessThan(10);
     // A small map (the whole one is over 30,000 tokens); the tree is this project's own sources, so
     // the budget leaves room for their growth: the focus lifts decodeCursor from far below it.
     const words = await mapper.render({ maxTokens: 800, focus: ['how is a cursor decoded'] });
