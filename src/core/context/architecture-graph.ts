@@ -381,9 +381,10 @@ export class ArchitectureGraph {
 
   fileNode(f: FileRow): ArchNode {
     if (f.language === 'markdown') return { ref_id: f.path, kind: 'note', path: f.path, summary: this.notes.get(f.path)?.title ?? f.path };
-    const defs = this.symbolsOf(f.id).filter((s) => NODE_KINDS.has(s.kind) && !s.container);
-    const names = defs.slice(0, 5).map((s) => s.name);
-    const summary = names.length ? `${f.language}; defines ${names.join(', ')}${defs.length > names.length ? `, and ${defs.length - names.length} more` : ''}` : f.language;
+    // Overloads (TypeScript's, Java's) are one name.
+    const all = [...new Set(this.symbolsOf(f.id).filter((s) => NODE_KINDS.has(s.kind) && !s.container).map((s) => s.name))];
+    const names = all.slice(0, 5);
+    const summary = names.length ? `${f.language}; defines ${names.join(', ')}${all.length > names.length ? `, and ${all.length - names.length} more` : ''}` : f.language;
     return { ref_id: f.path, kind: 'file', path: f.path, summary };
   }
 
