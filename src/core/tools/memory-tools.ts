@@ -175,12 +175,12 @@ export const MEMORY_TOOLS = [
       const memory = await memoryOf(ctx);
       const hits = await memory.vault.search(input.query, { k: input.limit, ...(input.tag ? { tag: input.tag } : {}), ...(input.folder ? { folder: input.folder } : {}) });
       const check = await freshnessCheck(ctx);
-      const out: Array<(typeof hits)[number] & { code_changed?: CodeChange[] }> = [];
-      if (!check) return { hits: out.concat(hits) };
-      for (const h of hits) {
-        const note = await memory.vault.read(h.path).catch(() => undefined);
-        out.push(note ? await withFreshness(check, h, note.content, note.modified) : h);
-      }
+      // A note's whole text and its time are what the check needs; the hit has a snippet only.
+      const flag = async (h: (typeof hits)[number]) => {
+        const note = check ? await memory.vault.read(h.path).catch(() => undefined) : undefined;
+        return note ? withFreshness(check, h, note.content, note.modified) : h;
+      };
+      const out: Array<(typeof hits)[number] & { code_changed?: CodeChange[] }> = await Promise.all(hits.map(flag));
       return { hits: out };
     },
   }),
