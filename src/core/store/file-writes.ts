@@ -1,6 +1,6 @@
 /**
- * Writes of one file's rows in index.db: the file row, its chunks and its symbols, replaced or
- * deleted together. Each takes the store's connection inside the store's transaction;
+ * Writes of one file's rows in index.db: the file row (with its definitions and references as
+ * blobs) and its chunks, replaced or deleted together. Each takes the store's connection inside the store's transaction;
  * {@link IndexStore} wraps them with its bookkeeping (the posting log, the dirty flags).
  */
 import type { SqlValue } from 'sql.js';
@@ -15,24 +15,31 @@ export interface IdCounters {
   nextChunkId: number;
 }
 
-/** A file row as it was before a write: its id and its old references blob. */
+/** A file row as it was before a write: its id and its old definitions and references blobs. */
 export interface ExistingFile {
   fileId: number;
+  defs: SqlValue | undefined;
   refs: SqlValue | undefined;
 }
 
 /** The file row at `path`, if any. */
 export function existingFile(conn: Connection, path: string): ExistingFile | undefined {
-  const r = conn.first('SELECT id, refs FROM files WHERE path = ?', [path]);
-  return r ? { fileId: num(r[0]), refs: r[1] } : undefined;
+  const r = conn.first('SELECT id, defs, refs FROM files WHERE path = ?', [path]);
+  return r ? { fileId: num(r[0]), defs: r[1], refs: r[2] } : undefined;
+}
+
+/** A file's definitions and references, encoded (defs-codec.ts, refs-codec.ts). */
+export interface FileBlobs {
+  defs: Uint8Array;
+  refs: Uint8Array;
 }
 
 /**
  * Writes `file`'s row (updated in place when `existing`, else inserted with a new id) and
- * inserts its chunks and symbols; the old chunks and symbols must be deleted first
- * ({@link deleteChildren}). Returns the file's id and its new chunks' ids.
+ * inserts its chunks; the old chunks must be deleted first ({@link deleteChildren}). Returns
+ * the file's id and its new chunks' ids.
  */
-export function writeFileRows(conn: Connection, texts: ChunkTexts, ids: IdCounters, file: FileInfo, parsed: ParsedFile, chunkHashes: readonly string[], refBlob: Uint8Array, existing: ExistingFile | undefined): { fileId: number; chunkIds: number[] } {
+export function writeFileRows(conn: Connection, texts: ChunkTexts, ids: IdCounters, file: FileInfo, parsed: ParsedFile, chunkHashes: readonly string[], blobs: FileBlobs, existing: ExistingFile | undefined): { fileId: number; chunkIds: number[] } {
   const fileParams: SqlValue[] = [
     file.hash,
     file.mtimeMs,
@@ -42,15 +49,23 @@ export function writeFileRows(conn: Connection, texts: ChunkTexts, ids: IdCounte
     JSON.stringify(parsed.importSpecs),
     parsed.refs.length,
     file.generated ? 1 : 0,
-    parsed.refs.length > 0 ? refBlob : null,
+    parsed.symbols.length,
+    parsed.symbols.length > 0 ? blobs.defs : null,
+    parsed.refs.length > 0 ? blobs.refs : null,
   ];
   let fileId: number;
   if (existing) {
     fileId = existing.fileId;
-    conn.run('UPDATE files SET hash = ?, mtime_ms = ?, size = ?, language = ?, imports = ?, import_specs = ?, ref_count = ?, generated = ?, refs = ? WHERE id = ?', [...fileParams, fileId]);
+    conn.run(
+      'UPDATE files SET hash = ?, mtime_ms = ?, size = ?, language = ?, imports = ?, import_specs = ?, ref_count = ?, generated = ?, def_count = ?, defs = ?, refs = ? WHERE id = ?',
+      [...fileParams, fileId],
+    );
   } else {
     fileId = ids.nextFileId++;
-    conn.run('INSERT INTO files(id, path, hash, mtime_ms, size, language, imports, import_specs, ref_count, generated, refs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [fileId, file.path, ...fileParams]);
+    conn.run(
+      'INSERT INTO files(id, path, hash, mtime_ms, size, language, imports, import_specs, ref_count, generated, def_count, defs, refs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      [fileId, file.path, ...fileParams],
+    );
   }
   const chunkIds: number[] = [];
   const insertChunk = conn.stmt(
@@ -80,19 +95,13 @@ export function writeFileRows(conn: Connection, texts: ChunkTexts, ids: IdCounte
     ]);
     chunkIds.push(id);
   }
-  const insertSymbol = conn.stmt(
-    `INSERT INTO symbols(file_id, name, kind, qualified_name, signature, start_line, end_line, container)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
-  for (const s of parsed.symbols) insertSymbol.run([fileId, s.name, s.kind, s.qualifiedName, s.signature, s.startLine, s.endLine, s.container ?? null]);
   return { fileId, chunkIds };
 }
 
-/** Deletes a file's chunks and symbols (not the file row); returns the chunks' ids. Their texts' bytes become dead. */
+/** Deletes a file's chunks (not the file row); returns the chunks' ids. Their texts' bytes become dead. */
 export function deleteChildren(conn: Connection, texts: ChunkTexts, fileId: number): number[] {
   const chunkIds = conn.all('SELECT id FROM chunks WHERE file_id = ?', [fileId]).map((r) => num(r[0]));
   for (const r of conn.all('SELECT text_pack, sum(text_len) FROM chunks WHERE file_id = ? GROUP BY text_pack', [fileId])) texts.noteDead(num(r[0]), num(r[1]));
   conn.run('DELETE FROM chunks WHERE file_id = ?', [fileId]);
-  conn.run('DELETE FROM symbols WHERE file_id = ?', [fileId]);
   return chunkIds;
 }

@@ -1,11 +1,11 @@
 /**
- * The `ref_postings` table (which files use a name), kept up to date lazily. Each stored or
- * removed file logs the reference names it lost and gained; the log is folded into the table,
- * one read and one write per touched name, before the next commit (see the layout notes in
- * schema.ts for why postings are not one row per use).
+ * A name postings table (which files use a name: `ref_postings`; which files define one:
+ * `def_postings`), kept up to date lazily. Each stored or removed file logs the names it lost
+ * and gained; the log is folded into the table, one read and one write per touched name, before
+ * the next commit (see the layout notes in schema.ts for why postings are not one row per use).
  */
 import type { SqlValue } from 'sql.js';
-import { decodePosting, decodeRefNames, encodePosting } from './refs-codec';
+import { decodePosting, encodePosting } from './refs-codec';
 import { num, str, type Connection } from './sqlite';
 
 /** Names per query of a batched read (well under SQLite's limit on bound parameters). */
@@ -17,7 +17,15 @@ interface LogEntry {
   added: readonly string[];
 }
 
-export class RefPostings {
+/** Which postings table, and the `files` column whose blobs it indexes. */
+export interface PostingsSource {
+  table: 'ref_postings' | 'def_postings';
+  column: 'refs' | 'defs';
+  /** The distinct names of one blob of that column. */
+  names(blob: Uint8Array): string[];
+}
+
+export class NamePostings {
   /**
    * Reference names each mutated file lost and gained since the postings were last folded in,
    * in mutation order. Truncated when a transaction rolls back.
@@ -26,7 +34,10 @@ export class RefPostings {
   /** Set when a file's old reference blob was unreadable, so its old names are unknown. */
   private needRebuild = false;
 
-  constructor(private readonly conn: () => Connection) {}
+  constructor(
+    private readonly conn: () => Connection,
+    private readonly source: PostingsSource,
+  ) {}
 
   /** Whether anything is waiting to be folded into the table. */
   get pending(): boolean {
@@ -46,11 +57,11 @@ export class RefPostings {
     this.log.push({ fileId, removed, added });
   }
 
-  /** The names a file's stored reference blob uses; a damaged blob makes the next fold rebuild everything. */
+  /** The names a file's stored blob holds; a damaged blob makes the next fold rebuild everything. */
   namesOf(blob: SqlValue | undefined): string[] {
     if (!(blob instanceof Uint8Array)) return [];
     try {
-      return decodeRefNames(blob);
+      return this.source.names(blob);
     } catch {
       // A damaged blob cannot say which postings mention the file; rebuild them all.
       this.needRebuild = true;
@@ -59,7 +70,7 @@ export class RefPostings {
   }
 
   /**
-   * Folds the log into `ref_postings`. Names are applied in sorted order so the table's
+   * Folds the log into the postings table. Names are applied in sorted order so the table's
    * B-trees grow by appends during a full build. Must run outside transactions, because the
    * log is cleared once the table holds its changes.
    */
@@ -82,10 +93,11 @@ export class RefPostings {
     }
     const conn = this.conn();
     conn.transaction(() => {
-      const get = conn.stmt('SELECT files FROM ref_postings WHERE name = ?');
-      const insert = conn.stmt('INSERT INTO ref_postings(name, files) VALUES (?, ?)');
-      const update = conn.stmt('UPDATE ref_postings SET files = ? WHERE name = ?');
-      const del = conn.stmt('DELETE FROM ref_postings WHERE name = ?');
+      const table = this.source.table;
+      const get = conn.stmt(`SELECT files FROM ${table} WHERE name = ?`);
+      const insert = conn.stmt(`INSERT INTO ${table}(name, files) VALUES (?, ?)`);
+      const update = conn.stmt(`UPDATE ${table} SET files = ? WHERE name = ?`);
+      const del = conn.stmt(`DELETE FROM ${table} WHERE name = ?`);
       for (const name of [...ops.keys()].sort()) {
         let old: Uint8Array | undefined;
         try {
@@ -110,18 +122,14 @@ export class RefPostings {
     this.log = [];
   }
 
-  /** Recomputes every posting from the files' reference blobs (repair path). */
+  /** Recomputes every posting from the files' blobs (repair path). */
   private rebuild(): void {
     const conn = this.conn();
     const byName = new Map<string, number[]>();
-    for (const [id, blob] of conn.all('SELECT id, refs FROM files WHERE refs IS NOT NULL ORDER BY id')) {
+    const { table, column } = this.source;
+    for (const [id, blob] of conn.all(`SELECT id, ${column} FROM files WHERE ${column} IS NOT NULL ORDER BY id`)) {
       if (!(blob instanceof Uint8Array)) continue;
-      let names: string[];
-      try {
-        names = decodeRefNames(blob);
-      } catch {
-        continue;
-      }
+      const names = this.safeNames(blob);
       for (const n of names) {
         const list = byName.get(n);
         if (list) list.push(num(id));
@@ -129,12 +137,20 @@ export class RefPostings {
       }
     }
     conn.transaction(() => {
-      conn.run('DELETE FROM ref_postings', []);
-      const insert = conn.stmt('INSERT INTO ref_postings(name, files) VALUES (?, ?)');
+      conn.run(`DELETE FROM ${table}`, []);
+      const insert = conn.stmt(`INSERT INTO ${table}(name, files) VALUES (?, ?)`);
       for (const name of [...byName.keys()].sort()) insert.run([name, encodePosting(byName.get(name)!)]);
     });
     this.log = [];
     this.needRebuild = false;
+  }
+
+  private safeNames(blob: Uint8Array): string[] {
+    try {
+      return this.source.names(blob);
+    } catch {
+      return [];
+    }
   }
 
   /** Ids of the files that use `name`, ascending, pending changes included. */
@@ -143,13 +159,14 @@ export class RefPostings {
     if (this.needRebuild && !conn.inTransaction) this.flush();
     if (this.needRebuild) {
       // Inside a transaction with unknown old names: scan every file's names (slow, rare).
+      const { column } = this.source;
       return conn
-        .all('SELECT id, refs FROM files WHERE refs IS NOT NULL ORDER BY id')
-        .filter(([, blob]) => blob instanceof Uint8Array && safeRefNames(blob).includes(name))
+        .all(`SELECT id, ${column} FROM files WHERE ${column} IS NOT NULL ORDER BY id`)
+        .filter(([, blob]) => blob instanceof Uint8Array && this.safeNames(blob).includes(name))
         .map((r) => num(r[0]));
     }
     if (this.log.length > 0 && !conn.inTransaction) this.flush();
-    const blob = conn.first('SELECT files FROM ref_postings WHERE name = ?', [name])?.[0];
+    const blob = conn.first(`SELECT files FROM ${this.source.table} WHERE name = ?`, [name])?.[0];
     const ids = blob instanceof Uint8Array ? decodePosting(blob) : [];
     if (this.log.length === 0) return ids;
     // Inside a transaction the log cannot be folded in yet (a rollback would lose it), so this
@@ -179,7 +196,7 @@ export class RefPostings {
     }
     for (let i = 0; i < wanted.length; i += BATCH) {
       const part = wanted.slice(i, i + BATCH);
-      for (const [name, blob] of conn.all(`SELECT name, files FROM ref_postings WHERE name IN (${part.map(() => '?').join(',')})`, part)) {
+      for (const [name, blob] of conn.all(`SELECT name, files FROM ${this.source.table} WHERE name IN (${part.map(() => '?').join(',')})`, part)) {
         if (blob instanceof Uint8Array) out.set(str(name), decodePosting(blob));
       }
     }
@@ -187,12 +204,27 @@ export class RefPostings {
     return out;
   }
 
-  /** Every referenced name with the ids of the files that use it (ascending). */
+  /**
+   * The names from `from` (inclusive) to `to` (exclusive) in the table's order (SQLite's binary
+   * order of UTF-8), pending names included; at most `limit`.
+   */
+  namesBetween(from: string, to: string, limit: number): string[] {
+    const conn = this.conn();
+    if (this.pending && !conn.inTransaction) this.flush();
+    const stored = conn.all(`SELECT name FROM ${this.source.table} WHERE name >= ? AND name < ? ORDER BY name LIMIT ?`, [from, to, limit]).map((r) => str(r[0]));
+    if (!this.pending) return stored;
+    // Inside a transaction: names only the log holds may belong in the range too.
+    const names = new Set(stored);
+    for (const e of this.log) for (const n of e.added) if (n >= from && n < to) names.add(n);
+    return [...names].sort(compareUtf8).slice(0, limit);
+  }
+
+  /** Every name with the ids of the files that hold it (ascending). */
   all(): Array<{ name: string; fileIds: number[] }> {
     const conn = this.conn();
     if (this.pending && !conn.inTransaction) this.flush();
     const out: Array<{ name: string; fileIds: number[] }> = [];
-    for (const [name, blob] of conn.all('SELECT name, files FROM ref_postings')) {
+    for (const [name, blob] of conn.all(`SELECT name, files FROM ${this.source.table}`)) {
       if (blob instanceof Uint8Array) out.push({ name: str(name), fileIds: decodePosting(blob) });
     }
     return out;
@@ -215,10 +247,13 @@ function applyOps(sortedIds: number[], ops: readonly number[]): number[] {
   return [...set].sort((a, b) => a - b);
 }
 
-function safeRefNames(blob: Uint8Array): string[] {
-  try {
-    return decodeRefNames(blob);
-  } catch {
-    return [];
+/** SQLite's order of TEXT values (memcmp of UTF-8), which code-point order matches. */
+function compareUtf8(a: string, b: string): number {
+  const x = [...a];
+  const y = [...b];
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const d = x[i]!.codePointAt(0)! - y[i]!.codePointAt(0)!;
+    if (d !== 0) return d;
   }
+  return x.length - y.length;
 }

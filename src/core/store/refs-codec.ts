@@ -29,8 +29,8 @@ const REF_KIND_CODE: Record<SymbolRef['kind'], number> = { call: 0, type: 1, ref
 const utf8Encoder = new TextEncoder();
 const utf8Decoder = new TextDecoder('utf-8', { fatal: false });
 
-/** A growable byte buffer with varint writes, for the refs codec. */
-class ByteWriter {
+/** A growable byte buffer with varint writes, for the refs and definitions codecs. */
+export class ByteWriter {
   buf: Uint8Array;
   pos = 0;
   constructor(initial: number) {
@@ -110,15 +110,19 @@ function varintSize(n: number): number {
 }
 
 /** Reads what {@link ByteWriter} writes; any overrun or bad value means the blob is corrupt. */
-class ByteReader {
+export class ByteReader {
   pos = 0;
-  constructor(private readonly buf: Uint8Array) {}
+  constructor(
+    private readonly buf: Uint8Array,
+    /** Names what the blob holds in the INDEX_CORRUPT message. */
+    private readonly what = 'reference list',
+  ) {}
   get done(): boolean {
     return this.pos >= this.buf.length;
   }
   u8(): number {
     const b = this.buf[this.pos++];
-    if (b === undefined) throw corruptRefs('unexpected end');
+    if (b === undefined) throw this.corrupt('unexpected end');
     return b;
   }
   varint(): number {
@@ -126,25 +130,28 @@ class ByteReader {
     let scale = 1;
     for (let i = 0; i < 8; i++) {
       const b = this.buf[this.pos++];
-      if (b === undefined) throw corruptRefs('unexpected end');
+      if (b === undefined) throw this.corrupt('unexpected end');
       result += (b & 0x7f) * scale;
       if (b < 0x80) return result;
       scale *= 0x80;
     }
-    throw corruptRefs('varint too long');
+    throw this.corrupt('varint too long');
   }
   string(): string {
     const len = this.varint();
     const end = this.pos + len;
-    if (end > this.buf.length) throw corruptRefs('string overruns the blob');
+    if (end > this.buf.length) throw this.corrupt('string overruns the blob');
     const s = utf8Decoder.decode(this.buf.subarray(this.pos, end));
     this.pos = end;
     return s;
   }
+  corrupt(why: string): VltError {
+    return new VltError('INDEX_CORRUPT', `a stored ${this.what} is malformed (${why}); rebuild the index with \`vlt coderag init\``);
+  }
 }
 
 function corruptRefs(why: string): VltError {
-  return new VltError('INDEX_CORRUPT', `a stored reference list is malformed (${why}); rebuild the index with \`vlt coderag init\``);
+  return new ByteReader(new Uint8Array(0)).corrupt(why);
 }
 
 function checkRefNumber(value: number, field: string): number {

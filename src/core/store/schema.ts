@@ -10,8 +10,11 @@
  * skipped; an index of version 2 lacks both, so it is rebuilt rather than read.
  * 4: chunk text in pack files beside index.db (`chunks.text_pack`, `text_at`, `text_len` and the
  * `text_packs` table; see chunk-text.ts) instead of `chunks.text`.
+ * 5: a file's definitions as one blob (`files.defs`, `files.def_count`; defs-codec.ts) and the
+ * `def_postings` table instead of the `symbols` table and its two indexes (on the Linux kernel,
+ * 538 of the 884 MiB that every process loads whole); both postings tables WITHOUT ROWID.
  */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /** Version of embeddings.db. Kept separate so that an index schema change keeps the vectors. */
 export const EMBEDDINGS_SCHEMA_VERSION = 1;
@@ -30,8 +33,10 @@ export const BUILD_STATE_META = 'build_state';
 
 /*
  * Notes on the layout:
- * - `files.refs` is the last column because SQLite walks a row's overflow pages to reach any
- *   column after a large value; listing files then never touches the references.
+ * - `files.defs` and `files.refs` are the last columns because SQLite walks a row's overflow
+ *   pages to reach any column after a large value; listing files then never touches them.
+ * - `def_postings` answers "which files define name X" (exact and prefix lookups of a name), as
+ *   `ref_postings` does for uses; a definition is then read from its file's blob.
  * - `chunks.docstring` is bound as a UTF-8 BLOB: sql.js marshals a string parameter through a
  *   JavaScript array of bytes, which made inserting chunk text twice as slow when chunk text
  *   was a column. It is decoded with TextDecoder on the way out.
@@ -60,6 +65,8 @@ CREATE TABLE files(
   import_specs TEXT NOT NULL,
   ref_count INTEGER NOT NULL,
   generated INTEGER NOT NULL DEFAULT 0,
+  def_count INTEGER NOT NULL DEFAULT 0,
+  defs BLOB,
   refs BLOB
 );
 CREATE TABLE chunks(
@@ -80,20 +87,8 @@ CREATE TABLE chunks(
 );
 CREATE TABLE text_packs(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, bytes INTEGER NOT NULL, dead INTEGER NOT NULL);
 CREATE INDEX chunks_file_lines ON chunks(file_id, start_line, end_line);
-CREATE TABLE symbols(
-  id INTEGER PRIMARY KEY,
-  file_id INTEGER NOT NULL,
-  name TEXT NOT NULL,
-  kind TEXT NOT NULL,
-  qualified_name TEXT NOT NULL,
-  signature TEXT NOT NULL,
-  start_line INTEGER NOT NULL,
-  end_line INTEGER NOT NULL,
-  container TEXT
-);
-CREATE INDEX symbols_name ON symbols(name);
-CREATE INDEX symbols_file ON symbols(file_id);
-CREATE TABLE ref_postings(name TEXT PRIMARY KEY, files BLOB NOT NULL);
+CREATE TABLE def_postings(name TEXT PRIMARY KEY, files BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE ref_postings(name TEXT PRIMARY KEY, files BLOB NOT NULL) WITHOUT ROWID;
 CREATE TABLE skipped(path TEXT PRIMARY KEY, reason TEXT NOT NULL, detail TEXT) WITHOUT ROWID;
 CREATE TABLE blobs(key TEXT PRIMARY KEY, value BLOB NOT NULL);
 `;
@@ -108,7 +103,7 @@ export const ADDED_INDEXES: ReadonlyArray<{ name: string; sql: string; replaces?
   { name: 'chunks_file_lines', sql: 'CREATE INDEX chunks_file_lines ON chunks(file_id, start_line, end_line)', replaces: 'chunks_file' },
 ];
 
-export const REQUIRED_TABLES = ['meta', 'files', 'chunks', 'symbols', 'ref_postings', 'skipped', 'blobs', 'text_packs'];
+export const REQUIRED_TABLES = ['meta', 'files', 'chunks', 'def_postings', 'ref_postings', 'skipped', 'blobs', 'text_packs'];
 
 export const EMBEDDINGS_SCHEMA_SQL = `
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;

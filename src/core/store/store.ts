@@ -33,11 +33,12 @@ import { EmbeddingStore } from './embedding-store';
 import * as files from './file-queries';
 import * as writes from './file-writes';
 import type { FileLock } from './lock';
-import { RefPostings } from './postings';
+import { NamePostings } from './postings';
 import { bytesOnDisk as totalBytes } from '../status';
 import { Blobs } from './blobs';
 import type { ByteSource } from './byte-source';
-import { encodeRefsWithNames } from './refs-codec';
+import { decodeRefNames, encodeRefsWithNames } from './refs-codec';
+import { decodeDefNames, encodeDefsWithNames } from './defs-codec';
 import type { ChunkRow, FileInfo, FileRow, IndexableChunk, RefLocation, SkippedRow, SymbolRow } from './rows';
 import { ADDED_INDEXES, BUILD_STATE_META, EMBEDDINGS_FILE, INDEX_FILE, LOCK_FILE, PAGE_SIZE, REQUIRED_TABLES, SCHEMA_SQL, SCHEMA_VERSION, VLT_DIR, WRITTEN_FILE } from './schema';
 import { Connection, loadSqlJs, num, str } from './sqlite';
@@ -128,7 +129,9 @@ export class IndexStore {
   private readonly ids: writes.IdCounters = { nextFileId: 1, nextChunkId: 1 };
   private diskIdentity: string | undefined;
   private commitChain: Promise<void> = Promise.resolve();
-  private readonly postings = new RefPostings(() => this.conn);
+  /** Which files use a name (`ref_postings`) and which define one (`def_postings`). */
+  private readonly postings = new NamePostings(() => this.conn, { table: 'ref_postings', column: 'refs', names: decodeRefNames });
+  private readonly defPostings = new NamePostings(() => this.conn, { table: 'def_postings', column: 'defs', names: decodeDefNames });
   private segments: FileSegmentDir | undefined;
   /** Chunk text, in pack files beside index.db (chunk-text.ts). */
   private readonly texts: ChunkTexts;
@@ -391,10 +394,12 @@ export class IndexStore {
   /** A transaction that also undoes its entries in the posting log when it rolls back. */
   private tx<T>(fn: () => T): T {
     const mark = this.postings.mark();
+    const defMark = this.defPostings.mark();
     try {
       return this.conn.transaction(fn);
     } catch (e) {
       this.postings.rollbackTo(mark);
+      this.defPostings.rollbackTo(defMark);
       throw e;
     }
   }
@@ -412,15 +417,18 @@ export class IndexStore {
         `replaceFile(${file.path}): ${parsed.chunks.length} chunks but ${chunkHashes.length} chunk hashes`,
       );
     }
-    const { bytes: refBlob, names } = encodeRefsWithNames(parsed.refs);
+    const refs = encodeRefsWithNames(parsed.refs);
+    const defs = encodeDefsWithNames(parsed.symbols);
     const conn = this.conn;
     const result = this.tx((): ReplaceResult => {
       const existing = writes.existingFile(conn, file.path);
       const removedChunkIds = existing ? writes.deleteChildren(conn, this.texts, existing.fileId) : [];
       const oldNames = existing ? this.postings.namesOf(existing.refs) : [];
-      const { fileId, chunkIds } = writes.writeFileRows(conn, this.texts, this.ids, file, parsed, chunkHashes, refBlob, existing);
+      const oldDefNames = existing ? this.defPostings.namesOf(existing.defs) : [];
+      const { fileId, chunkIds } = writes.writeFileRows(conn, this.texts, this.ids, file, parsed, chunkHashes, { defs: defs.bytes, refs: refs.bytes }, existing);
       this.symbolsDirty = true;
-      this.postings.record(fileId, oldNames, names);
+      this.postings.record(fileId, oldNames, refs.names);
+      this.defPostings.record(fileId, oldDefNames, defs.names);
       return { fileId, chunkIds, removedChunkIds };
     });
     this.dirty = true;
@@ -437,6 +445,7 @@ export class IndexStore {
       const chunkIds = writes.deleteChildren(conn, this.texts, existing.fileId);
       conn.run('DELETE FROM files WHERE id = ?', [existing.fileId]);
       this.postings.record(existing.fileId, this.postings.namesOf(existing.refs), []);
+      this.defPostings.record(existing.fileId, this.defPostings.namesOf(existing.defs), []);
       this.symbolsDirty = true;
       return chunkIds;
     });
@@ -538,6 +547,7 @@ export class IndexStore {
     if (conn.inTransaction) throw new VltError('INTERNAL', 'cannot commit the index inside a transaction');
     const t0 = performance.now();
     this.postings.flush();
+    this.defPostings.flush();
     const tPostings = performance.now();
     const generation = this.generation + 1;
     // The persisted symbol table is rewritten with the symbols it describes, in the same commit
@@ -701,7 +711,7 @@ export class IndexStore {
    */
   findSymbols(name: string, opts: { prefix?: boolean; limit?: number } = {}): SymbolRow[] {
     this.assertOpen();
-    return symbols.findSymbols(this.conn, name, opts);
+    return symbols.findSymbols(this.conn, this.defPostings, name, opts);
   }
 
   symbolsOfFile(fileId: number): SymbolRow[] {
@@ -837,7 +847,7 @@ export class IndexStore {
     return {
       files: count('SELECT count(*) FROM files'),
       chunks: count('SELECT count(*) FROM chunks'),
-      symbols: count('SELECT count(*) FROM symbols'),
+      symbols: count('SELECT coalesce(sum(def_count), 0) FROM files'),
       refs: count('SELECT coalesce(sum(ref_count), 0) FROM files'),
       bytesOnDisk,
       sidecarBytes,

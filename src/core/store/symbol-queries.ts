@@ -1,70 +1,77 @@
 /**
- * Reads of definitions, references and imports from index.db: symbols by name (exact, prefix
- * or qualified), a file's references decoded from its blob, and every use of a name through
- * the posting table. Each takes the store's connection; {@link IndexStore} exposes them as its
+ * Reads of definitions, references and imports from index.db: definitions by name (exact,
+ * prefix or qualified) through the definition postings, a file's definitions and references
+ * decoded from its blobs, and every use of a name through the reference postings. Each takes the store's connection; {@link IndexStore} exposes them as its
  * methods.
  */
 import type { SqlValue } from 'sql.js';
-import type { ImportSpec, SymbolKind, SymbolRef } from '../types';
+import type { ImportSpec, SymbolRef } from '../types';
 import { decodeRefs } from './refs-codec';
+import { decodeDefs, defId } from './defs-codec';
+import type { NamePostings } from './postings';
 import type { RefLocation, SymbolRow } from './rows';
-import { num, optStr, str, type Connection } from './sqlite';
+import { num, str, type Connection } from './sqlite';
 
-const SYMBOL_COLUMNS = `s.id, s.file_id, f.path, s.name, s.kind, s.qualified_name, s.signature, s.start_line, s.end_line, s.container`;
-
-function symbolFromRow(r: SqlValue[]): SymbolRow {
-  const row: SymbolRow = {
-    id: num(r[0]),
-    fileId: num(r[1]),
-    path: str(r[2]),
-    name: str(r[3]),
-    kind: str(r[4]) as SymbolKind,
-    qualifiedName: str(r[5]),
-    signature: str(r[6]),
-    startLine: num(r[7]),
-    endLine: num(r[8]),
-  };
-  const container = optStr(r[9]);
-  if (container !== undefined) row.container = container;
-  return row;
+/** A file's decoded definitions as rows (ids from the file's id and each one's position). */
+function rowsOf(fileId: number, path: string, blob: SqlValue | undefined, onlyName?: string): SymbolRow[] {
+  if (!(blob instanceof Uint8Array)) return [];
+  return decodeDefs(blob, onlyName).map((d) => {
+    const row: SymbolRow = { id: defId(fileId, d.position), fileId, path, name: d.name, kind: d.kind, qualifiedName: d.qualifiedName, signature: d.signature, startLine: d.startLine, endLine: d.endLine };
+    if (d.container !== undefined) row.container = d.container;
+    return row;
+  });
 }
 
-export function findSymbols(conn: Connection, name: string, opts: { prefix?: boolean; limit?: number }): SymbolRow[] {
+/** Definitions in start-line order, the file's own order breaking ties (ids grow with it). */
+function byLine(a: SymbolRow, b: SymbolRow): number {
+  return a.startLine - b.startLine || a.id - b.id;
+}
+
+/** The definitions named exactly `name`, by path and line, up to `limit`. */
+function named(conn: Connection, defs: NamePostings, name: string, limit: number): SymbolRow[] {
+  const out: SymbolRow[] = [];
+  const blobOf = conn.stmt('SELECT defs FROM files WHERE id = ?');
+  for (const f of pathsOf(conn, defs.filesUsing(name))) {
+    let blob: SqlValue | undefined;
+    try {
+      blobOf.bind([f.fileId]);
+      blob = blobOf.step() ? blobOf.get()[0] : undefined;
+    } finally {
+      blobOf.reset();
+    }
+    for (const row of rowsOf(f.fileId, f.path, blob, name).sort(byLine)) {
+      out.push(row);
+      if (out.length >= limit) return out;
+    }
+  }
+  return out;
+}
+
+export function findSymbols(conn: Connection, defs: NamePostings, name: string, opts: { prefix?: boolean; limit?: number }): SymbolRow[] {
   const limit = Math.max(1, Math.floor(opts.limit ?? 100));
   const qualified = opts.prefix ? null : /^(.*?)(?:\.|::|#|\/)([^.:#/]+)$/.exec(name);
   if (qualified) {
     // Names themselves may contain separators (a markdown heading "1.2 Setup"), so exact
     // name matches come first, then symbols whose qualified name ends with `name`.
-    const byName = (n: string): SymbolRow[] =>
-      conn.all(`SELECT ${SYMBOL_COLUMNS} FROM symbols s JOIN files f ON f.id = s.file_id WHERE s.name = ? ORDER BY f.path, s.start_line`, [n]).map(symbolFromRow);
-    const exact = byName(name);
+    const exact = named(conn, defs, name, Number.MAX_SAFE_INTEGER);
     const seen = new Set(exact.map((r) => r.id));
-    const viaQualified = byName(qualified[2]!).filter((r) => !seen.has(r.id) && (r.qualifiedName === name || endsWithQualified(r.qualifiedName, name)));
+    const viaQualified = named(conn, defs, qualified[2]!, Number.MAX_SAFE_INTEGER).filter((r) => !seen.has(r.id) && (r.qualifiedName === name || endsWithQualified(r.qualifiedName, name)));
     return [...exact, ...viaQualified].slice(0, limit);
   }
-  if (opts.prefix) {
-    if (name.length === 0) {
-      return conn
-        .all(`SELECT ${SYMBOL_COLUMNS} FROM symbols s JOIN files f ON f.id = s.file_id ORDER BY s.name, f.path, s.start_line LIMIT ?`, [limit])
-        .map(symbolFromRow);
-    }
-    // A range on the name index; U+10FFFF sorts after every character in UTF-8 order.
-    return conn
-      .all(
-        `SELECT ${SYMBOL_COLUMNS} FROM symbols s JOIN files f ON f.id = s.file_id WHERE s.name >= ? AND s.name < ? ORDER BY s.name, f.path, s.start_line LIMIT ?`,
-        [name, `${name}\u{10FFFF}`, limit],
-      )
-      .map(symbolFromRow);
+  if (!opts.prefix) return named(conn, defs, name, limit);
+  // Names in order from the postings' range (U+10FFFF sorts after every character in UTF-8
+  // order), then each name's definitions by path and line.
+  const out: SymbolRow[] = [];
+  for (const n of defs.namesBetween(name, `${name}\u{10FFFF}`, limit)) {
+    out.push(...named(conn, defs, n, limit - out.length));
+    if (out.length >= limit) break;
   }
-  return conn
-    .all(`SELECT ${SYMBOL_COLUMNS} FROM symbols s JOIN files f ON f.id = s.file_id WHERE s.name = ? ORDER BY f.path, s.start_line LIMIT ?`, [name, limit])
-    .map(symbolFromRow);
+  return out;
 }
 
 export function symbolsOfFile(conn: Connection, fileId: number): SymbolRow[] {
-  return conn
-    .all(`SELECT ${SYMBOL_COLUMNS} FROM symbols s JOIN files f ON f.id = s.file_id WHERE s.file_id = ? ORDER BY s.start_line, s.id`, [fileId])
-    .map(symbolFromRow);
+  const r = conn.first('SELECT path, defs FROM files WHERE id = ?', [fileId]);
+  return r ? rowsOf(fileId, str(r[0]), r[1]).sort(byLine) : [];
 }
 
 export function allSymbols(conn: Connection, opts: { generated?: boolean }): SymbolRow[] {
@@ -72,26 +79,18 @@ export function allSymbols(conn: Connection, opts: { generated?: boolean }): Sym
 }
 
 /**
- * Every definition, streamed from one statement of its own in id order (on the Linux kernel,
- * 3.1 M rows: as one array of rows, and the arrays of values they were made from, well over a
- * gigabyte). A file's path is one string for all its definitions. Finish (or break out of) the
- * loop before a commit, which frees every statement.
+ * Every definition, file by file in id order, each file's in its stored order, streamed from
+ * one statement of its own (on the Linux kernel, 3.1 M definitions: as one array of rows, well
+ * over a gigabyte). Finish (or break out of) the loop before a commit, which frees every
+ * statement.
  */
 export function* eachSymbol(conn: Connection, opts: { generated?: boolean }): Generator<SymbolRow, void, undefined> {
-  const where = opts.generated === false ? ' WHERE f.generated = 0' : '';
-  const s = conn.db.prepare(`SELECT ${SYMBOL_COLUMNS} FROM symbols s JOIN files f ON f.id = s.file_id${where} ORDER BY s.id`);
-  let fileId = -1;
-  let path = '';
+  const where = opts.generated === false ? ' AND generated = 0' : '';
+  const s = conn.db.prepare(`SELECT id, path, defs FROM files WHERE defs IS NOT NULL${where} ORDER BY id`);
   try {
     while (s.step()) {
-      const row = symbolFromRow(s.get());
-      if (row.fileId === fileId) row.path = path;
-      else {
-        fileId = row.fileId;
-        path = row.path;
-      }
-      if (row.qualifiedName === row.name) row.qualifiedName = row.name;
-      yield row;
+      const [id, path, blob] = s.get();
+      yield* rowsOf(num(id), str(path), blob);
     }
   } finally {
     try {
