@@ -46,7 +46,7 @@ describe('definitions codec', () => {
     const { bytes, names } = encodeDefsWithNames(defs);
     expect(names).toEqual(['Run', '日本語', 'x'.repeat(300), '']);
     expect(decodeDefNames(bytes)).toEqual(names);
-    expect(decodeDefs(bytes).map(({ position, ...d }) => d)).toEqual(defs);
+    expect(decodeDefs(bytes).map(({ position: _position, ...d }) => d)).toEqual(defs);
     expect(decodeDefs(bytes).map((d) => d.position)).toEqual([0, 1, 2, 3, 4]);
     expect(decodeDefs(bytes, 'Run').map((d) => [d.qualifiedName, d.position])).toEqual([
       ['pkg.Server.Run', 0],
