@@ -18,7 +18,7 @@ import path from 'node:path';
 import { VltError } from '../core/errors';
 import type { HistoryCommit, HistoryRepo } from '../core/eval/history';
 import { INDEX_FILE, VLT_DIR } from '../core/store/schema';
-import { PACK_NAME } from '../core/store/chunk-text';
+import { PACK_NAME } from '../core/store/packs';
 
 const MAX_BUFFER = 512 * 1024 * 1024;
 const HEX = /^[0-9a-f]{7,64}$/i;

@@ -129,3 +129,38 @@ describe('definitions stored as one blob per file', () => {
     ]);
   });
 });
+
+describe("a file's blobs in the packs beside index.db", () => {
+  it('survive the rewrite of small packs into one, and a reopen', async () => {
+    const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'vlt-defs-'));
+    dirs.push(ws);
+    const refs = (n: number) => [{ name: `use${n}`, line: n + 1, col: 2, kind: 'call' as const }];
+    // Each writer appends to a pack of its own: ten writers leave ten small packs.
+    for (let n = 0; n < 10; n++) {
+      const w = await IndexStore.open(ws, { mode: 'write' });
+      w.replaceFile(info(`f${n}.go`, '1'), { ...file([def(`Fn${n}`, n + 1)]), refs: refs(n) }, []);
+      if (n > 0) w.replaceFile(info(`f${n - 1}.go`, '2'), { ...file([def(`Fn${n - 1}`, n), def(`Again${n - 1}`, 40)]), refs: refs(n - 1) }, []);
+      await w.commit();
+      w.close();
+    }
+    // More than eight small packs: the next commit gathers them into its writer's, the one
+    // after removes them (a reader of the commit before may still have been reading them).
+    for (const hash of ['1', '2']) {
+      const last = await IndexStore.open(ws, { mode: 'write' });
+      last.replaceFile(info('other.go', hash), file([def('Other', 1)]), []);
+      await last.commit();
+      last.close();
+    }
+    const packs = fs.readdirSync(path.join(ws, '.vlt')).filter((f) => f.endsWith('.pack'));
+    expect(packs.length).toBeLessThanOrEqual(2);
+    const r = await IndexStore.open(ws, { mode: 'read' });
+    stores.push(r);
+    for (let n = 0; n < 10; n++) {
+      const file = r.getFile(`f${n}.go`)!;
+      expect(r.symbolsOfFile(file.id).map((s) => s.name)).toEqual(n < 9 ? [`Fn${n}`, `Again${n}`] : [`Fn${n}`]);
+      expect(r.getRefs(file.id)).toEqual(refs(n));
+      expect(r.findRefs(`use${n}`).map((x) => x.path)).toEqual([`f${n}.go`]);
+    }
+    expect(r.findSymbols('Again', { prefix: true })).toHaveLength(9);
+  });
+});

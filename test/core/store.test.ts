@@ -24,7 +24,7 @@ import {
   type ReplaceResult,
 } from '../../src/core/store/store';
 import type { ParsedFile, SymbolRef } from '../../src/core/types';
-import { ChunkTexts } from '../../src/core/store/chunk-text';
+import { Packs } from '../../src/core/store/packs';
 import { Connection } from '../../src/core/store/sqlite';
 import { SCHEMA_SQL } from '../../src/core/store/schema';
 
@@ -538,11 +538,11 @@ describe('chunk text in packs beside index.db', () => {
     tmpDirs.push(dir);
     // Packs of 9 MB (not small enough to be gathered at a commit), a write buffer of 1 MB:
     // texts of every size, from empty to larger than the buffer.
-    const texts = new ChunkTexts(dir, () => conn, 9 * 2 ** 20);
+    const texts = new Packs(dir, () => conn, 9 * 2 ** 20);
     let seed = 3;
     const rnd = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
     const sizes = [0, 1, 10, 1000, 2 ** 20 - 5, 2 ** 20, 2 ** 20 + 7, 5 * 2 ** 20, ...Array.from({ length: 600 }, () => Math.floor(rnd() ** 3 * 400_000))];
-    const written: Array<{ text: string; ref: ReturnType<ChunkTexts['append']> }> = [];
+    const written: Array<{ text: string; ref: ReturnType<Packs['append']> }> = [];
     sizes.forEach((n, i) => {
       const text = `${i}:${'é漢a'.repeat(Math.ceil(n / 3)).slice(0, n)}`;
       written.push({ text, ref: texts.append(text) });

@@ -6,7 +6,7 @@ import type { SqlValue } from 'sql.js';
 import type { Chunk, LanguageId } from '../types';
 import type { ChunkRow, FileRow, IndexableChunk, SkippedRow } from './rows';
 import { num, optStr, str, type Connection } from './sqlite';
-import type { ChunkTexts } from './chunk-text';
+import type { Packs } from './packs';
 
 const FILE_COLUMNS = 'id, path, hash, mtime_ms, size, language, imports, ref_count, generated';
 
@@ -27,7 +27,7 @@ function fileFromRow(r: SqlValue[]): FileRow {
 const CHUNK_COLUMNS = `c.id, c.file_id, f.path, f.language, c.start_line, c.end_line, c.kind, c.symbol, c.signature,
   c.container, c.decorators, c.docstring, c.hash, c.text_pack, c.text_at, c.text_len`;
 
-function chunkFromRow(texts: ChunkTexts, r: SqlValue[]): ChunkRow {
+function chunkFromRow(texts: Packs, r: SqlValue[]): ChunkRow {
   const row: ChunkRow = {
     id: num(r[0]),
     fileId: num(r[1]),
@@ -70,7 +70,7 @@ export function getFileById(conn: Connection, fileId: number): FileRow | undefin
 }
 
 /** Chunks by id, in the order asked; unknown ids are left out. */
-export function getChunks(conn: Connection, texts: ChunkTexts, ids: readonly number[]): ChunkRow[] {
+export function getChunks(conn: Connection, texts: Packs, ids: readonly number[]): ChunkRow[] {
   const byId = new Map<number, ChunkRow>();
   if (ids.length <= IN_BATCH) {
     const s = conn.stmt(`SELECT ${CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ?`);
@@ -103,7 +103,7 @@ export function getChunks(conn: Connection, texts: ChunkTexts, ids: readonly num
   return out;
 }
 
-export function chunksOfFile(conn: Connection, texts: ChunkTexts, fileId: number): ChunkRow[] {
+export function chunksOfFile(conn: Connection, texts: Packs, fileId: number): ChunkRow[] {
   return conn
     .all(`SELECT ${CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.file_id = ? ORDER BY c.start_line, c.id`, [fileId])
     .map((r) => chunkFromRow(texts, r));
@@ -131,7 +131,7 @@ export function chunkRangesOfFiles(conn: Connection, fileIds: Iterable<number>):
  * Chunks whose text holds `needle` (case-sensitive), in file and line order, at most `limit`:
  * a scan of every chunk's text, read from its pack in file order.
  */
-export function chunksContaining(conn: Connection, texts: ChunkTexts, needle: string, limit: number): ChunkRow[] {
+export function chunksContaining(conn: Connection, texts: Packs, needle: string, limit: number): ChunkRow[] {
   const out: ChunkRow[] = [];
   if (limit <= 0) return out;
   const s = conn.db.prepare(`SELECT c.id, c.text_pack, c.text_at, c.text_len FROM chunks c JOIN files f ON f.id = c.file_id ORDER BY f.path, c.start_line`);
@@ -148,7 +148,7 @@ export function chunksContaining(conn: Connection, texts: ChunkTexts, needle: st
 }
 
 /** Ids of the files with a chunk holding any of `needles` (case-sensitive), in path order. */
-export function filesContainingAny(conn: Connection, texts: ChunkTexts, needles: readonly string[]): number[] {
+export function filesContainingAny(conn: Connection, texts: Packs, needles: readonly string[]): number[] {
   if (needles.length === 0) return [];
   const out: number[] = [];
   const s = conn.db.prepare(`SELECT c.file_id, c.text_pack, c.text_at, c.text_len FROM chunks c JOIN files f ON f.id = c.file_id ORDER BY f.path, c.start_line`);
@@ -171,7 +171,7 @@ export function chunkHashes(conn: Connection): Array<{ id: number; hash: string 
 }
 
 /** Streams every chunk from one statement of its own, freed when the loop ends (or an export freed it). */
-export function* allChunks(conn: Connection, texts: ChunkTexts): Generator<IndexableChunk, void, undefined> {
+export function* allChunks(conn: Connection, texts: Packs): Generator<IndexableChunk, void, undefined> {
   const s = conn.db.prepare(`SELECT ${CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id ORDER BY c.id`);
   try {
     while (s.step()) yield chunkFromRow(texts, s.get());

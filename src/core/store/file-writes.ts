@@ -1,13 +1,14 @@
 /**
- * Writes of one file's rows in index.db: the file row (with its definitions and references as
- * blobs) and its chunks, replaced or deleted together. Each takes the store's connection inside the store's transaction;
+ * Writes of one file's rows in index.db: the file row (its definitions and references as blobs
+ * in the packs) and its chunks, replaced or deleted together. Each takes the store's connection inside the store's transaction;
  * {@link IndexStore} wraps them with its bookkeeping (the posting log, the dirty flags).
  */
 import type { SqlValue } from 'sql.js';
 import type { ParsedFile } from '../types';
 import type { FileInfo } from './rows';
 import { num, utf8Scratch, type Connection } from './sqlite';
-import type { ChunkTexts } from './chunk-text';
+import type { Packs, TextRef } from './packs';
+import { blobColumns, placeAt } from './file-blobs';
 
 /** Next ids to hand out: files keep theirs, chunks never reuse one. */
 export interface IdCounters {
@@ -15,17 +16,17 @@ export interface IdCounters {
   nextChunkId: number;
 }
 
-/** A file row as it was before a write: its id and its old definitions and references blobs. */
+/** A file row as it was before a write: its id and where its old definitions and references lie. */
 export interface ExistingFile {
   fileId: number;
-  defs: SqlValue | undefined;
-  refs: SqlValue | undefined;
+  defs: TextRef | undefined;
+  refs: TextRef | undefined;
 }
 
 /** The file row at `path`, if any. */
 export function existingFile(conn: Connection, path: string): ExistingFile | undefined {
-  const r = conn.first('SELECT id, defs, refs FROM files WHERE path = ?', [path]);
-  return r ? { fileId: num(r[0]), defs: r[1], refs: r[2] } : undefined;
+  const r = conn.first(`SELECT id, ${blobColumns('defs')}, ${blobColumns('refs')} FROM files WHERE path = ?`, [path]);
+  return r ? { fileId: num(r[0]), defs: placeAt(r, 1), refs: placeAt(r, 4) } : undefined;
 }
 
 /** A file's definitions and references, encoded (defs-codec.ts, refs-codec.ts). */
@@ -39,7 +40,12 @@ export interface FileBlobs {
  * inserts its chunks; the old chunks must be deleted first ({@link deleteChildren}). Returns
  * the file's id and its new chunks' ids.
  */
-export function writeFileRows(conn: Connection, texts: ChunkTexts, ids: IdCounters, file: FileInfo, parsed: ParsedFile, chunkHashes: readonly string[], blobs: FileBlobs, existing: ExistingFile | undefined): { fileId: number; chunkIds: number[] } {
+export function writeFileRows(conn: Connection, texts: Packs, ids: IdCounters, file: FileInfo, parsed: ParsedFile, chunkHashes: readonly string[], blobs: FileBlobs, existing: ExistingFile | undefined): { fileId: number; chunkIds: number[] } {
+  const place = (has: boolean, bytes: Uint8Array): SqlValue[] => {
+    if (!has) return [null, null, null];
+    const at = texts.appendBytes(bytes);
+    return [at.pack, at.at, at.len];
+  };
   const fileParams: SqlValue[] = [
     file.hash,
     file.mtimeMs,
@@ -50,20 +56,20 @@ export function writeFileRows(conn: Connection, texts: ChunkTexts, ids: IdCounte
     parsed.refs.length,
     file.generated ? 1 : 0,
     parsed.symbols.length,
-    parsed.symbols.length > 0 ? blobs.defs : null,
-    parsed.refs.length > 0 ? blobs.refs : null,
+    ...place(parsed.symbols.length > 0, blobs.defs),
+    ...place(parsed.refs.length > 0, blobs.refs),
   ];
   let fileId: number;
   if (existing) {
     fileId = existing.fileId;
     conn.run(
-      'UPDATE files SET hash = ?, mtime_ms = ?, size = ?, language = ?, imports = ?, import_specs = ?, ref_count = ?, generated = ?, def_count = ?, defs = ?, refs = ? WHERE id = ?',
+      'UPDATE files SET hash = ?, mtime_ms = ?, size = ?, language = ?, imports = ?, import_specs = ?, ref_count = ?, generated = ?, def_count = ?, defs_pack = ?, defs_at = ?, defs_len = ?, refs_pack = ?, refs_at = ?, refs_len = ? WHERE id = ?',
       [...fileParams, fileId],
     );
   } else {
     fileId = ids.nextFileId++;
     conn.run(
-      'INSERT INTO files(id, path, hash, mtime_ms, size, language, imports, import_specs, ref_count, generated, def_count, defs, refs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO files(id, path, hash, mtime_ms, size, language, imports, import_specs, ref_count, generated, def_count, defs_pack, defs_at, defs_len, refs_pack, refs_at, refs_len) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       [fileId, file.path, ...fileParams],
     );
   }
@@ -98,8 +104,13 @@ export function writeFileRows(conn: Connection, texts: ChunkTexts, ids: IdCounte
   return { fileId, chunkIds };
 }
 
-/** Deletes a file's chunks (not the file row); returns the chunks' ids. Their texts' bytes become dead. */
-export function deleteChildren(conn: Connection, texts: ChunkTexts, fileId: number): number[] {
+/**
+ * Deletes a file's chunks (not the file row); returns the chunks' ids. Their texts' bytes
+ * become dead, as do the file's old blobs (`existing`), which the row's next write replaces.
+ */
+export function deleteChildren(conn: Connection, texts: Packs, existing: ExistingFile): number[] {
+  const fileId = existing.fileId;
+  for (const old of [existing.defs, existing.refs]) if (old) texts.noteDead(old.pack, old.len);
   const chunkIds = conn.all('SELECT id FROM chunks WHERE file_id = ?', [fileId]).map((r) => num(r[0]));
   for (const r of conn.all('SELECT text_pack, sum(text_len) FROM chunks WHERE file_id = ? GROUP BY text_pack', [fileId])) texts.noteDead(num(r[0]), num(r[1]));
   conn.run('DELETE FROM chunks WHERE file_id = ?', [fileId]);

@@ -4,9 +4,8 @@
  * and gained; the log is folded into the table, one read and one write per touched name, before
  * the next commit (see the layout notes in schema.ts for why postings are not one row per use).
  */
-import type { SqlValue } from 'sql.js';
 import { decodePosting, encodePosting } from './refs-codec';
-import { num, str, type Connection } from './sqlite';
+import { str, type Connection } from './sqlite';
 
 /** Names per query of a batched read (well under SQLite's limit on bound parameters). */
 const BATCH = 500;
@@ -17,12 +16,13 @@ interface LogEntry {
   added: readonly string[];
 }
 
-/** Which postings table, and the `files` column whose blobs it indexes. */
+/** Which postings table, and the files' blobs it indexes. */
 export interface PostingsSource {
   table: 'ref_postings' | 'def_postings';
-  column: 'refs' | 'defs';
-  /** The distinct names of one blob of that column. */
+  /** The distinct names of one blob. */
   names(blob: Uint8Array): string[];
+  /** Every file's blob, with its id (the repair path). */
+  blobs(): Iterable<{ fileId: number; blob: Uint8Array }>;
 }
 
 export class NamePostings {
@@ -58,8 +58,8 @@ export class NamePostings {
   }
 
   /** The names a file's stored blob holds; a damaged blob makes the next fold rebuild everything. */
-  namesOf(blob: SqlValue | undefined): string[] {
-    if (!(blob instanceof Uint8Array)) return [];
+  namesOf(blob: Uint8Array | undefined): string[] {
+    if (!blob) return [];
     try {
       return this.source.names(blob);
     } catch {
@@ -126,14 +126,12 @@ export class NamePostings {
   private rebuild(): void {
     const conn = this.conn();
     const byName = new Map<string, number[]>();
-    const { table, column } = this.source;
-    for (const [id, blob] of conn.all(`SELECT id, ${column} FROM files WHERE ${column} IS NOT NULL ORDER BY id`)) {
-      if (!(blob instanceof Uint8Array)) continue;
-      const names = this.safeNames(blob);
-      for (const n of names) {
+    const { table } = this.source;
+    for (const { fileId, blob } of this.safeBlobs()) {
+      for (const n of this.safeNames(blob)) {
         const list = byName.get(n);
-        if (list) list.push(num(id));
-        else byName.set(n, [num(id)]);
+        if (list) list.push(fileId);
+        else byName.set(n, [fileId]);
       }
     }
     conn.transaction(() => {
@@ -143,6 +141,21 @@ export class NamePostings {
     });
     this.log = [];
     this.needRebuild = false;
+  }
+
+  /** Every file's blob, one at a time; an unreadable pack ends the list (what it held cannot be indexed). */
+  private *safeBlobs(): Generator<{ fileId: number; blob: Uint8Array }, void, undefined> {
+    const it = this.source.blobs()[Symbol.iterator]();
+    for (;;) {
+      let next: IteratorResult<{ fileId: number; blob: Uint8Array }>;
+      try {
+        next = it.next();
+      } catch {
+        return;
+      }
+      if (next.done) return;
+      yield next.value;
+    }
   }
 
   private safeNames(blob: Uint8Array): string[] {
@@ -159,11 +172,9 @@ export class NamePostings {
     if (this.needRebuild && !conn.inTransaction) this.flush();
     if (this.needRebuild) {
       // Inside a transaction with unknown old names: scan every file's names (slow, rare).
-      const { column } = this.source;
-      return conn
-        .all(`SELECT id, ${column} FROM files WHERE ${column} IS NOT NULL ORDER BY id`)
-        .filter(([, blob]) => blob instanceof Uint8Array && this.safeNames(blob).includes(name))
-        .map((r) => num(r[0]));
+      const ids: number[] = [];
+      for (const { fileId, blob } of this.safeBlobs()) if (this.safeNames(blob).includes(name)) ids.push(fileId);
+      return ids;
     }
     if (this.log.length > 0 && !conn.inTransaction) this.flush();
     const blob = conn.first(`SELECT files FROM ${this.source.table} WHERE name = ?`, [name])?.[0];

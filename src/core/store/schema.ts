@@ -9,10 +9,12 @@
  * 3: `files.generated`, and generated files stored for navigation (without chunks) instead of
  * skipped; an index of version 2 lacks both, so it is rebuilt rather than read.
  * 4: chunk text in pack files beside index.db (`chunks.text_pack`, `text_at`, `text_len` and the
- * `text_packs` table; see chunk-text.ts) instead of `chunks.text`.
- * 5: a file's definitions as one blob (`files.defs`, `files.def_count`; defs-codec.ts) and the
- * `def_postings` table instead of the `symbols` table and its two indexes (on the Linux kernel,
- * 538 of the 884 MiB that every process loads whole); both postings tables WITHOUT ROWID.
+ * `text_packs` table; see packs.ts) instead of `chunks.text`.
+ * 5: a file's definitions as one blob (defs-codec.ts) and the `def_postings` table instead of
+ * the `symbols` table and its two indexes (on the Linux kernel, 538 of the 884 MiB that every
+ * process loads whole); the definitions' and references' blobs in the packs beside index.db
+ * (`files.defs_pack`, `defs_at`, `defs_len`, and `refs_…`), not in it; both postings tables
+ * WITHOUT ROWID.
  */
 export const SCHEMA_VERSION = 5;
 
@@ -33,14 +35,15 @@ export const BUILD_STATE_META = 'build_state';
 
 /*
  * Notes on the layout:
- * - `files.defs` and `files.refs` are the last columns because SQLite walks a row's overflow
- *   pages to reach any column after a large value; listing files then never touches them.
+ * - A file's definitions and references are one blob each (defs-codec.ts, refs-codec.ts) in
+ *   the packs (packs.ts), named by `defs_pack`/`defs_at`/`defs_len` and `refs_…` (pack null:
+ *   none). `def_count` and `ref_count` count them without reading the blobs.
  * - `def_postings` answers "which files define name X" (exact and prefix lookups of a name), as
  *   `ref_postings` does for uses; a definition is then read from its file's blob.
  * - `chunks.docstring` is bound as a UTF-8 BLOB: sql.js marshals a string parameter through a
  *   JavaScript array of bytes, which made inserting chunk text twice as slow when chunk text
  *   was a column. It is decoded with TextDecoder on the way out.
- * - A chunk's text is not in index.db but in a pack file (chunk-text.ts): `text_pack` is a
+ * - A chunk's text is not in index.db but in a pack file (packs.ts): `text_pack` is a
  *   `text_packs` id, `text_at` and `text_len` its UTF-8 byte range there.
  * - `ref_postings` answers "which files use name X": one row per distinct name whose BLOB is
  *   the sorted list of file ids (delta varints). One row per (name, file) pair was measured
@@ -66,8 +69,12 @@ CREATE TABLE files(
   ref_count INTEGER NOT NULL,
   generated INTEGER NOT NULL DEFAULT 0,
   def_count INTEGER NOT NULL DEFAULT 0,
-  defs BLOB,
-  refs BLOB
+  defs_pack INTEGER,
+  defs_at INTEGER,
+  defs_len INTEGER,
+  refs_pack INTEGER,
+  refs_at INTEGER,
+  refs_len INTEGER
 );
 CREATE TABLE chunks(
   id INTEGER PRIMARY KEY,

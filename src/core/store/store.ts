@@ -27,7 +27,8 @@ import { silentLogger, type Logger } from '../ports';
 import type { ImportSpec, ParsedFile, SymbolRef } from '../types';
 import { removeStaleTempFiles, writeFileAtomic } from './atomic';
 import { FileSegmentDir } from '../search/text-segment';
-import { ChunkTexts } from './chunk-text';
+import { Packs, type TextRef } from './packs';
+import { eachFileBlob } from './file-blobs';
 import { identityOf, moveAside, openChecked, readForReader, readIfExists, recordWritten, writtenIdentity } from './db-file';
 import { EmbeddingStore } from './embedding-store';
 import * as files from './file-queries';
@@ -97,6 +98,8 @@ export const SYMBOLS_BLOB = 'symbols';
 /** The meta key naming the search index's text segment files (JSON array). */
 const TEXT_SEGMENTS_META = 'text_segments';
 const SYMBOLS_GENERATION_META = 'symbols_generation';
+/** Stands for a file blob that could not be read: decoding it fails, so its postings are rebuilt. */
+const CORRUPT_BLOB = Uint8Array.of(255);
 
 /** Meta keys the store maintains itself; `setMeta` refuses them. */
 const RESERVED_META = new Set(['schema_version', 'generation', 'created_at', 'updated_at', 'next_file_id', 'next_chunk_id', SYMBOLS_GENERATION_META]);
@@ -130,11 +133,11 @@ export class IndexStore {
   private diskIdentity: string | undefined;
   private commitChain: Promise<void> = Promise.resolve();
   /** Which files use a name (`ref_postings`) and which define one (`def_postings`). */
-  private readonly postings = new NamePostings(() => this.conn, { table: 'ref_postings', column: 'refs', names: decodeRefNames });
-  private readonly defPostings = new NamePostings(() => this.conn, { table: 'def_postings', column: 'defs', names: decodeDefNames });
+  private readonly postings = new NamePostings(() => this.conn, { table: 'ref_postings', names: decodeRefNames, blobs: () => eachFileBlob(this.conn, this.texts, 'refs') });
+  private readonly defPostings = new NamePostings(() => this.conn, { table: 'def_postings', names: decodeDefNames, blobs: () => eachFileBlob(this.conn, this.texts, 'defs') });
   private segments: FileSegmentDir | undefined;
   /** Chunk text, in pack files beside index.db (chunk-text.ts). */
-  private readonly texts: ChunkTexts;
+  private readonly texts: Packs;
   /** The chunk text packs the last commit (loaded or written) names. */
   private committedPacks: string[] = [];
   /** The text segments the last commit (loaded or written) names. */
@@ -151,7 +154,7 @@ export class IndexStore {
     private lock: FileLock | undefined,
   ) {
     this.conn = new Connection(new SQL.Database());
-    this.texts = new ChunkTexts(this.dir, () => this.conn);
+    this.texts = new Packs(this.dir, () => this.conn);
     this.embeddings = new EmbeddingStore(SQL, this.embeddingsPath, mode === 'write', logger);
   }
 
@@ -238,7 +241,7 @@ export class IndexStore {
     this.committedSegments = this.textSegmentNames();
     // Pack ids are the loaded database's: a writer's own pack, committed, is left to it.
     this.texts.close();
-    this.committedPacks = ChunkTexts.namesIn(this.conn);
+    this.committedPacks = Packs.namesIn(this.conn);
     const maxFile = num(this.conn.first('SELECT max(id) FROM files')?.[0]);
     const maxChunk = num(this.conn.first('SELECT max(id) FROM chunks')?.[0]);
     this.ids.nextFileId = Math.max(maxFile + 1, Number(this.getMeta('next_file_id') ?? 1) || 1);
@@ -422,9 +425,9 @@ export class IndexStore {
     const conn = this.conn;
     const result = this.tx((): ReplaceResult => {
       const existing = writes.existingFile(conn, file.path);
-      const removedChunkIds = existing ? writes.deleteChildren(conn, this.texts, existing.fileId) : [];
-      const oldNames = existing ? this.postings.namesOf(existing.refs) : [];
-      const oldDefNames = existing ? this.defPostings.namesOf(existing.defs) : [];
+      const oldNames = existing ? this.postings.namesOf(this.blobAt(existing.refs)) : [];
+      const oldDefNames = existing ? this.defPostings.namesOf(this.blobAt(existing.defs)) : [];
+      const removedChunkIds = existing ? writes.deleteChildren(conn, this.texts, existing) : [];
       const { fileId, chunkIds } = writes.writeFileRows(conn, this.texts, this.ids, file, parsed, chunkHashes, { defs: defs.bytes, refs: refs.bytes }, existing);
       this.symbolsDirty = true;
       this.postings.record(fileId, oldNames, refs.names);
@@ -435,6 +438,17 @@ export class IndexStore {
     return result;
   }
 
+  /** The bytes at a file blob's place, or undefined (none, or unreadable: its names then count as unknown). */
+  private blobAt(place: TextRef | undefined): Uint8Array | undefined {
+    if (!place) return undefined;
+    try {
+      return this.texts.readBytes(place);
+    } catch (e) {
+      this.logger.warn(`[store] a file's stored names could not be read (${e instanceof Error ? e.message : String(e)}); the name postings will be rebuilt`);
+      return CORRUPT_BLOB;
+    }
+  }
+
   /** Deletes a file and everything derived from it; returns the ids of its chunks. */
   removeFile(filePath: string): number[] {
     this.assertWritable();
@@ -442,10 +456,10 @@ export class IndexStore {
     const removed = this.tx(() => {
       const existing = writes.existingFile(conn, filePath);
       if (!existing) return undefined;
-      const chunkIds = writes.deleteChildren(conn, this.texts, existing.fileId);
+      this.postings.record(existing.fileId, this.postings.namesOf(this.blobAt(existing.refs)), []);
+      this.defPostings.record(existing.fileId, this.defPostings.namesOf(this.blobAt(existing.defs)), []);
+      const chunkIds = writes.deleteChildren(conn, this.texts, existing);
       conn.run('DELETE FROM files WHERE id = ?', [existing.fileId]);
-      this.postings.record(existing.fileId, this.postings.namesOf(existing.refs), []);
-      this.defPostings.record(existing.fileId, this.defPostings.namesOf(existing.defs), []);
       this.symbolsDirty = true;
       return chunkIds;
     });
@@ -596,7 +610,7 @@ export class IndexStore {
     const segments = this.textSegmentNames();
     this.textSegments.committedNow(segments, this.committedSegments, this.segmentMark);
     this.committedSegments = segments;
-    const packs = ChunkTexts.namesIn(conn);
+    const packs = Packs.namesIn(conn);
     this.texts.prune(packs, this.committedPacks);
     this.committedPacks = packs;
     this.onCommitted?.();
@@ -711,30 +725,30 @@ export class IndexStore {
    */
   findSymbols(name: string, opts: { prefix?: boolean; limit?: number } = {}): SymbolRow[] {
     this.assertOpen();
-    return symbols.findSymbols(this.conn, this.defPostings, name, opts);
+    return symbols.findSymbols(this.conn, this.texts, this.defPostings, name, opts);
   }
 
   symbolsOfFile(fileId: number): SymbolRow[] {
     this.assertOpen();
-    return symbols.symbolsOfFile(this.conn, fileId);
+    return symbols.symbolsOfFile(this.conn, this.texts, fileId);
   }
 
   /** Every definition; with `generated: false`, none of generated files. */
   allSymbols(opts: { generated?: boolean } = {}): SymbolRow[] {
     this.assertOpen();
-    return symbols.allSymbols(this.conn, opts);
+    return symbols.allSymbols(this.conn, this.texts, opts);
   }
 
   /** {@link allSymbols} one at a time, without holding them all (see symbol-queries.ts). */
   *eachSymbol(opts: { generated?: boolean } = {}): Generator<SymbolRow, void, undefined> {
     this.assertOpen();
-    yield* symbols.eachSymbol(this.conn, opts);
+    yield* symbols.eachSymbol(this.conn, this.texts, opts);
   }
 
   /** A file's indexed references; with `onlyName`, just the uses of that name (decoded alone). */
   getRefs(fileId: number, onlyName?: string): SymbolRef[] {
     this.assertOpen();
-    return symbols.getRefs(this.conn, fileId, onlyName);
+    return symbols.getRefs(this.conn, this.texts, fileId, onlyName);
   }
 
   /** Files that use the identifier `name` at least once, by path. */
@@ -757,7 +771,7 @@ export class IndexStore {
 
   /** Every use of `name`, in path and line order, up to `limit`. */
   findRefs(name: string, limit = 1000): RefLocation[] {
-    return symbols.findRefs(this.conn, this.filesReferencing(name), name, limit);
+    return symbols.findRefs(this.conn, this.texts, this.filesReferencing(name), name, limit);
   }
 
   /**

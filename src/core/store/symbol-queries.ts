@@ -4,17 +4,18 @@
  * decoded from its blobs, and every use of a name through the reference postings. Each takes the store's connection; {@link IndexStore} exposes them as its
  * methods.
  */
-import type { SqlValue } from 'sql.js';
 import type { ImportSpec, SymbolRef } from '../types';
 import { decodeRefs } from './refs-codec';
 import { decodeDefs, defId } from './defs-codec';
 import type { NamePostings } from './postings';
+import type { Packs } from './packs';
+import { blobColumns, eachFileBlob, placeAt, readFileBlob } from './file-blobs';
 import type { RefLocation, SymbolRow } from './rows';
 import { num, str, type Connection } from './sqlite';
 
 /** A file's decoded definitions as rows (ids from the file's id and each one's position). */
-function rowsOf(fileId: number, path: string, blob: SqlValue | undefined, onlyName?: string): SymbolRow[] {
-  if (!(blob instanceof Uint8Array)) return [];
+function rowsOf(fileId: number, path: string, blob: Uint8Array | undefined, onlyName?: string): SymbolRow[] {
+  if (!blob) return [];
   return decodeDefs(blob, onlyName).map((d) => {
     const row: SymbolRow = { id: defId(fileId, d.position), fileId, path, name: d.name, kind: d.kind, qualifiedName: d.qualifiedName, signature: d.signature, startLine: d.startLine, endLine: d.endLine };
     if (d.container !== undefined) row.container = d.container;
@@ -28,18 +29,10 @@ function byLine(a: SymbolRow, b: SymbolRow): number {
 }
 
 /** The definitions named exactly `name`, by path and line, up to `limit`. */
-function named(conn: Connection, defs: NamePostings, name: string, limit: number): SymbolRow[] {
+function named(conn: Connection, packs: Packs, defs: NamePostings, name: string, limit: number): SymbolRow[] {
   const out: SymbolRow[] = [];
-  const blobOf = conn.stmt('SELECT defs FROM files WHERE id = ?');
   for (const f of pathsOf(conn, defs.filesUsing(name))) {
-    let blob: SqlValue | undefined;
-    try {
-      blobOf.bind([f.fileId]);
-      blob = blobOf.step() ? blobOf.get()[0] : undefined;
-    } finally {
-      blobOf.reset();
-    }
-    for (const row of rowsOf(f.fileId, f.path, blob, name).sort(byLine)) {
+    for (const row of rowsOf(f.fileId, f.path, readFileBlob(conn, packs, f.fileId, 'defs'), name).sort(byLine)) {
       out.push(row);
       if (out.length >= limit) return out;
     }
@@ -47,35 +40,36 @@ function named(conn: Connection, defs: NamePostings, name: string, limit: number
   return out;
 }
 
-export function findSymbols(conn: Connection, defs: NamePostings, name: string, opts: { prefix?: boolean; limit?: number }): SymbolRow[] {
+export function findSymbols(conn: Connection, packs: Packs, defs: NamePostings, name: string, opts: { prefix?: boolean; limit?: number }): SymbolRow[] {
   const limit = Math.max(1, Math.floor(opts.limit ?? 100));
   const qualified = opts.prefix ? null : /^(.*?)(?:\.|::|#|\/)([^.:#/]+)$/.exec(name);
   if (qualified) {
     // Names themselves may contain separators (a markdown heading "1.2 Setup"), so exact
     // name matches come first, then symbols whose qualified name ends with `name`.
-    const exact = named(conn, defs, name, Number.MAX_SAFE_INTEGER);
+    const exact = named(conn, packs, defs, name, Number.MAX_SAFE_INTEGER);
     const seen = new Set(exact.map((r) => r.id));
-    const viaQualified = named(conn, defs, qualified[2]!, Number.MAX_SAFE_INTEGER).filter((r) => !seen.has(r.id) && (r.qualifiedName === name || endsWithQualified(r.qualifiedName, name)));
+    const viaQualified = named(conn, packs, defs, qualified[2]!, Number.MAX_SAFE_INTEGER).filter((r) => !seen.has(r.id) && (r.qualifiedName === name || endsWithQualified(r.qualifiedName, name)));
     return [...exact, ...viaQualified].slice(0, limit);
   }
-  if (!opts.prefix) return named(conn, defs, name, limit);
+  if (!opts.prefix) return named(conn, packs, defs, name, limit);
   // Names in order from the postings' range (U+10FFFF sorts after every character in UTF-8
   // order), then each name's definitions by path and line.
   const out: SymbolRow[] = [];
   for (const n of defs.namesBetween(name, `${name}\u{10FFFF}`, limit)) {
-    out.push(...named(conn, defs, n, limit - out.length));
+    out.push(...named(conn, packs, defs, n, limit - out.length));
     if (out.length >= limit) break;
   }
   return out;
 }
 
-export function symbolsOfFile(conn: Connection, fileId: number): SymbolRow[] {
-  const r = conn.first('SELECT path, defs FROM files WHERE id = ?', [fileId]);
-  return r ? rowsOf(fileId, str(r[0]), r[1]).sort(byLine) : [];
+export function symbolsOfFile(conn: Connection, packs: Packs, fileId: number): SymbolRow[] {
+  const r = conn.first(`SELECT path, ${blobColumns('defs')} FROM files WHERE id = ?`, [fileId]);
+  const place = r ? placeAt(r, 1) : undefined;
+  return r && place ? rowsOf(fileId, str(r[0]), packs.readBytes(place)).sort(byLine) : [];
 }
 
-export function allSymbols(conn: Connection, opts: { generated?: boolean }): SymbolRow[] {
-  return [...eachSymbol(conn, opts)];
+export function allSymbols(conn: Connection, packs: Packs, opts: { generated?: boolean }): SymbolRow[] {
+  return [...eachSymbol(conn, packs, opts)];
 }
 
 /**
@@ -84,26 +78,13 @@ export function allSymbols(conn: Connection, opts: { generated?: boolean }): Sym
  * over a gigabyte). Finish (or break out of) the loop before a commit, which frees every
  * statement.
  */
-export function* eachSymbol(conn: Connection, opts: { generated?: boolean }): Generator<SymbolRow, void, undefined> {
-  const where = opts.generated === false ? ' AND generated = 0' : '';
-  const s = conn.db.prepare(`SELECT id, path, defs FROM files WHERE defs IS NOT NULL${where} ORDER BY id`);
-  try {
-    while (s.step()) {
-      const [id, path, blob] = s.get();
-      yield* rowsOf(num(id), str(path), blob);
-    }
-  } finally {
-    try {
-      s.free();
-    } catch {
-      // Already freed by an export in the middle of the iteration.
-    }
-  }
+export function* eachSymbol(conn: Connection, packs: Packs, opts: { generated?: boolean }): Generator<SymbolRow, void, undefined> {
+  for (const f of eachFileBlob(conn, packs, 'defs', opts.generated === false ? ' AND generated = 0' : '')) yield* rowsOf(f.fileId, f.path, f.blob);
 }
 
-export function getRefs(conn: Connection, fileId: number, onlyName?: string): SymbolRef[] {
-  const blob = conn.first('SELECT refs FROM files WHERE id = ?', [fileId])?.[0];
-  return blob instanceof Uint8Array ? decodeRefs(blob, onlyName) : [];
+export function getRefs(conn: Connection, packs: Packs, fileId: number, onlyName?: string): SymbolRef[] {
+  const blob = readFileBlob(conn, packs, fileId, 'refs');
+  return blob ? decodeRefs(blob, onlyName) : [];
 }
 
 /** The paths of file ids, sorted by path; ids of files that are gone are left out. */
@@ -122,18 +103,11 @@ export function pathsOf(conn: Connection, ids: readonly number[]): Array<{ fileI
 }
 
 /** The uses of `name` in `files` (those {@link pathsOf} gives for the name's posting), up to `limit`. */
-export function findRefs(conn: Connection, files: ReadonlyArray<{ fileId: number; path: string }>, name: string, limit: number): RefLocation[] {
+export function findRefs(conn: Connection, packs: Packs, files: ReadonlyArray<{ fileId: number; path: string }>, name: string, limit: number): RefLocation[] {
   const out: RefLocation[] = [];
-  const refsOf = conn.stmt('SELECT refs FROM files WHERE id = ?');
   for (const f of files) {
-    let blob: SqlValue | undefined;
-    try {
-      refsOf.bind([f.fileId]);
-      blob = refsOf.step() ? refsOf.get()[0] : undefined;
-    } finally {
-      refsOf.reset();
-    }
-    if (!(blob instanceof Uint8Array)) continue;
+    const blob = readFileBlob(conn, packs, f.fileId, 'refs');
+    if (!blob) continue;
     for (const ref of decodeRefs(blob, name)) {
       out.push({ ...ref, fileId: f.fileId, path: f.path });
       if (out.length >= limit) return out;

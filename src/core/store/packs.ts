@@ -1,8 +1,10 @@
 /**
- * Chunk text lives beside index.db, in append-only pack files, not in it: sql.js holds a whole
- * database in memory and copies it whole at every commit, and chunk text was over half of it
- * (800 of 1,770 MB on the Linux kernel). A chunk row names its pack (an id in `text_packs`),
- * the byte offset and the UTF-8 length of its text; a reader reads it by range.
+ * Chunk text, and each file's definitions and references (their binary blobs), live beside
+ * index.db, in append-only pack files, not in it: sql.js holds a whole database in memory and
+ * copies it whole at every commit, and chunk text was over half of it (800 of 1,770 MB on the
+ * Linux kernel), the files' blobs 336 of the 709 MB left. A row names its pack (an id in
+ * `text_packs`), the byte offset and the length of its bytes (see {@link PACKED_COLUMNS}); a
+ * reader reads them by range.
  *
  * A writer appends to a pack of its own, started at its first write and never shared, so a pack
  * another process reads never changes below the length a commit recorded. At a commit the pack
@@ -33,12 +35,22 @@ const OPEN_PACKS = 16;
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
 
-/** Where a chunk's text lies. */
+/** Where a chunk's text, or a file's blob, lies. */
 export interface TextRef {
   pack: number;
   at: number;
   len: number;
 }
+
+/**
+ * Every place a row names bytes in a pack: a table and its pack, offset and length columns.
+ * Rewriting a pack moves the bytes of each.
+ */
+export const PACKED_COLUMNS = [
+  { table: 'chunks', pack: 'text_pack', at: 'text_at', len: 'text_len' },
+  { table: 'files', pack: 'defs_pack', at: 'defs_at', len: 'defs_len' },
+  { table: 'files', pack: 'refs_pack', at: 'refs_at', len: 'refs_len' },
+] as const;
 
 interface OwnPack {
   id: number;
@@ -56,7 +68,7 @@ interface OwnPack {
  */
 const WRITE_BUFFER_BYTES = 1 << 20;
 
-export class ChunkTexts {
+export class Packs {
   private own: OwnPack | undefined;
   /** Open packs by id (the writer's own is read through its descriptor), least recently used first. */
   private readonly open = new Map<number, { fd: number; name: string }>();
@@ -77,15 +89,26 @@ export class ChunkTexts {
   append(text: string): TextRef {
     // At most 3 bytes per UTF-16 unit: a text that fits the buffer's room is encoded into it.
     if (text.length * 3 > WRITE_BUFFER_BYTES - this.pending) this.flushOwn();
-    let bytes: Uint8Array;
-    let len: number;
     if (text.length * 3 <= WRITE_BUFFER_BYTES - this.pending) {
-      len = encoder.encodeInto(text, this.buffer.subarray(this.pending)).written;
-      bytes = this.buffer.subarray(this.pending, this.pending + len);
-    } else {
-      bytes = encoder.encode(text);
-      len = bytes.byteLength;
+      const len = encoder.encodeInto(text, this.buffer.subarray(this.pending)).written;
+      return this.place(this.buffer.subarray(this.pending, this.pending + len));
     }
+    return this.place(encoder.encode(text));
+  }
+
+  /** Appends bytes (a file's blob) to the writer's pack, buffered as text is. */
+  appendBytes(bytes: Uint8Array): TextRef {
+    if (bytes.byteLength > WRITE_BUFFER_BYTES - this.pending) this.flushOwn();
+    if (bytes.byteLength <= WRITE_BUFFER_BYTES - this.pending) {
+      this.buffer.set(bytes, this.pending);
+      return this.place(this.buffer.subarray(this.pending, this.pending + bytes.byteLength));
+    }
+    return this.place(bytes);
+  }
+
+  /** Gives `bytes` (just put after the buffer's pending bytes, or to be written now) their place in the writer's pack. */
+  private place(bytes: Uint8Array): TextRef {
+    const len = bytes.byteLength;
     const buffered = bytes.buffer === this.buffer.buffer;
     const own = this.ownPack(len, buffered);
     const ref = { pack: own.id, at: own.size, len };
@@ -142,17 +165,22 @@ export class ChunkTexts {
 
   /** Reads a chunk's text. */
   read(ref: TextRef): string {
-    if (ref.len === 0) return '';
+    return ref.len === 0 ? '' : decoder.decode(this.readBytes(ref));
+  }
+
+  /** Reads the bytes at `ref`. */
+  readBytes(ref: TextRef): Uint8Array {
+    if (ref.len === 0) return new Uint8Array(0);
     if (this.own?.id === ref.pack && ref.at + ref.len > this.own.written) this.flushOwn();
     const fd = this.fdOf(ref.pack);
     const bytes = new Uint8Array(ref.len);
     let done = 0;
     while (done < ref.len) {
       const n = fs.readSync(fd, bytes, done, ref.len - done, ref.at + done);
-      if (n === 0) throw new Error(`chunk text pack ${this.open.get(ref.pack)?.name ?? ref.pack} ends before byte ${ref.at + ref.len}`);
+      if (n === 0) throw new Error(`pack ${this.open.get(ref.pack)?.name ?? ref.pack} ends before byte ${ref.at + ref.len}`);
       done += n;
     }
-    return decoder.decode(bytes);
+    return bytes;
   }
 
   private fdOf(pack: number): number {
@@ -175,7 +203,7 @@ export class ChunkTexts {
     return fd;
   }
 
-  /** A removed chunk's bytes, dead from now on. */
+  /** A removed chunk's (or a replaced file blob's) bytes, dead from now on. */
   noteDead(pack: number, bytes: number): void {
     this.dead.set(pack, (this.dead.get(pack) ?? 0) + bytes);
   }
@@ -207,13 +235,15 @@ export class ChunkTexts {
     this.dead.clear();
   }
 
-  /** Moves a pack's live texts into the writer's pack, and forgets the pack. */
+  /** Moves a pack's live bytes (of every column that names packs) into the writer's pack, and forgets the pack. */
   private rewrite(conn: Connection, pack: number): void {
-    const rows = conn.all('SELECT id, text_at, text_len FROM chunks WHERE text_pack = ? ORDER BY text_at', [pack]).map((r) => ({ id: num(r[0]), at: num(r[1]), len: num(r[2]) }));
-    const move = conn.stmt('UPDATE chunks SET text_pack = ?, text_at = ? WHERE id = ?');
-    for (const r of rows) {
-      const to = this.append(this.read({ pack, at: r.at, len: r.len }));
-      move.run([to.pack, to.at, r.id]);
+    for (const c of PACKED_COLUMNS) {
+      const rows = conn.all(`SELECT id, ${c.at}, ${c.len} FROM ${c.table} WHERE ${c.pack} = ? ORDER BY ${c.at}`, [pack]).map((r) => ({ id: num(r[0]), at: num(r[1]), len: num(r[2]) }));
+      const move = conn.stmt(`UPDATE ${c.table} SET ${c.pack} = ?, ${c.at} = ? WHERE id = ?`);
+      for (const r of rows) {
+        const to = this.appendBytes(this.readBytes({ pack, at: r.at, len: r.len }));
+        move.run([to.pack, to.at, r.id]);
+      }
     }
     conn.run('DELETE FROM text_packs WHERE id = ?', [pack]);
     const held = this.open.get(pack);
