@@ -5,6 +5,7 @@
  * describes the index; and bytes that are not a table are refused, not misread.
  */
 import { cpSync, rmSync, writeFileSync } from 'node:fs';
+import { BlockReader, fileSource, memorySource } from '../../src/core/store/byte-source';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/core/engine';
@@ -12,6 +13,7 @@ import { persistIndex } from '../../src/core/indexer';
 import type { SearchIndex } from '../../src/core/search/orama-index';
 import type { SymbolCandidate } from '../../src/core/search/hybrid';
 import { encodeSymbolRows, encodeSymbolTable, PersistedSymbolTable } from '../../src/core/search/symbol-table';
+import { coveredIn } from '../../src/core/search/symbol-tables';
 import { normalizeSymbolName } from '../../src/core/search/symbol-name';
 import { identifierParts } from '../../src/core/search/tokenizer';
 import { nodeWorkspaceFs } from '../../src/node/fs';
@@ -83,10 +85,36 @@ describe('PersistedSymbolTable', () => {
       expect(byPart.size).toBeGreaterThan(50);
       expect(fromRows.allNames()).toEqual(fromMaps.allNames());
       expect(PersistedSymbolTable.read(encodeSymbolRows([], 1, 'search'))?.named('x')).toEqual([]);
+      // Read where it lies, by range from a file, as a reader opens the committed table.
+      const bytes = encodeSymbolRows(rows, 9, 'search');
+      const file = path.join(dir, 'table.bin');
+      writeFileSync(file, bytes);
+      const inPlace = PersistedSymbolTable.open(fileSource(file, bytes.byteLength)!)!;
+      for (const [k, list] of byName) expect(inPlace.named(k), k).toEqual(list);
+      for (const [k, list] of byPart) expect(inPlace.withPart(k), k).toEqual(list);
+      // Coverage counted over the parts' lists, without decoding every definition they hold.
+      const partKeys = [...byPart.keys()];
+      for (let i = 0; i + 3 <= partKeys.length; i += 3) {
+        const terms = [partKeys[i]!, partKeys[i + 1]!, partKeys[i + 2]!, partKeys[i]!, 'nosuchpart'];
+        expect(inPlace.coveredBy(terms), terms.join(' ')).toEqual(coveredIn(terms, (p) => byPart.get(p) ?? []));
+      }
+      const pair = byPart.keys().next().value!;
+      const some = byPart.get(pair)![0]!;
+      expect(inPlace.coveredBy([...new Set(identifierParts(some.name))])).toContainEqual(some);
+      inPlace.close();
     } finally {
       await e.close();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('reads pieces of a source through a small cache of blocks: words, and byte runs across blocks', () => {
+    const bytes = new Uint8Array(5 * 4096 + 123).map((_, i) => (i * 7919) % 251);
+    const words = new DataView(bytes.buffer);
+    const reader = new BlockReader(memorySource(bytes), 2);
+    for (const at of [0, 4, 4092, 4096, 8188, 20480, 20480 + 116, 0, 12000]) expect(reader.u32(at), String(at)).toBe(words.getUint32(at, true));
+    for (const [at, len] of [[4090, 10], [0, 0], [100, 9000], [20000, 603], [4096, 4096]] as const) expect([...reader.bytes(at, len)], `${at}+${len}`).toEqual([...bytes.subarray(at, at + len)]);
+    expect(() => reader.bytes(20000, 700)).toThrow(RangeError);
   });
 
   it('refuses bytes that are not a whole table', () => {

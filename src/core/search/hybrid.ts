@@ -38,7 +38,8 @@ export interface SearchSources {
   /** Definitions whose {@link normalizeSymbolName normalized} name equals `key`. */
   symbolsNamed(key: string): SymbolCandidate[];
   /** Definitions whose name has `part` among its sub-words (see identifierParts). */
-  symbolsWithPart(part: string): SymbolCandidate[];
+  /** Definitions of two or more sub-words, all among `parts`, in the order the parts' lists first name them. */
+  symbolsCoveredBy(parts: readonly string[]): SymbolCandidate[];
   /** The chunk of a file that contains a line. */
   chunkAt(fileId: number, line: number): number | undefined;
   /** First chunks of files whose path ends with `suffix`. */
@@ -292,13 +293,8 @@ function symbolRetriever(sources: SearchSources, q: AnalyzedQuery): RetrieverHit
 
   // Order-free coverage: every sub-word of a multi-word name appears in the query
   // ("render template to string" covers render_to_string).
-  const covered = new Map<SymbolCandidate, number>();
-  if (!q.isLong) {
-    for (const term of q.terms) for (const def of sources.symbolsWithPart(term)) covered.set(def, (covered.get(def) ?? 0) + 1);
-  }
   const byCoverage = new Map<string, SymbolCandidate[]>();
-  for (const [def, n] of covered) {
-    if (def.parts < 2 || n < def.parts) continue;
+  for (const def of q.isLong ? [] : sources.symbolsCoveredBy(q.terms)) {
     const key = `parts:${def.parts}`;
     let list = byCoverage.get(key);
     if (!list) byCoverage.set(key, (list = []));

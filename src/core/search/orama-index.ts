@@ -19,6 +19,7 @@ import {
 import { index as oramaIndex } from '@orama/orama/components';
 import { columnDocumentsStore, isColumnDocs, languageAt, type ColumnDocs } from './orama-docs';
 import { serialize as v8serialize, deserialize as v8deserialize } from 'node:v8';
+import { loadIdsLazily } from './orama-ids';
 import { memorySource, readRange, type ByteSource } from '../store/byte-source';
 import { CodeTextIndex, TEXT_FIELDS, type FieldTerms, type TextField, type TextManifest } from './text-index';
 import { MemorySegmentDir, type SegmentDir } from './text-segment';
@@ -419,6 +420,7 @@ export class SearchIndex {
   private static fromOrama(dimensions: number, raw: unknown, storage: TextStorage): SearchIndex {
     const dims = dimensions || undefined;
     const db = createOrama(dims, storage);
+    loadIdsLazily(db);
     load(db, raw as never);
     return new SearchIndex(db, dims);
   }

@@ -17,6 +17,7 @@ import type { SymbolKind } from '../types';
 import type { SymbolCandidate } from './hybrid';
 import { normalizeSymbolName } from './symbol-name';
 import { identifierParts } from './tokenizer';
+import { BlockReader, memorySource, type ByteSource } from '../store/byte-source';
 
 const MAGIC = 0x31545356; // "VST1"
 const VERSION = 1;
@@ -245,14 +246,15 @@ function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** A persisted symbol table, read in place: lookups decode only the entries they return. */
+/**
+ * A persisted symbol table, read in place by range (on the Linux kernel it is 293 MiB, of which a
+ * search reads a few blocks): lookups decode only the entries they return.
+ */
 export class PersistedSymbolTable {
-  private readonly words: Uint32Array;
-  private readonly bytes: Uint8Array;
   private readonly decoder = new TextDecoder();
-  private readonly cache: Array<string | undefined>;
+  private readonly cache = new Map<number, string>();
   /** One object per definition: search counts the parts a definition covers by identity. */
-  private readonly symbolCache: Array<SymbolCandidate | undefined>;
+  private readonly symbolCache = new Map<number, SymbolCandidate>();
   private readonly stringOffsets: number;
   private readonly stringData: number;
   private readonly symbolsAt: number;
@@ -262,24 +264,25 @@ export class PersistedSymbolTable {
   readonly mode: string;
   readonly symbolCount: number;
 
-  /** Reads a table; undefined when the bytes are not one (another version, truncated). */
+  /** Reads a table held in memory; undefined when the bytes are not one (another version, truncated). */
   static read(blob: Uint8Array): PersistedSymbolTable | undefined {
-    if (blob.byteLength < HEADER_WORDS * 4 || blob.byteLength % 4 !== 0) return undefined;
-    // Aligned for the word view: sql.js hands out fresh copies, which are.
-    const bytes = blob.byteOffset % 4 === 0 ? blob : blob.slice();
-    const words = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
-    if (words[0] !== MAGIC || words[1] !== VERSION) return undefined;
+    return PersistedSymbolTable.open(memorySource(blob));
+  }
+
+  /** Opens a table where it lies; undefined (and `source` closed) when it is not one. The table closes `source` in {@link close}. */
+  static open(source: ByteSource): PersistedSymbolTable | undefined {
+    const reader = new BlockReader(source);
     try {
-      return new PersistedSymbolTable(words, bytes);
+      if (source.byteLength < HEADER_WORDS * 4 || source.byteLength % 4 !== 0 || reader.u32(0) !== MAGIC || reader.u32(4) !== VERSION) throw new Error('not a symbol table');
+      return new PersistedSymbolTable(reader);
     } catch {
+      reader.close();
       return undefined;
     }
   }
 
-  private constructor(words: Uint32Array, bytes: Uint8Array) {
-    this.words = words;
-    this.bytes = bytes;
-    const h = (i: number) => words[i]!;
+  private constructor(private readonly reader: BlockReader) {
+    const h = (i: number) => this.word(i);
     const nStrings = h(4);
     const stringBytes = h(5);
     this.symbolCount = h(6);
@@ -290,11 +293,19 @@ export class PersistedSymbolTable {
     this.names = { keys: namesAt, start: namesAt + h(7), refs: namesAt + h(7) + h(7) + 1, count: h(7) };
     const partsAt = this.names.refs + h(8);
     this.parts = { keys: partsAt, start: partsAt + h(9), refs: partsAt + h(9) + h(9) + 1, count: h(9) };
-    if (this.parts.refs + h(10) !== words.length) throw new Error('truncated symbol table');
-    this.cache = new Array<string | undefined>(nStrings);
-    this.symbolCache = new Array<SymbolCandidate | undefined>(this.symbolCount);
+    if ((this.parts.refs + h(10)) * 4 !== reader.byteLength) throw new Error('truncated symbol table');
     this.generation = h(2);
     this.mode = this.string(h(3));
+  }
+
+  /** The table's word `i`. */
+  private word(i: number): number {
+    return this.reader.u32(i * 4);
+  }
+
+  /** Releases the source the table is read from. */
+  close(): void {
+    this.reader.close();
   }
 
   /** Definitions whose normalised name is `key`. */
@@ -308,6 +319,28 @@ export class PersistedSymbolTable {
   }
 
   /**
+   * Definitions of two or more sub-words that are all among `parts` (a part given twice counts
+   * twice), in the order they first appear in the parts' lists: what counting {@link withPart}'s
+   * lists gives, without decoding the definitions most lists hold (on the Linux kernel, tens of
+   * thousands for `cpu`, each read from another block of the table).
+   */
+  coveredBy(parts: readonly string[]): SymbolCandidate[] {
+    const t = this.parts;
+    const counts = new Map<number, number>();
+    for (const part of parts) {
+      const k = this.find(t, part);
+      if (k < 0) continue;
+      for (let r = this.word(t.start + k); r < this.word(t.start + k + 1); r++) {
+        const i = this.word(t.refs + r);
+        counts.set(i, (counts.get(i) ?? 0) + 1);
+      }
+    }
+    const out: SymbolCandidate[] = [];
+    for (const [i, n] of counts) if (n >= 2 && n >= this.word(this.symbolsAt + i * SYMBOL_WORDS + 7)) out.push(this.symbol(i));
+    return out;
+  }
+
+  /**
    * The name table as a writer holds it in memory (keys in sorted order): a writer that changes
    * a few files patches this instead of reading every symbol row again.
    */
@@ -316,8 +349,8 @@ export class PersistedSymbolTable {
     const map = new Map<string, SymbolCandidate[]>();
     for (let k = 0; k < t.count; k++) {
       const list: SymbolCandidate[] = [];
-      for (let r = this.words[t.start + k]!; r < this.words[t.start + k + 1]!; r++) list.push(this.symbol(this.words[t.refs + r]!));
-      map.set(this.string(this.words[t.keys + k]!), list);
+      for (let r = this.word(t.start + k); r < this.word(t.start + k + 1); r++) list.push(this.symbol(this.word(t.refs + r)));
+      map.set(this.string(this.word(t.keys + k)), list);
     }
     return map;
   }
@@ -325,54 +358,59 @@ export class PersistedSymbolTable {
   /** Every definition's name (suggestions). */
   allNames(): Set<string> {
     const out = new Set<string>();
-    for (let i = 0; i < this.symbolCount; i++) out.add(this.string(this.words[this.symbolsAt + i * SYMBOL_WORDS]!));
+    for (let i = 0; i < this.symbolCount; i++) out.add(this.string(this.word(this.symbolsAt + i * SYMBOL_WORDS)));
     return out;
   }
 
   private lookup(t: { keys: number; start: number; refs: number; count: number }, key: string): SymbolCandidate[] {
+    const k = this.find(t, key);
+    const out: SymbolCandidate[] = [];
+    if (k >= 0) for (let r = this.word(t.start + k); r < this.word(t.start + k + 1); r++) out.push(this.symbol(this.word(t.refs + r)));
+    return out;
+  }
+
+  /** The position of `key` among a table's sorted keys, or -1. */
+  private find(t: { keys: number; count: number }, key: string): number {
     let lo = 0;
     let hi = t.count - 1;
     while (lo <= hi) {
       const mid = (lo + hi) >>> 1;
-      const c = compare(this.string(this.words[t.keys + mid]!), key);
-      if (c === 0) {
-        const out: SymbolCandidate[] = [];
-        for (let r = this.words[t.start + mid]!; r < this.words[t.start + mid + 1]!; r++) out.push(this.symbol(this.words[t.refs + r]!));
-        return out;
-      }
+      const c = compare(this.string(this.word(t.keys + mid)), key);
+      if (c === 0) return mid;
       if (c < 0) lo = mid + 1;
       else hi = mid - 1;
     }
-    return [];
+    return -1;
   }
 
   private symbol(i: number): SymbolCandidate {
-    const cached = this.symbolCache[i];
+    const cached = this.symbolCache.get(i);
     if (cached) return cached;
-    const w = this.words;
     const at = this.symbolsAt + i * SYMBOL_WORDS;
-    const container = w[at + 6]!;
+    const w = (k: number) => this.word(at + k);
+    const container = w(6);
     const sym: SymbolCandidate = {
-      name: this.string(w[at]!),
-      qualifiedName: this.string(w[at + 1]!),
-      kind: this.string(w[at + 2]!) as SymbolKind,
-      fileId: w[at + 3]!,
-      path: this.string(w[at + 4]!),
-      startLine: w[at + 5]!,
-      parts: w[at + 7]!,
+      name: this.string(w(0)),
+      qualifiedName: this.string(w(1)),
+      kind: this.string(w(2)) as SymbolKind,
+      fileId: w(3),
+      path: this.string(w(4)),
+      startLine: w(5),
+      parts: w(7),
       ...(container ? { container: this.string(container - 1) } : {}),
     };
-    this.symbolCache[i] = sym;
+    this.symbolCache.set(i, sym);
     return sym;
   }
 
   private string(i: number): string {
-    let s = this.cache[i];
+    let s = this.cache.get(i);
     if (s === undefined) {
-      const from = this.words[this.stringOffsets + i]!;
-      const to = this.words[this.stringOffsets + i + 1]!;
-      s = this.decoder.decode(this.bytes.subarray(this.stringData + from, this.stringData + to));
-      this.cache[i] = s;
+      const from = this.word(this.stringOffsets + i);
+      const to = this.word(this.stringOffsets + i + 1);
+      if (to < from) throw new Error('a string of the symbol table has a bad range');
+      s = this.decoder.decode(this.reader.bytes(this.stringData + from, to - from));
+      this.cache.set(i, s);
     }
     return s;
   }

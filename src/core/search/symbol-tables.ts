@@ -6,7 +6,7 @@
  * warm), and encoded for each commit that changed symbols.
  */
 import type { Logger } from '../ports';
-import type { IndexStore, SymbolRow } from '../store/store';
+import type { ByteSource, IndexStore, SymbolRow } from '../store/store';
 import { identifierParts } from './tokenizer';
 import type { SymbolCandidate } from './hybrid';
 import { normalizeSymbolName } from './symbol-name';
@@ -24,10 +24,18 @@ export interface SymbolTablesDeps {
   isNavigationOnly(file: { generated: boolean; path?: string }): boolean;
 }
 
+/** The table the last commit persisted, opened where it lies, and the generation it must carry. */
+export interface CommittedTable {
+  source: ByteSource;
+  generation: number;
+}
+
 /** What search asks of the tables. */
 export interface SymbolLookup {
   named(key: string): SymbolCandidate[];
   withPart(part: string): SymbolCandidate[];
+  /** Definitions of two or more sub-words all among `parts` (see {@link PersistedSymbolTable.coveredBy}). */
+  coveredBy(parts: readonly string[]): SymbolCandidate[];
 }
 
 export class SymbolTables {
@@ -48,7 +56,8 @@ export class SymbolTables {
       const persisted = this.readPersisted();
       if (persisted) return persisted;
     }
-    return { named: (key) => this.nameMap().get(key) ?? [], withPart: (part) => this.partMap().get(part) ?? [] };
+    const withPart = (part: string) => this.partMap().get(part) ?? [];
+    return { named: (key) => this.nameMap().get(key) ?? [], withPart, coveredBy: (parts) => coveredIn(parts, withPart) };
   }
 
   /** Every distinct definition name (suggestions; not those of navigation-only files). */
@@ -94,16 +103,17 @@ export class SymbolTables {
    * Before an index run: the table as committed, when the run's writer holds none in memory. Its
    * commit then patches that table with the run's changes instead of reading every symbol row.
    */
-  beforeRun(): { bytes: Uint8Array; generation: number } | undefined {
+  beforeRun(): CommittedTable | undefined {
     return this.byName ? undefined : this.deps.store.symbolTable();
   }
 
-  /** After the run's changes, before its commit: the tables follow them. */
-  applyRun(changed: readonly string[], before: { bytes: Uint8Array; generation: number } | undefined): void {
+  /** After the run's changes, before its commit: the tables follow them. Closes `before`. */
+  applyRun(changed: readonly string[], before: CommittedTable | undefined): void {
     if (!this.byName && before && changed.length > 0 && changed.length <= MAX_PATCHED_FILES) {
-      const table = PersistedSymbolTable.read(before.bytes);
+      const table = PersistedSymbolTable.open(before.source);
       if (table && table.generation === before.generation && table.mode === this.deps.generatedMode()) this.byName = table.byName();
-    }
+      table?.close();
+    } else before?.source.close();
     this.invalidate(changed);
   }
 
@@ -116,7 +126,7 @@ export class SymbolTables {
     this.names = undefined;
     this.byPart = undefined;
     // The table as committed no longer describes the index (its next commit writes another).
-    if (changed.length > 0) this.persisted = undefined;
+    if (changed.length > 0) this.forgetPersisted();
     if (changed.length === 0 || !this.byName) return;
     if (changed.length > MAX_PATCHED_FILES) {
       this.byName = undefined;
@@ -141,8 +151,16 @@ export class SymbolTables {
   drop(): void {
     this.byName = undefined;
     this.byPart = undefined;
-    this.persisted = undefined;
+    this.forgetPersisted();
     this.names = undefined;
+  }
+
+  /**
+   * Forgets the table read in place; the next read opens the committed one again. It is not
+   * closed here: a search may still hold it, and its file is released when it is collected.
+   */
+  private forgetPersisted(): void {
+    this.persisted = undefined;
   }
 
   /**
@@ -156,8 +174,10 @@ export class SymbolTables {
     if (this.deps.mode !== 'read' && this.deps.store.hasUnsavedChanges) return undefined;
     if (this.persisted === undefined) {
       const stored = this.deps.store.symbolTable();
-      const table = stored ? PersistedSymbolTable.read(stored.bytes) : undefined;
-      this.persisted = table && table.generation === stored?.generation && table.mode === this.deps.generatedMode() ? table : null;
+      const table = stored ? PersistedSymbolTable.open(stored.source) : undefined;
+      const usable = table && table.generation === stored?.generation && table.mode === this.deps.generatedMode();
+      if (table && !usable) table.close();
+      this.persisted = usable ? table : null;
     }
     return this.persisted ?? undefined;
   }
@@ -214,4 +234,13 @@ function addSymbols(map: Map<string, SymbolCandidate[]>, rows: Iterable<SymbolRo
     }
     list.push({ name: s.name, qualifiedName: s.qualifiedName, kind: s.kind, fileId: s.fileId, path: s.path, startLine: s.startLine, parts: identifierParts(s.name).length, ...(s.container ? { container: s.container } : {}) });
   }
+}
+
+/** {@link SymbolLookup.coveredBy} over lists held in memory: each part's list counted. */
+export function coveredIn(parts: readonly string[], withPart: (part: string) => readonly SymbolCandidate[]): SymbolCandidate[] {
+  const counts = new Map<SymbolCandidate, number>();
+  for (const part of parts) for (const def of withPart(part)) counts.set(def, (counts.get(def) ?? 0) + 1);
+  const out: SymbolCandidate[] = [];
+  for (const [def, n] of counts) if (def.parts >= 2 && n >= def.parts) out.push(def);
+  return out;
 }

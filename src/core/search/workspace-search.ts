@@ -100,7 +100,7 @@ export class WorkspaceSearch {
     return {
       index: this.index(),
       symbolsNamed: (key) => this.deps.symbolTables.lookup().named(key),
-      symbolsWithPart: (part) => this.deps.symbolTables.lookup().withPart(part),
+      symbolsCoveredBy: (parts) => this.deps.symbolTables.lookup().coveredBy(parts),
       chunkAt: (fileId, line) => {
         let ranges = this.chunkRanges.get(fileId);
         if (!ranges) {

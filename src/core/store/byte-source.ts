@@ -86,3 +86,75 @@ export function readRange(source: ByteSource, position: number, length: number):
   source.readInto(out, position);
   return out;
 }
+
+/** Bytes per block a {@link BlockReader} reads and caches. */
+const BLOCK_BYTES = 4096;
+
+/**
+ * Random reads of small pieces of a large source (a table read in place: a binary search
+ * touches a few words here and there), through a cache of aligned 4 KB blocks, the least
+ * recently used dropped past `maxBlocks`.
+ */
+export class BlockReader {
+  private readonly blocks = new Map<number, Uint8Array>();
+
+  constructor(
+    readonly source: ByteSource,
+    private readonly maxBlocks = 4096,
+  ) {}
+
+  get byteLength(): number {
+    return this.source.byteLength;
+  }
+
+  private block(n: number): Uint8Array {
+    let b = this.blocks.get(n);
+    if (b) {
+      this.blocks.delete(n);
+      this.blocks.set(n, b);
+      return b;
+    }
+    const at = n * BLOCK_BYTES;
+    b = readRange(this.source, at, Math.min(BLOCK_BYTES, this.source.byteLength - at));
+    this.blocks.set(n, b);
+    if (this.blocks.size > this.maxBlocks) this.blocks.delete(this.blocks.keys().next().value!);
+    return b;
+  }
+
+  /** The little-endian u32 at byte `at` (4-aligned: it never straddles a block). */
+  u32(at: number): number {
+    this.check(at, 4);
+    const b = this.block(Math.floor(at / BLOCK_BYTES));
+    const o = at % BLOCK_BYTES;
+    return (b[o]! | (b[o + 1]! << 8) | (b[o + 2]! << 16) | (b[o + 3]! << 24)) >>> 0;
+  }
+
+  /** `length` bytes at `at`, copied out of the blocks they lie in. */
+  bytes(at: number, length: number): Uint8Array {
+    this.check(at, length);
+    const first = Math.floor(at / BLOCK_BYTES);
+    if (Math.floor((at + length - 1) / BLOCK_BYTES) === first || length === 0) {
+      const o = at % BLOCK_BYTES;
+      return this.block(first).subarray(o, o + length);
+    }
+    if (length > BLOCK_BYTES * 16) return readRange(this.source, at, length);
+    const out = new Uint8Array(length);
+    for (let done = 0; done < length; ) {
+      const pos = at + done;
+      const o = pos % BLOCK_BYTES;
+      const piece = this.block(Math.floor(pos / BLOCK_BYTES)).subarray(o, o + Math.min(BLOCK_BYTES - o, length - done));
+      out.set(piece, done);
+      done += piece.length;
+    }
+    return out;
+  }
+
+  private check(at: number, length: number): void {
+    if (at < 0 || length < 0 || at + length > this.source.byteLength) throw new RangeError(`read of ${length} bytes at ${at} is past the end (${this.source.byteLength})`);
+  }
+
+  close(): void {
+    this.blocks.clear();
+    this.source.close();
+  }
+}

@@ -540,12 +540,12 @@ export class IndexStore {
    * The persisted symbol table and the generation it must carry to describe the symbols as
    * stored; undefined when there is none, or symbols changed since it was written.
    */
-  symbolTable(): { bytes: Uint8Array; generation: number } | undefined {
+  symbolTable(): { source: ByteSource; generation: number } | undefined {
     if (this.symbolsDirty) return undefined;
     const generation = Number(this.getMeta(SYMBOLS_GENERATION_META));
     if (!Number.isInteger(generation) || generation <= 0) return undefined;
-    const bytes = this.getBlob(SYMBOLS_BLOB);
-    return bytes ? { bytes, generation } : undefined;
+    const source = this.openBlob(SYMBOLS_BLOB);
+    return source ? { source, generation } : undefined;
   }
 
   /**
