@@ -10,6 +10,16 @@ describe('code tokenizer', () => {
     expect(tokenize('ParseDuration')).toEqual(['parseduration', 'parse', 'duration']);
     expect(identifierParts('HTTPServer')).toEqual(['http', 'server']);
     expect(identifierParts('read_all_bytes')).toEqual(['read', 'all', 'byte']);
+    // Lower-case snake_case takes a shorter path to the same parts.
+    for (const [ident, parts] of [
+      ['__init__', ['init']],
+      ['_private', ['private']],
+      ['a_b', []],
+      ['x__y_', []],
+      ['is_', []],
+      ['get_the_value', ['get', 'value']],
+      ['wake_up_idle_cpu', ['wake', 'up', 'idle', 'cpu']],
+    ] as const) expect(identifierParts(ident), ident).toEqual(parts);
     expect(tokenize('the x of a')).toEqual([]);
   });
   it('dedupes query terms in order', () => {

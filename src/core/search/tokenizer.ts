@@ -29,6 +29,8 @@ function stem(part: string): string {
 }
 
 const LOWER_WORD = /^[a-z]+$/;
+/** snake_case in lower case: its only boundaries are the underscores. */
+const LOWER_SNAKE = /^[a-z_]+$/;
 /** Shared by every identifier without parts: callers read results, never change them (the cache shares them as well). */
 const NO_PARTS: string[] = [];
 
@@ -40,6 +42,17 @@ export function identifierParts(ident: string): string[] {
     if (ident.length < 2) return NO_PARTS;
     const p = stem(ident);
     return p !== ident && !STOPWORDS.has(p) ? [p] : NO_PARTS;
+  }
+  // Lower-case snake_case (most of C's, Python's and Rust's names): split at the underscores, as
+  // the boundary expressions below would, without them or the cache.
+  if (LOWER_SNAKE.test(ident)) {
+    const out: string[] = [];
+    for (const raw of ident.split('_')) {
+      if (raw.length < 2) continue;
+      const p = stem(raw);
+      if (p !== ident && !STOPWORDS.has(p)) out.push(p);
+    }
+    return out.length > 0 ? out : NO_PARTS;
   }
   let parts = splitCache.get(ident);
   if (parts) return parts;
