@@ -31,6 +31,8 @@ export interface EngineDeps {
   /** Replaces the provider built from the configuration; `null` forces vectors off. */
   embeddingProvider?: EmbeddingProvider | null;
   parseWorkers?: number;
+  /** Definitions above which a writer patches the committed symbol table by an overlay (symbol-tables.ts); tests lower it. */
+  symbolOverlayAbove?: number;
   /** Replaces vlt.toml's index include/exclude globs (the editor's settings). */
   configOverrides?: { include?: string[]; exclude?: string[] };
   /**
@@ -121,7 +123,14 @@ export class Engine {
     readonly embeddings: EmbeddingProvider | undefined,
     readonly mode: 'read' | 'write',
   ) {
-    this.symbolTables = new SymbolTables({ store, mode, logger, generatedMode: () => this.generatedMode(), isNavigationOnly: (f) => this.isNavigationOnly(f) });
+    this.symbolTables = new SymbolTables({
+      store,
+      mode,
+      logger,
+      generatedMode: () => this.generatedMode(),
+      isNavigationOnly: (f) => this.isNavigationOnly(f),
+      ...(deps.symbolOverlayAbove !== undefined ? { overlayAbove: deps.symbolOverlayAbove } : {}),
+    });
     this.searcher = new WorkspaceSearch({ store, index: () => this.searchIndex, symbolTables: this.symbolTables, embeddings });
     // A writer persists the symbol table with each commit that changed symbols, from the tables
     // it holds (built or patched now when it has none), for the next process that answers one query.

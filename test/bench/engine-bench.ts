@@ -74,7 +74,7 @@ async function main() {
   const target = path.join(dir!, gold.queries[0]!.path);
   const original = readFileSync(target, 'utf8');
   const marker = `BenchFreshSymbol${Date.now()}`;
-  const edit = target.endsWith('.py') ? `\n\ndef ${marker}():\n    return 1\n` : `\n\nfunc ${marker}() int { return 1 }\n`;
+  const edit = target.endsWith('.py') ? `\n\ndef ${marker}():\n    return 1\n` : /\.[ch]$/.test(target) ? `\n\nint ${marker}(void) { return 1; }\n` : `\n\nfunc ${marker}() int { return 1 }\n`;
   const commitTimes: number[] = [];
   const searchableTimes: number[] = [];
   for (let i = 0; i < 5; i++) {

@@ -235,7 +235,7 @@ if (want('soak')) {
 if (want('scale')) {
   ensureDebian(['golang-1.19-src', 'python3-django', 'rust-src', 'linux-source-6.1']);
   const at = process.argv.indexOf('--trees');
-  results.scale = await runScale({ root, work, rssProbe, only: at > 0 ? (process.argv[at + 1] ?? '').split(',').filter(Boolean) : [] });
+  results.scale = await runScale({ root, work, rssProbe, engineBench, only: at > 0 ? (process.argv[at + 1] ?? '').split(',').filter(Boolean) : [] });
 }
 
 if (want('repomap')) {

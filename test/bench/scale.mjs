@@ -4,7 +4,9 @@
 // reopen). The trees: the Go standard library, Django, Rust's `library/` (Debian's rust-src), the
 // Linux kernel 6.1 without `drivers/` (about half) and whole (Debian's linux-source-6.1, with the
 // packaging's `/*` line taken out of its .gitignore). Memory against size gives the growth
-// exponent: the slope of log(peak RSS) over log(source bytes).
+// exponent: the slope of log(peak RSS) over log(source bytes). On the kernel trees the engine
+// bench then runs in process with test/bench/gold-linux.json: reopen, search p50/p95, the gold
+// queries, and one edited file until searchable.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
@@ -47,15 +49,26 @@ function copyOnce(src, dest) {
   return dest;
 }
 
-export async function runScale({ root, work, rssProbe, only = [] }) {
+/** The engine bench (engine-bench.ts, bundled) in process on an indexed tree; undefined when it fails. */
+function inProcess(engineBench, tree, gold) {
+  const r = spawnSync(process.execPath, [engineBench, tree, gold], { encoding: 'utf8', env: { ...process.env, VLT_EMBEDDINGS: 'off' }, maxBuffer: 64 * 1024 * 1024 });
+  if (r.status !== 0) {
+    console.error(`[scale] engine bench on ${tree} failed: ${r.stderr.trim().split('\n').slice(-3).join(' / ')}`);
+    return undefined;
+  }
+  const b = JSON.parse(r.stdout);
+  return { reopenMs: b.reopenMs, firstQueryMs: b.firstQueryMs, search: b.search, edit: b.edit, gold: { pass: b.quality.filter((q) => q.pass).length, of: b.quality.length, misses: b.quality.filter((q) => !q.pass) } };
+}
+
+export async function runScale({ root, work, rssProbe, engineBench, only = [] }) {
   const dir = path.join(work, 'scale');
   mkdirSync(dir, { recursive: true });
   const trees = [
     { name: 'go', path: () => copyOnce('/usr/share/go-1.19/src', path.join(dir, 'go')) },
     { name: 'django', path: () => (existsSync('/usr/lib/python3/dist-packages/django') ? path.dirname(copyOnce('/usr/lib/python3/dist-packages/django', path.join(dir, 'django', 'django'))) : undefined) },
     { name: 'rust-library', path: () => (existsSync('/usr/src/rustc-1.63.0/library') ? copyOnce('/usr/src/rustc-1.63.0/library', path.join(dir, 'rust-library')) : undefined) },
-    { name: 'linux-half', path: () => kernelTree(dir, true) },
-    { name: 'linux', path: () => kernelTree(dir, false) },
+    { name: 'linux-half', path: () => kernelTree(dir, true), gold: 'gold-linux.json' },
+    { name: 'linux', path: () => kernelTree(dir, false), gold: 'gold-linux.json' },
   ].filter((t) => only.length === 0 || only.includes(t.name));
   const out = { trees: [] };
   for (const t of trees) {
@@ -108,6 +121,7 @@ export async function runScale({ root, work, rssProbe, only = [] }) {
       },
       reopenSearchMs: searchMs.sort((a, b) => a - b)[Math.floor(searchMs.length / 2)],
       reopenSearchRss: searchRss,
+      inProcess: t.gold && engineBench ? inProcess(engineBench, tree, path.join(root, 'test/bench', t.gold)) : undefined,
     });
   }
   // Least squares over log(peak RSS) against log(source bytes).
@@ -133,5 +147,14 @@ export function scaleLines(s) {
     else lines.push(`| ${t.name} | ${mib(t.sourceBytes)} | ${t.files} | ${sec(t.initMs)} | ${mib(t.peakRss)} | ${mib(t.disk.indexDb)} | ${mib(t.disk.textPacks)} | ${mib(t.disk.textSegments)} | ${mib(t.disk.symbols)} | ${sec(t.reopenSearchMs)}, ${mib(t.reopenSearchRss)} |`);
   }
   if (s.memoryExponent !== undefined) lines.push('', `Peak memory grows as source size^${s.memoryExponent.toFixed(2)} (1 is linear).`);
+  const measured = s.trees.filter((t) => t.inProcess);
+  if (measured.length > 0) {
+    const ms = (x) => `${x.toFixed(x < 10 ? 1 : 0)} ms`;
+    lines.push('', 'In process on the kernel trees (test/bench/gold-linux.json):', '', '| tree | reopen | first query | search p50 / p95 | gold queries in top-N | one edited file searchable p50 / max | commit p50 |', '|---|---|---|---|---|---|---|');
+    for (const t of measured) {
+      const b = t.inProcess;
+      lines.push(`| ${t.name} | ${ms(b.reopenMs)} | ${ms(b.firstQueryMs)} | ${ms(b.search.p50)} / ${ms(b.search.p95)} | ${b.gold.pass} / ${b.gold.of} | ${ms(b.edit.searchableP50)} / ${ms(b.edit.searchableMax)} | ${ms(b.edit.commitP50)} |`);
+    }
+  }
   return lines;
 }

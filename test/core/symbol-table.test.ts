@@ -13,7 +13,7 @@ import { persistIndex } from '../../src/core/indexer';
 import type { SearchIndex } from '../../src/core/search/orama-index';
 import type { SymbolCandidate } from '../../src/core/search/hybrid';
 import { encodeSymbolRows, encodeSymbolTable, PersistedSymbolTable } from '../../src/core/search/symbol-table';
-import { coveredIn } from '../../src/core/search/symbol-tables';
+import { coveredIn, type SymbolLookup } from '../../src/core/search/symbol-tables';
 import { normalizeSymbolName } from '../../src/core/search/symbol-name';
 import { identifierParts } from '../../src/core/search/tokenizer';
 import { nodeWorkspaceFs } from '../../src/node/fs';
@@ -183,6 +183,54 @@ describe('the persisted symbol table in the engine', () => {
     for (const q of [...queries, 'NumbatCount', 'runQuokka', 'Twice']) expect(await hits(reader, q), q).toEqual(await hits(fresh, q));
     expect((await reader.search('NumbatCount', { k: 3 })).hits[0]?.symbol).toBe('NumbatCount');
     expect((await reader.search('Twice', { k: 5 })).hits.some((h) => h.symbol === 'Twice')).toBe(false);
+  });
+
+  it("of a large index is read in place with a writer's edits laid over it, answering as a fresh build before and after the commit", async () => {
+    const dir = tempDir();
+    cpSync(path.join(ROOT, 'test/fixtures/intel/go'), dir, { recursive: true });
+    const first = await engine(dir, 'write');
+    await first.index();
+    await first.commit();
+    await first.close();
+    open.splice(open.indexOf(first), 1);
+    // Every table counts as large here: the writer lays its edits over the committed one.
+    const writer = await Engine.open(dir, { ...deps, symbolOverlayAbove: 0 }, 'write');
+    open.push(writer);
+    const probes = [...queries, 'NumbatCount', 'runQuokka', 'Twice', 'numbat count', 'quokka run'];
+    const edits: Array<() => void> = [
+      () => writeFileSync(path.join(dir, 'util', 'extra.go'), 'package util\n\n// Numbat counts.\nfunc NumbatCount() int { return 5 }\n'),
+      () => rmSync(path.join(dir, 'util', 'more.go')),
+      () => writeFileSync(path.join(dir, 'run.go'), 'package main\n\nfunc runQuokka() {}\n'),
+      () => writeFileSync(path.join(dir, 'util', 'extra.go'), 'package util\n\n// Numbat counts twice.\nfunc NumbatCount() int { return 6 }\nfunc NumbatCountTwice() int { return 7 }\n'),
+    ];
+    const tables = (e: Engine) => (e as unknown as { symbolTables: { lookup(): SymbolLookup } }).symbolTables.lookup();
+    // The reference: a fresh build of a copy of the tree as it stands, its tables built from the rows.
+    const freshCopy = async () => {
+      const copy = tempDir();
+      cpSync(dir, copy, { recursive: true, filter: (src) => !src.includes(`${path.sep}.vlt`) });
+      const fresh = await engine(copy, 'write');
+      await fresh.index();
+      return fresh;
+    };
+    for (const edit of edits) {
+      edit();
+      await writer.index({ persist: false });
+      const fresh = await freshCopy();
+      for (const q of probes) expect(await hits(writer, q), q).toEqual(await hits(fresh, q));
+      // The lookups themselves, list for list (search finds a name by more than one way).
+      const shown = (defs: SymbolCandidate[]) => defs.map((d) => `${d.path}:${d.startLine} ${d.qualifiedName} ${d.parts}`);
+      const [w, f] = [tables(writer), tables(fresh)];
+      for (const key of ['numbatcount', 'numbatcounttwice', 'runquokka', 'twice', 'helper', 'serve']) expect(shown(w.named(key)), key).toEqual(shown(f.named(key)));
+      for (const part of ['numbat', 'count', 'quokka', 'helper']) expect(shown(w.withPart(part)), part).toEqual(shown(f.withPart(part)));
+      for (const parts of [['numbat', 'count'], ['numbat', 'count', 'twice'], ['run', 'quokka'], ['util', 'helper', 'twice']]) expect(shown(w.coveredBy(parts)), parts.join(' ')).toEqual(shown(f.coveredBy(parts)));
+    }
+    expect(tables(writer).named('numbatcounttwice')).toHaveLength(1);
+    expect((await writer.search('NumbatCountTwice', { k: 3 })).hits[0]?.symbol).toBe('NumbatCountTwice');
+    await writer.commit();
+    const reader = await engine(dir, 'read');
+    const fresh = await freshCopy();
+    for (const q of probes) expect(await hits(reader, q), q).toEqual(await hits(fresh, q));
+    for (const q of probes) expect(await hits(writer, q), q).toEqual(await hits(fresh, q));
   });
 
   it('is not used once it no longer describes the index', async () => {

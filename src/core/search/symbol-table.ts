@@ -324,19 +324,31 @@ export class PersistedSymbolTable {
    * lists gives, without decoding the definitions most lists hold (on the Linux kernel, tens of
    * thousands for `cpu`, each read from another block of the table).
    */
-  coveredBy(parts: readonly string[]): SymbolCandidate[] {
+  coveredBy(parts: readonly string[], over?: { hidden: ReadonlySet<string>; extra(part: string): readonly SymbolCandidate[] }): SymbolCandidate[] {
     const t = this.parts;
-    const counts = new Map<number, number>();
+    // A definition of the table by its index; one laid over it (`over.extra`, after each list's own) by itself.
+    const counts = new Map<number | SymbolCandidate, number>();
     for (const part of parts) {
       const k = this.find(t, part);
-      if (k < 0) continue;
-      for (let r = this.word(t.start + k); r < this.word(t.start + k + 1); r++) {
-        const i = this.word(t.refs + r);
-        counts.set(i, (counts.get(i) ?? 0) + 1);
+      if (k >= 0) {
+        for (let r = this.word(t.start + k); r < this.word(t.start + k + 1); r++) {
+          const i = this.word(t.refs + r);
+          counts.set(i, (counts.get(i) ?? 0) + 1);
+        }
       }
+      for (const def of over?.extra(part) ?? []) counts.set(def, (counts.get(def) ?? 0) + 1);
     }
     const out: SymbolCandidate[] = [];
-    for (const [i, n] of counts) if (n >= 2 && n >= this.word(this.symbolsAt + i * SYMBOL_WORDS + 7)) out.push(this.symbol(i));
+    for (const [key, n] of counts) {
+      if (n < 2) continue;
+      if (typeof key !== 'number') {
+        if (n >= key.parts) out.push(key);
+        continue;
+      }
+      if (n < this.word(this.symbolsAt + key * SYMBOL_WORDS + 7)) continue;
+      const def = this.symbol(key);
+      if (!over?.hidden.has(def.path)) out.push(def);
+    }
     return out;
   }
 

@@ -15,6 +15,22 @@ import { encodeSymbolRows, encodeSymbolTable, PersistedSymbolTable } from './sym
 /** Most changed files patched into the tables; more reload them from the store. */
 export const MAX_PATCHED_FILES = 200;
 
+/**
+ * Definitions above which a writer does not build the name table from the committed one to
+ * patch it, but reads that table in place with the changed files' definitions laid over it: on
+ * the Linux kernel (3.1 M definitions) building it took minutes, and every edit waited for it.
+ */
+export const OVERLAY_ABOVE = 250_000;
+
+/** A large committed table read in place, and the definitions of the files changed since, over it. */
+interface Overlay {
+  base: PersistedSymbolTable;
+  /** The changed files: the base's definitions of these are hidden. */
+  paths: Set<string>;
+  byName: Map<string, SymbolCandidate[]>;
+  byPart: Map<string, SymbolCandidate[]>;
+}
+
 export interface SymbolTablesDeps {
   store: IndexStore;
   mode: 'read' | 'write';
@@ -22,6 +38,8 @@ export interface SymbolTablesDeps {
   /** The index's `[index] generated` mode: navigation-only files have no definitions in search. */
   generatedMode(): string;
   isNavigationOnly(file: { generated: boolean; path?: string }): boolean;
+  /** Replaces {@link OVERLAY_ABOVE}. */
+  overlayAbove?: number;
 }
 
 /** The table the last commit persisted, opened where it lies, and the generation it must carry. */
@@ -44,6 +62,7 @@ export class SymbolTables {
   /** Read lazily by a reader from the last commit (null: none usable). */
   private persisted: PersistedSymbolTable | null | undefined;
   private names: string[] | undefined;
+  private overlay: Overlay | undefined;
 
   constructor(private readonly deps: SymbolTablesDeps) {}
 
@@ -53,6 +72,7 @@ export class SymbolTables {
    */
   lookup(): SymbolLookup {
     if (!this.byName) {
+      if (this.overlay) return overlayLookup(this.overlay);
       const persisted = this.readPersisted();
       if (persisted) return persisted;
     }
@@ -64,9 +84,12 @@ export class SymbolTables {
   allNames(): readonly string[] {
     if (!this.names) {
       const names = new Set<string>();
-      const persisted = this.byName ? undefined : this.readPersisted();
-      if (persisted) for (const n of persisted.allNames()) names.add(n);
-      else for (const list of this.nameMap().values()) for (const c of list) names.add(c.name);
+      const persisted = this.byName ? undefined : (this.overlay?.base ?? this.readPersisted());
+      if (persisted) {
+        // With an overlay, a name only the changed files defined before may stay: these are suggestions.
+        for (const n of persisted.allNames()) names.add(n);
+        for (const list of this.overlay?.byName.values() ?? []) for (const c of list) names.add(c.name);
+      } else for (const list of this.nameMap().values()) for (const c of list) names.add(c.name);
       this.names = [...names];
     }
     return this.names;
@@ -78,7 +101,7 @@ export class SymbolTables {
    * the in-memory name table, built now.
    */
   warm(): void {
-    if (!this.byName && this.readPersisted()) return;
+    if (!this.byName && (this.overlay || this.readPersisted())) return;
     this.nameMap();
   }
 
@@ -86,9 +109,11 @@ export class SymbolTables {
   encode(generation: number): Uint8Array {
     const t0 = performance.now();
     if (!this.byName) {
-      // Not held (a build that changed many files): encoded from the rows, without building the
-      // tables, which a search builds or reads from this commit's table when it needs them.
+      // Not held (a build that changed many files, or an overlay): encoded from the rows, without
+      // building the tables, which a search builds or reads from this commit's table when it
+      // needs them. The overlay is done with: this commit's table holds its changes.
       const bytes = encodeSymbolRows(this.searchableRows(), generation, this.deps.generatedMode());
+      this.overlay = undefined;
       this.deps.logger.debug(`symbol table: ${(bytes.byteLength / 2 ** 20).toFixed(1)} MiB, encoded from the rows in ${(performance.now() - t0).toFixed(0)} ms`);
       return bytes;
     }
@@ -109,10 +134,15 @@ export class SymbolTables {
 
   /** After the run's changes, before its commit: the tables follow them. Closes `before`. */
   applyRun(changed: readonly string[], before: CommittedTable | undefined): void {
-    if (!this.byName && before && changed.length > 0 && changed.length <= MAX_PATCHED_FILES) {
+    if (!this.byName && !this.overlay && before && changed.length > 0 && changed.length <= MAX_PATCHED_FILES) {
       const table = PersistedSymbolTable.open(before.source);
-      if (table && table.generation === before.generation && table.mode === this.deps.generatedMode()) this.byName = table.byName();
-      table?.close();
+      const usable = table && table.generation === before.generation && table.mode === this.deps.generatedMode();
+      if (usable && table.symbolCount > (this.deps.overlayAbove ?? OVERLAY_ABOVE)) {
+        this.overlay = { base: table, paths: new Set(), byName: new Map(), byPart: new Map() };
+      } else {
+        if (usable) this.byName = table.byName();
+        table?.close();
+      }
     } else before?.source.close();
     this.invalidate(changed);
   }
@@ -127,6 +157,7 @@ export class SymbolTables {
     this.byPart = undefined;
     // The table as committed no longer describes the index (its next commit writes another).
     if (changed.length > 0) this.forgetPersisted();
+    if (this.overlay && changed.length > 0) this.extendOverlay(this.overlay, changed);
     if (changed.length === 0 || !this.byName) return;
     if (changed.length > MAX_PATCHED_FILES) {
       this.byName = undefined;
@@ -147,8 +178,44 @@ export class SymbolTables {
     }
   }
 
+  /**
+   * Lays the changed files' current definitions over the base (in place of what they had), as
+   * patching the name table would: their definitions after the others', in the order changed.
+   * Too many changes drop the overlay: the tables are then built from the rows when needed.
+   */
+  private extendOverlay(overlay: Overlay, changed: readonly string[]): void {
+    if (overlay.paths.size + changed.length > MAX_PATCHED_FILES) {
+      this.overlay = undefined;
+      return;
+    }
+    const paths = new Set(changed);
+    for (const map of [overlay.byName, overlay.byPart]) {
+      for (const [key, list] of map) {
+        const kept = list.filter((c) => !paths.has(c.path));
+        if (kept.length === list.length) continue;
+        if (kept.length) map.set(key, kept);
+        else map.delete(key);
+      }
+    }
+    const { store } = this.deps;
+    for (const p of paths) {
+      overlay.paths.add(p);
+      const file = store.getFile(p);
+      if (!file || this.deps.isNavigationOnly(file)) continue;
+      const added = new Map<string, SymbolCandidate[]>();
+      addSymbols(added, store.symbolsOfFile(file.id));
+      for (const [key, defs] of added) {
+        const list = overlay.byName.get(key);
+        if (list) list.push(...defs);
+        else overlay.byName.set(key, defs);
+        for (const def of defs) addToParts(overlay.byPart, def);
+      }
+    }
+  }
+
   /** Another state of the index was loaded: everything is read again. */
   drop(): void {
+    this.overlay = undefined;
     this.byName = undefined;
     this.byPart = undefined;
     this.forgetPersisted();
@@ -205,16 +272,7 @@ export class SymbolTables {
   private partMap(): Map<string, SymbolCandidate[]> {
     if (this.byPart) return this.byPart;
     const map = new Map<string, SymbolCandidate[]>();
-    for (const list of this.nameMap().values()) {
-      for (const def of list) {
-        if (def.parts < 2) continue;
-        for (const part of new Set(identifierParts(def.name))) {
-          let l = map.get(part);
-          if (!l) map.set(part, (l = []));
-          l.push(def);
-        }
-      }
-    }
+    for (const list of this.nameMap().values()) for (const def of list) addToParts(map, def);
     this.byPart = map;
     return map;
   }
@@ -234,6 +292,26 @@ function addSymbols(map: Map<string, SymbolCandidate[]>, rows: Iterable<SymbolRo
     }
     list.push({ name: s.name, qualifiedName: s.qualifiedName, kind: s.kind, fileId: s.fileId, path: s.path, startLine: s.startLine, parts: identifierParts(s.name).length, ...(s.container ? { container: s.container } : {}) });
   }
+}
+
+/** Files `def` under each of its sub-words, when it has two or more. */
+function addToParts(map: Map<string, SymbolCandidate[]>, def: SymbolCandidate): void {
+  if (def.parts < 2) return;
+  for (const part of new Set(identifierParts(def.name))) {
+    let l = map.get(part);
+    if (!l) map.set(part, (l = []));
+    l.push(def);
+  }
+}
+
+/** Lookups over a base read in place, its changed files' definitions hidden, and theirs now after. */
+function overlayLookup(o: Overlay): SymbolLookup {
+  const visible = (list: SymbolCandidate[]) => (o.paths.size === 0 ? list : list.filter((c) => !o.paths.has(c.path)));
+  return {
+    named: (key) => [...visible(o.base.named(key)), ...(o.byName.get(key) ?? [])],
+    withPart: (part) => [...visible(o.base.withPart(part)), ...(o.byPart.get(part) ?? [])],
+    coveredBy: (parts) => o.base.coveredBy(parts, { hidden: o.paths, extra: (part) => o.byPart.get(part) ?? [] }),
+  };
 }
 
 /** {@link SymbolLookup.coveredBy} over lists held in memory: each part's list counted. */
