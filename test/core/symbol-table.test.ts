@@ -115,6 +115,9 @@ describe('PersistedSymbolTable', () => {
     for (const at of [0, 4, 4092, 4096, 8188, 20480, 20480 + 116, 0, 12000]) expect(reader.u32(at), String(at)).toBe(words.getUint32(at, true));
     for (const [at, len] of [[4090, 10], [0, 0], [100, 9000], [20000, 603], [4096, 4096]] as const) expect([...reader.bytes(at, len)], `${at}+${len}`).toEqual([...bytes.subarray(at, at + len)]);
     expect(() => reader.bytes(20000, 700)).toThrow(RangeError);
+    for (const [at, count] of [[0, 3], [4088, 4], [8192, 1024], [100, 5000]] as const) {
+      expect([...reader.u32s(at, count)], `${at}×${count}`).toEqual(Array.from({ length: count }, (_, i) => words.getUint32(at + i * 4, true)));
+    }
   });
 
   it('refuses bytes that are not a whole table', () => {

@@ -330,12 +330,7 @@ export class PersistedSymbolTable {
     const counts = new Map<number | SymbolCandidate, number>();
     for (const part of parts) {
       const k = this.find(t, part);
-      if (k >= 0) {
-        for (let r = this.word(t.start + k); r < this.word(t.start + k + 1); r++) {
-          const i = this.word(t.refs + r);
-          counts.set(i, (counts.get(i) ?? 0) + 1);
-        }
-      }
+      if (k >= 0) for (const i of this.list(t, k)) counts.set(i, (counts.get(i) ?? 0) + 1);
       for (const def of over?.extra(part) ?? []) counts.set(def, (counts.get(def) ?? 0) + 1);
     }
     const out: SymbolCandidate[] = [];
@@ -377,8 +372,16 @@ export class PersistedSymbolTable {
   private lookup(t: { keys: number; start: number; refs: number; count: number }, key: string): SymbolCandidate[] {
     const k = this.find(t, key);
     const out: SymbolCandidate[] = [];
-    if (k >= 0) for (let r = this.word(t.start + k); r < this.word(t.start + k + 1); r++) out.push(this.symbol(this.word(t.refs + r)));
+    if (k >= 0) for (const i of this.list(t, k)) out.push(this.symbol(i));
     return out;
+  }
+
+  /** The symbol indices of a table's `k`th key, read as one run. */
+  private list(t: { start: number; refs: number }, k: number): Uint32Array {
+    const from = this.word(t.start + k);
+    const to = this.word(t.start + k + 1);
+    if (to < from) throw new Error('a list of the symbol table has a bad range');
+    return this.reader.u32s((t.refs + from) * 4, to - from);
   }
 
   /** The position of `key` among a table's sorted keys, or -1. */

@@ -107,18 +107,35 @@ export class BlockReader {
     return this.source.byteLength;
   }
 
+  /** The block read last: runs of reads within one block skip the cache's bookkeeping. */
+  private lastN = -1;
+  private last: Uint8Array | undefined;
+
   private block(n: number): Uint8Array {
+    if (n === this.lastN && this.last) return this.last;
     let b = this.blocks.get(n);
     if (b) {
       this.blocks.delete(n);
       this.blocks.set(n, b);
+      this.lastN = n;
+      this.last = b;
       return b;
     }
     const at = n * BLOCK_BYTES;
     b = readRange(this.source, at, Math.min(BLOCK_BYTES, this.source.byteLength - at));
     this.blocks.set(n, b);
     if (this.blocks.size > this.maxBlocks) this.blocks.delete(this.blocks.keys().next().value!);
+    this.lastN = n;
+    this.last = b;
     return b;
+  }
+
+  /** `count` little-endian u32 words from byte `at` (4-aligned), as one array. */
+  u32s(at: number, count: number): Uint32Array {
+    const bytes = this.bytes(at, count * 4);
+    // A view when the bytes are aligned (a copy of them, or a block's), else a copy.
+    if (bytes.byteOffset % 4 === 0) return new Uint32Array(bytes.buffer, bytes.byteOffset, count);
+    return new Uint32Array(bytes.slice().buffer, 0, count);
   }
 
   /** The little-endian u32 at byte `at` (4-aligned: it never straddles a block). */
@@ -155,6 +172,7 @@ export class BlockReader {
 
   close(): void {
     this.blocks.clear();
+    this.last = undefined;
     this.source.close();
   }
 }
