@@ -4,7 +4,7 @@
  * the same order, with one object per definition; it must never be used once it no longer
  * describes the index; and bytes that are not a table are refused, not misread.
  */
-import { cpSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { BlockReader, fileSource, memorySource } from '../../src/core/store/byte-source';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -207,7 +207,8 @@ describe('the persisted symbol table in the engine', () => {
       () => writeFileSync(path.join(dir, 'util', 'extra.go'), 'package util\n\n// Numbat counts twice.\nfunc NumbatCount() int { return 6 }\nfunc NumbatCountTwice() int { return 7 }\n'),
     ];
     const tables = (e: Engine) => (e as unknown as { symbolTables: { lookup(): SymbolLookup } }).symbolTables.lookup();
-    // The reference: a fresh build of a copy of the tree as it stands, its tables built from the rows.
+    const shown = (defs: SymbolCandidate[]) => defs.map((d) => `${d.path}:${d.startLine} ${d.qualifiedName} ${d.parts}`);
+    // The reference: a fresh build of a copy of the tree as it stands, with the whole table written for it.
     const freshCopy = async () => {
       const copy = tempDir();
       cpSync(dir, copy, { recursive: true, filter: (src) => !src.includes(`${path.sep}.vlt`) });
@@ -221,7 +222,6 @@ describe('the persisted symbol table in the engine', () => {
       const fresh = await freshCopy();
       for (const q of probes) expect(await hits(writer, q), q).toEqual(await hits(fresh, q));
       // The lookups themselves, list for list (search finds a name by more than one way).
-      const shown = (defs: SymbolCandidate[]) => defs.map((d) => `${d.path}:${d.startLine} ${d.qualifiedName} ${d.parts}`);
       const [w, f] = [tables(writer), tables(fresh)];
       for (const key of ['numbatcount', 'numbatcounttwice', 'runquokka', 'twice', 'helper', 'serve']) expect(shown(w.named(key)), key).toEqual(shown(f.named(key)));
       for (const part of ['numbat', 'count', 'quokka', 'helper']) expect(shown(w.withPart(part)), part).toEqual(shown(f.withPart(part)));
@@ -229,11 +229,35 @@ describe('the persisted symbol table in the engine', () => {
     }
     expect(tables(writer).named('numbatcounttwice')).toHaveLength(1);
     expect((await writer.search('NumbatCountTwice', { k: 3 })).hits[0]?.symbol).toBe('NumbatCountTwice');
+    // The commit keeps the table's file and writes the changes beside it, which a reader lays over it.
+    const tableFiles = () => readdirSync(path.join(dir, '.vlt')).filter((f) => f.startsWith('symbols-'));
+    const before = tableFiles();
     await writer.commit();
+    expect(tableFiles()).toEqual(before);
+    expect(writer.store.hasBlob('symbols-delta')).toBe(true);
     const reader = await engine(dir, 'read');
-    const fresh = await freshCopy();
+    let fresh = await freshCopy();
     for (const q of probes) expect(await hits(reader, q), q).toEqual(await hits(fresh, q));
     for (const q of probes) expect(await hits(writer, q), q).toEqual(await hits(fresh, q));
+    // Read from the table and the delta, not built from the rows.
+    const builtFromRows = (e: Engine) => (e as unknown as { symbolTables: { byName?: unknown } }).symbolTables.byName !== undefined;
+    expect(builtFromRows(reader)).toBe(false);
+    const [r, f] = [tables(reader), tables(fresh)];
+    for (const parts of [['numbat', 'count'], ['numbat', 'count', 'twice'], ['run', 'quokka']]) expect(shown(r.coveredBy(parts)), parts.join(' ')).toEqual(shown(f.coveredBy(parts)));
+    await writer.close();
+    open.splice(open.indexOf(writer), 1);
+    // Another writer starts from the table and its delta, and adds to it.
+    const next = await Engine.open(dir, { ...deps, symbolOverlayAbove: 0 }, 'write');
+    open.push(next);
+    writeFileSync(path.join(dir, 'run.go'), 'package main\n\nfunc runQuokkaAgain() {}\n');
+    await next.index();
+    expect(tableFiles()).toEqual(before);
+    const later = await engine(dir, 'read');
+    fresh = await freshCopy();
+    for (const q of [...probes, 'runQuokkaAgain']) expect(await hits(later, q), q).toEqual(await hits(fresh, q));
+    expect(shown(tables(later).named('runquokka'))).toEqual([]);
+    expect(shown(tables(later).named('runquokkaagain'))).toHaveLength(1);
+    expect(builtFromRows(later)).toBe(false);
   });
 
   it('is not used once it no longer describes the index', async () => {

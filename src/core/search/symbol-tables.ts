@@ -6,7 +6,7 @@
  * warm), and encoded for each commit that changed symbols.
  */
 import type { Logger } from '../ports';
-import type { ByteSource, IndexStore, SymbolRow } from '../store/store';
+import type { ByteSource, IndexStore, SymbolRow, SymbolTableUpdate } from '../store/store';
 import { identifierParts } from './tokenizer';
 import type { SymbolCandidate } from './hybrid';
 import { normalizeSymbolName } from './symbol-name';
@@ -22,13 +22,59 @@ export const MAX_PATCHED_FILES = 200;
  */
 export const OVERLAY_ABOVE = 250_000;
 
-/** A large committed table read in place, and the definitions of the files changed since, over it. */
+/**
+ * A large committed table read in place, and the definitions of the files changed since, over
+ * it. A writer's commit persists the overlay as a delta beside the table (readers lay it over
+ * the same way) until it holds more than {@link MAX_PATCHED_FILES} files.
+ */
 interface Overlay {
   base: PersistedSymbolTable;
   /** The changed files: the base's definitions of these are hidden. */
   paths: Set<string>;
+  /** The changed files' definitions now, in the order they were laid over (a file changed again goes last). */
+  files: Map<string, SymbolCandidate[]>;
   byName: Map<string, SymbolCandidate[]>;
   byPart: Map<string, SymbolCandidate[]>;
+}
+
+/** The persisted form of an overlay (JSON): the table it lies over, the generation it describes. */
+interface DeltaJson {
+  v: 1;
+  base: number;
+  generation: number;
+  paths: string[];
+  files: Array<[string, SymbolCandidate[]]>;
+}
+
+function encodeDelta(o: Overlay, generation: number): Uint8Array {
+  const json: DeltaJson = { v: 1, base: o.base.generation, generation, paths: [...o.paths], files: [...o.files] };
+  return new TextEncoder().encode(JSON.stringify(json));
+}
+
+/** The overlay a delta describes over `base`, when it lies over that table and describes `generation`. */
+function overlayFromDelta(base: PersistedSymbolTable, bytes: Uint8Array, generation: number): Overlay | undefined {
+  let d: DeltaJson;
+  try {
+    d = JSON.parse(new TextDecoder().decode(bytes)) as DeltaJson;
+  } catch {
+    return undefined;
+  }
+  if (d.v !== 1 || d.base !== base.generation || d.generation !== generation || !Array.isArray(d.paths) || !Array.isArray(d.files)) return undefined;
+  const o: Overlay = { base, paths: new Set(d.paths), files: new Map(), byName: new Map(), byPart: new Map() };
+  for (const [p, defs] of d.files) layFile(o, p, defs);
+  return o;
+}
+
+/** Puts a changed file's definitions last in the overlay's lists. */
+function layFile(o: Overlay, p: string, defs: SymbolCandidate[]): void {
+  o.files.set(p, defs);
+  for (const def of defs) {
+    const key = normalizeSymbolName(def.name);
+    const list = o.byName.get(key);
+    if (list) list.push(def);
+    else o.byName.set(key, [def]);
+    addToParts(o.byPart, def);
+  }
 }
 
 export interface SymbolTablesDeps {
@@ -46,6 +92,8 @@ export interface SymbolTablesDeps {
 export interface CommittedTable {
   source: ByteSource;
   generation: number;
+  /** The changes a writer laid over the table since (see {@link Overlay}). */
+  delta?: Uint8Array;
 }
 
 /** What search asks of the tables. */
@@ -74,6 +122,8 @@ export class SymbolTables {
     if (!this.byName) {
       if (this.overlay) return overlayLookup(this.overlay);
       const persisted = this.readPersisted();
+      // A committed delta became the overlay as the table was read.
+      if (this.overlay) return overlayLookup(this.overlay);
       if (persisted) return persisted;
     }
     const withPart = (part: string) => this.partMap().get(part) ?? [];
@@ -106,22 +156,27 @@ export class SymbolTables {
   }
 
   /** The persisted form of the tables for the commit of `generation` (a writer). */
-  encode(generation: number): Uint8Array {
+  encode(generation: number): SymbolTableUpdate {
     const t0 = performance.now();
+    if (!this.byName && this.overlay) {
+      // The committed table stays; the changes laid over it are persisted beside it.
+      const delta = encodeDelta(this.overlay, generation);
+      this.deps.logger.debug(`symbol table: a delta of ${this.overlay.paths.size} changed files over the table of generation ${this.overlay.base.generation}, ${delta.byteLength} bytes`);
+      return { delta };
+    }
     if (!this.byName) {
       // Not held (a build that changed many files, or an overlay): encoded from the rows, without
       // building the tables, which a search builds or reads from this commit's table when it
       // needs them. The overlay is done with: this commit's table holds its changes.
       const bytes = encodeSymbolRows(this.searchableRows(), generation, this.deps.generatedMode());
-      this.overlay = undefined;
       this.deps.logger.debug(`symbol table: ${(bytes.byteLength / 2 ** 20).toFixed(1)} MiB, encoded from the rows in ${(performance.now() - t0).toFixed(0)} ms`);
-      return bytes;
+      return { table: bytes };
     }
     const maps = { byName: this.nameMap(), byPart: this.partMap() };
     const t1 = performance.now();
     const bytes = encodeSymbolTable(maps, generation, this.deps.generatedMode());
     this.deps.logger.debug(`symbol table: ${(bytes.byteLength / 2 ** 20).toFixed(1)} MiB, tables ${(t1 - t0).toFixed(0)} ms, encoded in ${(performance.now() - t1).toFixed(0)} ms`);
-    return bytes;
+    return { table: bytes };
   }
 
   /**
@@ -136,9 +191,11 @@ export class SymbolTables {
   applyRun(changed: readonly string[], before: CommittedTable | undefined): void {
     if (!this.byName && !this.overlay && before && changed.length > 0 && changed.length <= MAX_PATCHED_FILES) {
       const table = PersistedSymbolTable.open(before.source);
+      const fromDelta = table && before.delta && table.mode === this.deps.generatedMode() ? overlayFromDelta(table, before.delta, before.generation) : undefined;
       const usable = table && table.generation === before.generation && table.mode === this.deps.generatedMode();
-      if (usable && table.symbolCount > (this.deps.overlayAbove ?? OVERLAY_ABOVE)) {
-        this.overlay = { base: table, paths: new Set(), byName: new Map(), byPart: new Map() };
+      if (fromDelta) this.overlay = fromDelta;
+      else if (usable && table.symbolCount > (this.deps.overlayAbove ?? OVERLAY_ABOVE)) {
+        this.overlay = { base: table, paths: new Set(), files: new Map(), byName: new Map(), byPart: new Map() };
       } else {
         if (usable) this.byName = table.byName();
         table?.close();
@@ -200,16 +257,12 @@ export class SymbolTables {
     const { store } = this.deps;
     for (const p of paths) {
       overlay.paths.add(p);
+      overlay.files.delete(p);
       const file = store.getFile(p);
       if (!file || this.deps.isNavigationOnly(file)) continue;
       const added = new Map<string, SymbolCandidate[]>();
       addSymbols(added, store.symbolsOfFile(file.id));
-      for (const [key, defs] of added) {
-        const list = overlay.byName.get(key);
-        if (list) list.push(...defs);
-        else overlay.byName.set(key, defs);
-        for (const def of defs) addToParts(overlay.byPart, def);
-      }
+      layFile(overlay, p, [...added.values()].flat());
     }
   }
 
@@ -242,9 +295,13 @@ export class SymbolTables {
     if (this.persisted === undefined) {
       const stored = this.deps.store.symbolTable();
       const table = stored ? PersistedSymbolTable.open(stored.source) : undefined;
-      const usable = table && table.generation === stored?.generation && table.mode === this.deps.generatedMode();
+      const modeOk = table?.mode === this.deps.generatedMode();
+      const fromDelta = table && modeOk && stored?.delta ? overlayFromDelta(table, stored.delta, stored.generation) : undefined;
+      const usable = table && modeOk && (fromDelta !== undefined || table.generation === stored?.generation);
       if (table && !usable) table.close();
       this.persisted = usable ? table : null;
+      // The table as committed is the table with the delta laid over it.
+      if (fromDelta) this.overlay = fromDelta;
     }
     return this.persisted ?? undefined;
   }

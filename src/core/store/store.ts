@@ -95,6 +95,14 @@ export interface OpenOptions {
 
 /** The persisted symbol table's blob, and the meta key holding the generation it describes. */
 export const SYMBOLS_BLOB = 'symbols';
+/**
+ * The changes a writer laid over the committed symbol table since it was written (a small blob
+ * in index.db): the table then describes the generation the delta names, read with it.
+ */
+export const SYMBOLS_DELTA_BLOB = 'symbols-delta';
+
+/** What a writer persists of its symbol tables at a commit: the whole table, or a delta over the committed one. */
+export type SymbolTableUpdate = { table: Uint8Array } | { delta: Uint8Array };
 /** The meta key naming the search index's text segment files (JSON array). */
 const TEXT_SEGMENTS_META = 'text_segments';
 const SYMBOLS_GENERATION_META = 'symbols_generation';
@@ -125,7 +133,7 @@ export class IndexStore {
    * Set by a writing engine: encodes the symbol table for the commit of `generation` (undefined:
    * none, and a stale one is dropped).
    */
-  symbolTableWriter: ((generation: number) => Uint8Array | undefined) | undefined;
+  symbolTableWriter: ((generation: number) => SymbolTableUpdate | undefined) | undefined;
   /** Set by a writing engine: called after each commit reached the disk (the status summary). */
   onCommitted: (() => void) | undefined;
   /** The next file and chunk ids to hand out (file-writes.ts). */
@@ -540,12 +548,13 @@ export class IndexStore {
    * The persisted symbol table and the generation it must carry to describe the symbols as
    * stored; undefined when there is none, or symbols changed since it was written.
    */
-  symbolTable(): { source: ByteSource; generation: number } | undefined {
+  symbolTable(): { source: ByteSource; generation: number; delta?: Uint8Array } | undefined {
     if (this.symbolsDirty) return undefined;
     const generation = Number(this.getMeta(SYMBOLS_GENERATION_META));
     if (!Number.isInteger(generation) || generation <= 0) return undefined;
     const source = this.openBlob(SYMBOLS_BLOB);
-    return source ? { source, generation } : undefined;
+    const delta = this.getBlob(SYMBOLS_DELTA_BLOB);
+    return source ? { source, generation, ...(delta ? { delta } : {}) } : undefined;
   }
 
   /**
@@ -567,11 +576,14 @@ export class IndexStore {
     // The persisted symbol table is rewritten with the symbols it describes, in the same commit
     // (and once for an index that has none yet); its generation says which state it is.
     const symbolsChanged = this.symbolsDirty || !this.hasBlob(SYMBOLS_BLOB);
-    let table = symbolsChanged && symbolTable ? this.symbolTableWriter?.(generation) : undefined;
-    const wroteTable = table !== undefined;
-    const sidecars = await this.blobs.writeSidecars(generation, new Map(symbolsChanged ? [[SYMBOLS_BLOB, table ?? null]] : []));
+    let update = symbolsChanged && symbolTable ? this.symbolTableWriter?.(generation) : undefined;
+    const wroteTable = update !== undefined;
+    const delta = update && 'delta' in update ? update.delta : undefined;
+    // A delta keeps the committed table's file; anything else replaces it (or drops it: none).
+    const replaced = symbolsChanged && !delta ? [[SYMBOLS_BLOB, update && 'table' in update ? update.table : null] as const] : [];
+    const sidecars = await this.blobs.writeSidecars(generation, new Map(replaced));
     // Written, the table is not held through the export (on the Linux kernel, 290 MB of the peak).
-    table = undefined;
+    update = undefined;
     conn.transaction(() => {
       const set = conn.stmt('INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)');
       set.run(['generation', String(generation)]);
@@ -579,6 +591,8 @@ export class IndexStore {
       set.run(['next_file_id', String(this.ids.nextFileId)]);
       set.run(['next_chunk_id', String(this.ids.nextChunkId)]);
       if (wroteTable) set.run([SYMBOLS_GENERATION_META, String(generation)]);
+      if (delta) conn.run('INSERT OR REPLACE INTO blobs(key, value) VALUES (?, ?)', [SYMBOLS_DELTA_BLOB, delta]);
+      else if (symbolsChanged) conn.run('DELETE FROM blobs WHERE key = ?', [SYMBOLS_DELTA_BLOB]);
       sidecars.apply(conn);
     });
     this.knownGeneration = undefined;
