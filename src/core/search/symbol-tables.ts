@@ -6,7 +6,7 @@
  * warm), and encoded for each commit that changed symbols.
  */
 import type { Logger } from '../ports';
-import type { ByteSource, IndexStore, SymbolRow, SymbolTableUpdate } from '../store/store';
+import { SYMBOLS_BLOB, type ByteSource, type IndexStore, type SymbolRow, type SymbolTableUpdate } from '../store/store';
 import { identifierParts } from './tokenizer';
 import type { SymbolCandidate } from './hybrid';
 import { normalizeSymbolName } from './symbol-name';
@@ -158,7 +158,8 @@ export class SymbolTables {
   /** The persisted form of the tables for the commit of `generation` (a writer). */
   encode(generation: number): SymbolTableUpdate {
     const t0 = performance.now();
-    if (!this.byName && this.overlay) {
+    // A checkpoint in between may have dropped the table the overlay lies over from the index.
+    if (!this.byName && this.overlay && this.deps.store.hasBlob(SYMBOLS_BLOB)) {
       // The committed table stays; the changes laid over it are persisted beside it.
       const delta = encodeDelta(this.overlay, generation);
       this.deps.logger.debug(`symbol table: a delta of ${this.overlay.paths.size} changed files over the table of generation ${this.overlay.base.generation}, ${delta.byteLength} bytes`);
@@ -169,6 +170,8 @@ export class SymbolTables {
       // building the tables, which a search builds or reads from this commit's table when it
       // needs them. The overlay is done with: this commit's table holds its changes.
       const bytes = encodeSymbolRows(this.searchableRows(), generation, this.deps.generatedMode());
+      // An overlay whose table a checkpoint dropped: this table holds its changes.
+      this.overlay = undefined;
       this.deps.logger.debug(`symbol table: ${(bytes.byteLength / 2 ** 20).toFixed(1)} MiB, encoded from the rows in ${(performance.now() - t0).toFixed(0)} ms`);
       return { table: bytes };
     }
