@@ -141,6 +141,17 @@ describe('the persisted symbol table in the engine', () => {
   };
   const hits = async (e: Engine, q: string) => (await e.search(q, { k: 10 })).hits.map((h) => `${h.path}:${h.start_line} ${h.symbol ?? ''} ${h.score.toFixed(6)} ${h.retrievers.join(',')}`);
   const queries = ['Helper', 'serve requests', 'Counter add', 'util helper twice', 'Server.Serve', 'NoSuchName'];
+  /** A copy of the Go fixture, indexed and committed by a writer that is closed again. */
+  const committedFixture = async () => {
+    const dir = tempDir();
+    cpSync(path.join(ROOT, 'test/fixtures/intel/go'), dir, { recursive: true });
+    const first = await engine(dir, 'write');
+    await first.index();
+    await first.commit();
+    await first.close();
+    open.splice(open.indexOf(first), 1);
+    return dir;
+  };
 
   it('gives a reader the answers of the tables built in memory, and follows a change once it is committed', async () => {
     const dir = tempDir();
@@ -163,13 +174,7 @@ describe('the persisted symbol table in the engine', () => {
   });
 
   it('is patched, not rebuilt, by a writer that changes a few files, and still answers as a fresh build', async () => {
-    const dir = tempDir();
-    cpSync(path.join(ROOT, 'test/fixtures/intel/go'), dir, { recursive: true });
-    const first = await engine(dir, 'write');
-    await first.index();
-    await first.commit();
-    await first.close();
-    open.splice(open.indexOf(first), 1);
+    const dir = await committedFixture();
     // A new writer, with no table in memory: one file added, one removed, one changed.
     writeFileSync(path.join(dir, 'util', 'extra.go'), 'package util\n\n// Numbat counts.\nfunc NumbatCount() int { return 5 }\n');
     rmSync(path.join(dir, 'util', 'more.go'));
@@ -189,13 +194,7 @@ describe('the persisted symbol table in the engine', () => {
   });
 
   it("of a large index is read in place with a writer's edits laid over it, answering as a fresh build before and after the commit", async () => {
-    const dir = tempDir();
-    cpSync(path.join(ROOT, 'test/fixtures/intel/go'), dir, { recursive: true });
-    const first = await engine(dir, 'write');
-    await first.index();
-    await first.commit();
-    await first.close();
-    open.splice(open.indexOf(first), 1);
+    const dir = await committedFixture();
     // Every table counts as large here: the writer lays its edits over the committed one.
     const writer = await Engine.open(dir, { ...deps, symbolOverlayAbove: 0 }, 'write');
     open.push(writer);
